@@ -1,0 +1,302 @@
+"""The FieldsV1 codec: managedFields' JSON form of a :class:`FieldSet`.
+
+Decoding follows SMD ``readIterV1``/``DeserializePathElement``; encoding follows ``emitContentsV1``
+byte for byte (canonical element order, ``"."`` first, Go's two escaping layers). See
+docs/ownership-model.md and the SSA semantics notes, section 2.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from ..value import go_json, go_json_float, go_json_string_html, go_json_string_plain, key_value
+from .element import FIELD, INDEX, KEY, VALUE, Path, PathElement
+from .set import FieldSet
+
+
+class FieldsV1Error(ValueError):
+    """FieldsV1 that the API server would refuse to decode.
+
+    ``position`` names where: the chain of FieldsV1 keys from the top (for parsed input) or a
+    character offset (for text input that is not JSON).
+    """
+
+    def __init__(self, message: str, position: str = "") -> None:
+        self.reason = message
+        self.position = position
+        super().__init__(f"{message} at {position}" if position else message)
+
+
+class _UnknownElement(Exception):
+    """A key with an unknown prefix letter: the server drops it and its subtree silently."""
+
+
+_INDEX_RE = re.compile(r"[+-]?[0-9]+\Z")
+_WS = " \t\n\r"
+
+
+def _no_constants(name: str) -> Any:
+    raise ValueError(f"invalid JSON literal {name}")
+
+
+_json_decoder = json.JSONDecoder(parse_constant=_no_constants)
+
+
+def _read_json_value(text: str, what: str) -> Any:
+    """Exactly one JSON value (surrounding whitespace allowed), numbers as float64 like Go."""
+    s = text.lstrip(_WS)
+    try:
+        v, end = _json_decoder.raw_decode(s)
+    except ValueError as e:
+        raise FieldsV1Error(f"invalid JSON in {what}: {e.args[0] if e.args else e}") from None
+    if s[end:].strip(_WS):
+        raise FieldsV1Error(f"trailing data after the JSON value in {what}")
+    return _as_float64(v)
+
+
+def _as_float64(v: Any) -> Any:
+    t = type(v)
+    if t is int:
+        return float(v)
+    if t is list:
+        return [_as_float64(x) for x in v]
+    if t is dict:
+        return {k: _as_float64(x) for k, x in v.items()}
+    return v
+
+
+_element_cache: dict[str, PathElement] = {}
+
+
+def parse_element(s: str) -> PathElement:
+    """One FieldsV1 key (``f:name``, ``k:{...}``, ``v:...``, ``i:N``) as a path element.
+
+    Raises :class:`FieldsV1Error` for malformed keys and ``_UnknownElement`` for an unknown letter.
+    """
+    pe = _element_cache.get(s)
+    if pe is not None:
+        return pe
+    if len(s) < 2:
+        raise FieldsV1Error(f"path element {s!r} is too short (want a letter, ':' and content)")
+    if s[1] != ":":
+        raise FieldsV1Error(f"path element {s!r} has no ':' after its type letter")
+    kind = s[0]
+    body = s[2:]
+    if kind == "f":
+        pe = (FIELD, body)
+    elif kind == "v":
+        from ..value import value_key
+
+        pe = (VALUE, value_key(_read_json_value(body, f"value element {s!r}")))
+    elif kind == "k":
+        from ..value import value_key
+
+        v = _read_json_value(body, f"key element {s!r}")
+        if not isinstance(v, dict):
+            raise FieldsV1Error(f"key element {s!r} is not a JSON object")
+        pe = (KEY, tuple(sorted((n, value_key(x)) for n, x in v.items())))
+    elif kind == "i":
+        if not _INDEX_RE.match(body):
+            raise FieldsV1Error(f"index element {s!r} is not a decimal integer")
+        pe = (INDEX, int(body))
+    else:
+        raise _UnknownElement(s)
+    if len(_element_cache) < 65536:
+        _element_cache[s] = pe
+    return pe
+
+
+def decode(data: Mapping[str, Any] | str | bytes | None) -> FieldSet:
+    """Decode FieldsV1 (parsed JSON, or its text) into a set. ``None`` is the empty set."""
+    if data is None:
+        return FieldSet()
+    if isinstance(data, (str, bytes)):
+        text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+        try:
+            parsed = json.loads(text, parse_constant=_no_constants)
+        except ValueError as e:
+            pos = getattr(e, "pos", None)
+            raise FieldsV1Error(
+                f"FieldsV1 is not valid JSON: {getattr(e, 'msg', e)}",
+                f"character {pos}" if pos is not None else "",
+            ) from None
+        data = parsed
+    if not isinstance(data, Mapping):
+        raise FieldsV1Error(f"FieldsV1 must be a JSON object, not {_kind(data)}")
+    node, _ = _decode_node(data, ())
+    return node if node is not None else FieldSet()
+
+
+def _kind(v: Any) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "a boolean"
+    if isinstance(v, (int, float)):
+        return "a number"
+    if isinstance(v, str):
+        return "a string"
+    if isinstance(v, list):
+        return "an array"
+    return type(v).__name__
+
+
+def _decode_node(obj: Mapping[str, Any], where: tuple[str, ...]) -> tuple[FieldSet | None, bool]:
+    """Returns (the children below this entry or None, whether the entry itself is a member)."""
+    members: set[PathElement] = set()
+    children: dict[PathElement, FieldSet] = {}
+    is_member = False
+    for k, v in obj.items():
+        if k == ".":
+            is_member = True
+            continue
+        if not isinstance(k, str):
+            raise FieldsV1Error(f"key {k!r} is not a string", _where(where))
+        try:
+            pe = parse_element(k)
+        except _UnknownElement:
+            continue
+        except FieldsV1Error as e:
+            raise FieldsV1Error(e.reason, _where((*where, k))) from None
+        if v is None:
+            # json-iterator reads null where it expects an object as an empty object
+            v = {}
+        elif not isinstance(v, Mapping):
+            raise FieldsV1Error(f"the value of {k!r} must be a JSON object, not {_kind(v)}", _where(where))
+        sub, sub_member = _decode_node(v, (*where, k))
+        if sub_member:
+            members.add(pe)
+        if sub is not None:
+            prev = children.get(pe)
+            children[pe] = sub if prev is None else prev.union(sub)
+    if not members and not children:
+        return None, True
+    return FieldSet._node(members, children), is_member
+
+
+def _where(chain: tuple[str, ...]) -> str:
+    return "fieldsV1 " + (" > ".join(chain) if chain else "(top level)")
+
+
+# --- encoding ----------------------------------------------------------------------------------
+
+
+def element_key(pe: PathElement) -> str:
+    """The raw FieldsV1 key of an element, before the outer JSON escaping."""
+    kind, payload = pe
+    if kind == FIELD:
+        return "f:" + str(payload)
+    if kind == KEY:
+        return "k:{" + ",".join(f"{go_json_string_plain(n)}:{_inner(v)}" for n, v in payload) + "}"
+    if kind == VALUE:
+        return "v:" + _inner(payload)
+    if kind == INDEX:
+        return "i:" + str(payload)
+    raise ValueError(f"invalid path element {pe!r}")
+
+
+def _inner(vk: tuple[Any, ...]) -> str:
+    v = key_value(vk)
+    if type(v) is float:
+        return go_json_float(v)
+    if type(v) is str:
+        return go_json_string_html(v)
+    return go_json(v)
+
+
+_encoded_key_cache: dict[PathElement, str] = {}
+
+
+def _outer(pe: PathElement) -> str:
+    s = _encoded_key_cache.get(pe)
+    if s is None:
+        s = go_json_string_plain(element_key(pe))
+        if len(_encoded_key_cache) < 65536:
+            _encoded_key_cache[pe] = s
+    return s
+
+
+CANONICAL = "canonical"
+"""SMD's ``ToJSON``: elements in path-element order, ``"."`` first. Stored as-is for built-in types."""
+
+UNSTRUCTURED = "unstructured"
+"""What the API server returns for custom resources: their managedFields live in an unstructured
+map, so Go's ``encoding/json`` writes the keys sorted as strings (``k:{..443..}`` before
+``k:{..80..}``) and HTML-escapes them."""
+
+
+def encode(s: FieldSet, style: str = CANONICAL) -> str:
+    """Compact FieldsV1 text, byte for byte as the server writes it in the given style."""
+    out: list[str] = ["{"]
+    if style == CANONICAL:
+        _encode_contents(s, False, out)
+    elif style == UNSTRUCTURED:
+        _encode_sorted(s, False, out)
+    else:
+        raise ValueError(f"unknown FieldsV1 style {style!r}")
+    out.append("}")
+    return "".join(out)
+
+
+def _encode_contents(s: FieldSet, include_self: bool, out: list[str]) -> None:
+    first = True
+    if include_self and (s.members or s.children):
+        out.append('".":{}')
+        first = False
+    members, children = s.members, s.children
+    for pe in sorted(members.union(children)):
+        if not first:
+            out.append(",")
+        first = False
+        out.append(_outer(pe))
+        c = children.get(pe)
+        if c is None:
+            out.append(":{}")
+        else:
+            out.append(":{")
+            _encode_contents(c, pe in members, out)
+            out.append("}")
+
+
+def _encode_sorted(s: FieldSet, include_self: bool, out: list[str]) -> None:
+    entries: list[tuple[str, FieldSet | None, bool]] = []
+    if include_self and (s.members or s.children):
+        entries.append((".", None, False))
+    members, children = s.members, s.children
+    for pe in members.union(children):
+        entries.append((element_key(pe), children.get(pe), pe in members))
+    entries.sort(key=lambda e: e[0])
+    for i, (k, c, member) in enumerate(entries):
+        if i:
+            out.append(",")
+        out.append(go_json_string_html(k))
+        if c is None:
+            out.append(":{}")
+        else:
+            out.append(":{")
+            _encode_sorted(c, member, out)
+            out.append("}")
+
+
+def to_json_object(s: FieldSet) -> dict[str, Any]:
+    """The canonical FieldsV1 as parsed JSON (dict insertion order is the canonical order)."""
+    return _to_obj(s, False)
+
+
+def _to_obj(s: FieldSet, include_self: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if include_self and (s.members or s.children):
+        out["."] = {}
+    members, children = s.members, s.children
+    for pe in sorted(members.union(children)):
+        c = children.get(pe)
+        out[element_key(pe)] = {} if c is None else _to_obj(c, pe in members)
+    return out
+
+
+def path_to_fields_v1_keys(path: Path) -> list[str]:
+    """The chain of FieldsV1 keys that leads to a path (for messages and docs)."""
+    return [element_key(pe) for pe in path]

@@ -1,0 +1,48 @@
+"""Finding the value at a path inside a plain JSON object."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..value import value_key
+from .element import FIELD, INDEX, KEY, VALUE, Path, PathElement
+
+MISSING: Any = object()
+"""Returned by :func:`value_at` when the object has nothing at the path (distinct from ``None``/null)."""
+
+
+def child_value(node: Any, pe: PathElement) -> Any:
+    """The value one element below ``node``, or :data:`MISSING`."""
+    kind, payload = pe
+    if kind == FIELD:
+        if isinstance(node, Mapping) and payload in node:
+            return node[payload]
+        return MISSING
+    if not isinstance(node, list):
+        return MISSING
+    if kind == INDEX:
+        return node[payload] if 0 <= payload < len(node) else MISSING
+    if kind == VALUE:
+        for item in node:
+            if value_key(item) == payload:
+                return item
+        return MISSING
+    if kind == KEY:
+        for item in node:
+            if isinstance(item, Mapping) and all(
+                n in item and value_key(item[n]) == vk for n, vk in payload
+            ):
+                return item
+        return MISSING
+    return MISSING
+
+
+def value_at(obj: Any, path: Path) -> Any:
+    """The value at ``path`` in ``obj``, or :data:`MISSING` when the object does not set it."""
+    node = obj
+    for pe in path:
+        node = child_value(node, pe)
+        if node is MISSING:
+            return MISSING
+    return node

@@ -1,0 +1,217 @@
+"""Path strings as the API server prints them in conflict messages, and a parser for them.
+
+``.spec.template.spec.containers[name="nginx"].ports[containerPort=80,protocol="TCP"].hostPort``,
+``.metadata.finalizers[="example.com/x"]``, ``.spec.args[0]``.
+
+Field names are printed raw, so ``.metadata.labels.app.kubernetes.io/name`` is ambiguous on its
+own. :func:`parse_path` therefore takes an optional ``exists`` callback (usually backed by an
+object or a FieldSet) to decide how dotted segments group into field names; a backslash before a
+dot (``app\\.kubernetes\\.io/name``) forces it to stay inside the name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..value import go_value_string, key_value
+from .element import FIELD, INDEX, KEY, VALUE, Path, PathElement
+
+
+def element_string(pe: PathElement) -> str:
+    kind, payload = pe
+    if kind == FIELD:
+        return "." + str(payload)
+    if kind == KEY:
+        return "[" + ",".join(f"{n}={go_value_string(key_value(v))}" for n, v in payload) + "]"
+    if kind == VALUE:
+        return "[=" + go_value_string(key_value(payload)) + "]"
+    if kind == INDEX:
+        return f"[{payload}]"
+    raise ValueError(f"invalid path element {pe!r}")
+
+
+def path_string(path: Path) -> str:
+    """The server's form of a path (SMD ``Path.String``)."""
+    return "".join(element_string(pe) for pe in path)
+
+
+class PathSyntaxError(ValueError):
+    def __init__(self, text: str, pos: int, why: str) -> None:
+        self.text = text
+        self.pos = pos
+        super().__init__(f"invalid path {text!r} at character {pos + 1}: {why}")
+
+
+Exists = Callable[[Path, PathElement], bool]
+"""``exists(prefix, element)``: does the object have ``element`` directly below ``prefix``?"""
+
+_Token = tuple[str, Any]  # ("dots", [segment, ...]) for a run of field names, or ("elem", PathElement)
+
+
+def parse_path(text: str, exists: Exists | None = None) -> Path:
+    """Parse a path string. Dotted runs are grouped by ``exists`` (longest existing name first)."""
+    tokens = _tokenize(text)
+    out: list[PathElement] = []
+    for kind, tok in tokens:
+        if kind == "elem":
+            out.append(tok)
+            continue
+        segs: list[str] = tok
+        i = 0
+        while i < len(segs):
+            take = 1
+            if exists is not None:
+                for j in range(len(segs), i + 1, -1):
+                    if exists(tuple(out), (FIELD, ".".join(segs[i:j]))):
+                        take = j - i
+                        break
+            out.append((FIELD, ".".join(segs[i : i + take])))
+            i += take
+    return tuple(out)
+
+
+def _tokenize(text: str) -> list[_Token]:
+    tokens: list[_Token] = []
+    i, n = 0, len(text)
+    if n == 0:
+        raise PathSyntaxError(text, 0, "empty path")
+    if text[0] not in ".[":
+        raise PathSyntaxError(text, 0, "a path starts with '.' or '['")
+    dots: list[str] = []
+    while i < n:
+        c = text[i]
+        if c == ".":
+            i += 1
+            start = i
+            seg: list[str] = []
+            while i < n and text[i] not in ".[":
+                if text[i] == "\\" and i + 1 < n and text[i + 1] in ".[\\":
+                    seg.append(text[i + 1])
+                    i += 2
+                    continue
+                seg.append(text[i])
+                i += 1
+            if i == start:
+                raise PathSyntaxError(text, start, "empty field name")
+            dots.append("".join(seg))
+        elif c == "[":
+            if dots:
+                tokens.append(("dots", dots))
+                dots = []
+            pe, i = _bracket(text, i + 1)
+            tokens.append(("elem", pe))
+        else:
+            raise PathSyntaxError(text, i, f"unexpected {c!r}")
+    if dots:
+        tokens.append(("dots", dots))
+    return tokens
+
+
+def _bracket(text: str, i: int) -> tuple[PathElement, int]:
+    from ..value import value_key
+
+    n = len(text)
+    if i < n and text[i] == "=":
+        v, i = _scalar(text, i + 1)
+        return _close(text, i, (VALUE, value_key(v)))
+    j = i
+    while j < n and (text[j].isdigit() or (j == i and text[j] == "-")):
+        j += 1
+    if j > i and j < n and text[j] == "]":
+        return (INDEX, int(text[i:j])), j + 1
+    pairs: list[tuple[str, Any]] = []
+    while True:
+        start = i
+        while i < n and text[i] not in "=]":
+            i += 1
+        if i >= n or text[i] != "=" or i == start:
+            raise PathSyntaxError(text, start, "expected name=value, =value or an index inside [...]")
+        name = text[start:i]
+        v, i = _scalar(text, i + 1)
+        pairs.append((name, value_key(v)))
+        if i < n and text[i] == ",":
+            i += 1
+            continue
+        break
+    return _close(text, i, (KEY, tuple(sorted(pairs))))
+
+
+def _close(text: str, i: int, pe: PathElement) -> tuple[PathElement, int]:
+    if i >= len(text) or text[i] != "]":
+        raise PathSyntaxError(text, i, "expected ']'")
+    return pe, i + 1
+
+
+def _scalar(text: str, i: int) -> tuple[Any, int]:
+    n = len(text)
+    if i < n and text[i] == '"':
+        return _go_unquote(text, i)
+    j = i
+    while j < n and text[j] not in ",]":
+        j += 1
+    word = text[i:j]
+    if word == "true":
+        return True, j
+    if word == "false":
+        return False, j
+    if word == "null":
+        return None, j
+    try:
+        if any(c in word for c in ".eE") or word in ("NaN", "+Inf", "-Inf"):
+            return float(word), j
+        return int(word), j
+    except ValueError:
+        raise PathSyntaxError(text, i, f"{word!r} is not a quoted string, number, bool or null") from None
+
+
+_SIMPLE_ESCAPES = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v", "\\": "\\", '"': '"'}
+
+
+def _go_unquote(text: str, i: int) -> tuple[str, int]:
+    """Read a Go ``%q`` string starting at the opening quote; return it and the index after it."""
+    out: list[str] = []
+    raw_bytes: list[int] = []
+    j = i + 1
+    n = len(text)
+
+    def flush() -> None:
+        if raw_bytes:
+            out.append(bytes(raw_bytes).decode("utf-8", "surrogateescape"))
+            raw_bytes.clear()
+
+    while j < n:
+        c = text[j]
+        if c == '"':
+            flush()
+            return "".join(out), j + 1
+        if c != "\\":
+            flush()
+            out.append(c)
+            j += 1
+            continue
+        if j + 1 >= n:
+            break
+        e = text[j + 1]
+        if e in _SIMPLE_ESCAPES:
+            flush()
+            out.append(_SIMPLE_ESCAPES[e])
+            j += 2
+        elif e == "x" and j + 4 <= n:
+            raw_bytes.append(int(text[j + 2 : j + 4], 16))
+            j += 4
+        elif e in "uU":
+            width = 4 if e == "u" else 8
+            flush()
+            try:
+                out.append(chr(int(text[j + 2 : j + 2 + width], 16)))
+            except ValueError:
+                raise PathSyntaxError(text, j, "bad \\u escape") from None
+            j += 2 + width
+        else:
+            raise PathSyntaxError(text, j, f"unknown escape \\{e}")
+    raise PathSyntaxError(text, i, "unterminated string")
+
+
+def is_prefix(prefix: Path, path: Path) -> bool:
+    return len(prefix) <= len(path) and path[: len(prefix)] == prefix

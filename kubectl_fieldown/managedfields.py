@@ -1,0 +1,186 @@
+"""``metadata.managedFields`` entries: decoding, identity, ordering and encoding.
+
+Rules from apimachinery's ``pkg/util/managedfields`` (see docs/ownership-model.md): an entry is
+identified by manager, operation, subresource and — for Update only — apiVersion; decoding fails
+on an unknown operation, an empty apiVersion, a fieldsType other than FieldsV1 or bad FieldsV1.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from .fieldpath import CANONICAL, FieldSet, FieldsV1Error, decode_fields_v1, fields_v1_object
+from .fieldpath.fieldsv1 import encode as _encode_fields
+from .value import go_json_string_html
+
+APPLY = "Apply"
+UPDATE = "Update"
+OPERATIONS = (APPLY, UPDATE)
+
+# Managers the API server itself writes.
+BEFORE_FIRST_APPLY = "before-first-apply"
+ANCIENT_CHANGES = "ancient-changes"
+# Managers kubectl writes.
+KUBECTL_CLIENT_SIDE_APPLY = "kubectl-client-side-apply"
+KUBECTL = "kubectl"
+KUBECTL_LAST_APPLIED = "kubectl-last-applied"
+
+LAST_APPLIED_ANNOTATION = "kubectl.kubernetes.io/last-applied-configuration"
+
+
+class ManagedFieldsError(ValueError):
+    """An entry the API server would refuse to decode; names the entry and where in it."""
+
+    def __init__(self, entry_index: int, manager: str, reason: str) -> None:
+        self.entry_index = entry_index
+        self.manager = manager
+        self.reason = reason
+        who = f"managedFields[{entry_index}]" + (f" (manager {manager!r})" if manager else "")
+        super().__init__(f"{who}: {reason}")
+
+
+@dataclass(frozen=True, order=True)
+class ManagerIdentity:
+    """What makes two entries "the same manager" (apimachinery ``BuildManagerIdentifier``)."""
+
+    manager: str
+    operation: str
+    api_version: str  # "" for Apply: appliers keep one entry whatever the version
+    subresource: str = ""
+
+    def json(self) -> str:
+        """The identity string the server uses as a map key and sort key (JSON, Go escaping)."""
+        parts = [f'"manager":{go_json_string_html(self.manager)}'] if self.manager else []
+        if self.operation:
+            parts.append(f'"operation":{go_json_string_html(self.operation)}')
+        if self.api_version:
+            parts.append(f'"apiVersion":{go_json_string_html(self.api_version)}')
+        if self.subresource:
+            parts.append(f'"subresource":{go_json_string_html(self.subresource)}')
+        return "{" + ",".join(parts) + "}"
+
+    def describe(self) -> str:
+        """The manager as the server prints it in conflict messages."""
+        out = go_json_string_html(self.manager)
+        if self.subresource:
+            out += f" with subresource {go_json_string_html(self.subresource)}"
+        if self.operation == UPDATE:
+            out += f" using {self.api_version}"
+        return out
+
+
+@dataclass(frozen=True)
+class ManagedFieldsEntry:
+    manager: str
+    operation: str
+    api_version: str
+    fields: FieldSet = field(default_factory=FieldSet, compare=False)
+    time: str | None = None
+    subresource: str = ""
+    fields_type: str = "FieldsV1"
+
+    @property
+    def identity(self) -> ManagerIdentity:
+        return ManagerIdentity(
+            self.manager, self.operation, "" if self.operation == APPLY else self.api_version, self.subresource
+        )
+
+    @property
+    def unix_time(self) -> int:
+        """Whole seconds since the epoch; 0 when the entry has no time (as the server sorts)."""
+        return parse_time(self.time)
+
+    def with_fields(self, fields: FieldSet) -> ManagedFieldsEntry:
+        return replace(self, fields=fields)
+
+    def to_dict(self, style: str = CANONICAL) -> dict[str, Any]:
+        """The entry in the server's wire key order, empty keys omitted."""
+        d: dict[str, Any] = {}
+        if self.manager:
+            d["manager"] = self.manager
+        if self.operation:
+            d["operation"] = self.operation
+        if self.api_version:
+            d["apiVersion"] = self.api_version
+        if self.time:
+            d["time"] = self.time
+        d["fieldsType"] = self.fields_type
+        d["fieldsV1"] = fields_v1_object(self.fields) if style == CANONICAL else _sorted_obj(self.fields, style)
+        if self.subresource:
+            d["subresource"] = self.subresource
+        return d
+
+
+def _sorted_obj(fields: FieldSet, style: str) -> dict[str, Any]:
+    import json
+
+    parsed: dict[str, Any] = json.loads(_encode_fields(fields, style))
+    return parsed
+
+
+def parse_time(t: str | None) -> int:
+    if not t:
+        return 0
+    try:
+        return int(_dt.datetime.fromisoformat(t.replace("Z", "+00:00")).timestamp())
+    except ValueError:
+        return 0
+
+
+def format_time(unix: float) -> str:
+    """RFC 3339 with whole seconds in UTC, as the server writes ``time``."""
+    return _dt.datetime.fromtimestamp(int(unix), tz=_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def decode_entry(raw: Any, index: int = 0) -> ManagedFieldsEntry:
+    if not isinstance(raw, Mapping):
+        raise ManagedFieldsError(index, "", "entry is not an object")
+    manager = raw.get("manager") or ""
+    if not isinstance(manager, str):
+        raise ManagedFieldsError(index, "", "manager is not a string")
+    op = raw.get("operation") or ""
+    if op not in OPERATIONS:
+        raise ManagedFieldsError(index, manager, f"operation must be Apply or Update, not {op!r}")
+    api_version = raw.get("apiVersion") or ""
+    if not api_version or not isinstance(api_version, str):
+        raise ManagedFieldsError(index, manager, "apiVersion is empty")
+    ftype = raw.get("fieldsType", "FieldsV1")
+    if ftype != "FieldsV1":
+        raise ManagedFieldsError(index, manager, f"fieldsType must be FieldsV1, not {ftype!r}")
+    t = raw.get("time")
+    if t is not None and not isinstance(t, str):
+        raise ManagedFieldsError(index, manager, "time is not a string")
+    sub = raw.get("subresource") or ""
+    try:
+        fields = decode_fields_v1(raw.get("fieldsV1"))
+    except FieldsV1Error as e:
+        raise ManagedFieldsError(index, manager, str(e)) from None
+    return ManagedFieldsEntry(manager, op, api_version, fields, t or None, sub, ftype)
+
+
+def decode_entries(raw: Any) -> list[ManagedFieldsEntry]:
+    """Decode ``metadata.managedFields``; ``None`` or absent gives no entries."""
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise ManagedFieldsError(0, "", "managedFields is not a list")
+    return [decode_entry(e, i) for i, e in enumerate(raw)]
+
+
+def sort_entries(entries: Iterable[ManagedFieldsEntry]) -> list[ManagedFieldsEntry]:
+    """The server's order on write: operation, time (seconds), manager, apiVersion, subresource."""
+    return sorted(entries, key=lambda e: (e.operation, e.unix_time, e.manager, e.api_version, e.subresource))
+
+
+def encode_entries(entries: Sequence[ManagedFieldsEntry], style: str = CANONICAL) -> list[dict[str, Any]]:
+    return [e.to_dict(style) for e in entries]
+
+
+def object_entries(obj: Mapping[str, Any]) -> list[ManagedFieldsEntry]:
+    md = obj.get("metadata")
+    if not isinstance(md, Mapping):
+        return []
+    return decode_entries(md.get("managedFields"))

@@ -1,0 +1,298 @@
+"""Typed JSON values as structured-merge-diff sees them.
+
+Objects arrive as plain Python JSON data (dict, list, str, int, float, bool, None). Python's own
+equality and ordering disagree with the API server's in ways that matter for ownership:
+``True == 1`` (and they hash alike), ``1 == 1.0`` is fine but ``"a" < 1`` raises, and there is no
+total order over mixed types. This module supplies the server's rules (SMD ``value``):
+
+* equality: numbers compare numerically across int and float; bool is never a number;
+* a total order: numbers < strings < bools < lists < maps < null;
+* Go's text forms: ``%q`` strings and ``%v`` floats for path strings, ``encoding/json`` for the
+  JSON written inside ``k:``/``v:`` path elements.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from decimal import Decimal
+from typing import Any, TypeAlias
+
+JSONValue: TypeAlias = bool | int | float | str | list["JSONValue"] | dict[str, "JSONValue"] | None
+"""A decoded JSON value. Kept as ``Any`` at runtime boundaries for speed; this alias documents intent."""
+
+ValueKey: TypeAlias = tuple[Any, ...]
+"""A hashable, totally ordered stand-in for a value (see :func:`value_key`)."""
+
+# Rank of each kind in the server's total order (SMD value.Compare).
+RANK_NUMBER = 0
+RANK_STRING = 1
+RANK_BOOL = 2
+RANK_LIST = 3
+RANK_MAP = 4
+RANK_NULL = 5
+
+_NULL_KEY: ValueKey = (RANK_NULL,)
+
+
+class ValueError_(ValueError):
+    """A value that the API server could not represent (NaN, an unsupported Python type)."""
+
+
+def value_key(v: Any) -> ValueKey:
+    """A hashable key with the server's equality and order.
+
+    ``value_key(1) == value_key(1.0)`` and they hash alike; ``value_key(True) != value_key(1)``.
+    Keys of different kinds order by kind; within a kind by the server's rules, so sorting keys
+    sorts values exactly as SMD does. The original Python value is kept inside the key (an int stays
+    an int) because its text form can differ (``1e+06`` for a float, ``1000000`` for an int).
+    """
+    if v is None:
+        return _NULL_KEY
+    t = type(v)
+    if t is str:
+        return (RANK_STRING, v)
+    if t is bool:
+        return (RANK_BOOL, v)
+    if t is int or t is float:
+        return (RANK_NUMBER, v)
+    if isinstance(v, Mapping):
+        return (RANK_MAP, tuple(sorted((k, value_key(x)) for k, x in v.items())))
+    if isinstance(v, (list, tuple)):
+        return (RANK_LIST, tuple(value_key(x) for x in v))
+    if isinstance(v, bool):
+        return (RANK_BOOL, bool(v))
+    if isinstance(v, (int, float)):
+        return (RANK_NUMBER, v)
+    if isinstance(v, str):
+        return (RANK_STRING, str(v))
+    raise ValueError_(f"unsupported value of type {type(v).__name__}")
+
+
+def key_value(k: ValueKey) -> Any:
+    """The plain value a :func:`value_key` stands for."""
+    rank = k[0]
+    if rank == RANK_NULL:
+        return None
+    if rank == RANK_LIST:
+        return [key_value(x) for x in k[1]]
+    if rank == RANK_MAP:
+        return {name: key_value(x) for name, x in k[1]}
+    return k[1]
+
+
+def values_equal(a: Any, b: Any) -> bool:
+    """Deep equality with the server's rules (SMD ``value.Equals``)."""
+    ta, tb = type(a), type(b)
+    if ta is tb and (ta is str or ta is int):
+        return bool(a == b)
+    if ta is float or tb is float:
+        if ta in (int, float) and tb in (int, float):
+            return bool(a == b)
+        return False
+    if ta is bool or tb is bool:
+        return ta is tb and a == b
+    if a is None or b is None:
+        return a is None and b is None
+    if isinstance(a, Mapping):
+        if not isinstance(b, Mapping) or len(a) != len(b):
+            return False
+        for k, x in a.items():
+            if k not in b or not values_equal(x, b[k]):
+                return False
+        return True
+    if isinstance(a, list):
+        if not isinstance(b, list) or len(a) != len(b):
+            return False
+        return all(values_equal(x, y) for x, y in zip(a, b, strict=True))
+    if ta is not tb:
+        return False
+    return bool(a == b)
+
+
+def compare_values(a: Any, b: Any) -> int:
+    """-1, 0 or 1 in the server's total order."""
+    ka, kb = value_key(a), value_key(b)
+    if ka == kb:
+        return 0
+    return -1 if ka < kb else 1
+
+
+# --- Go text forms -----------------------------------------------------------------------------
+
+
+def _shortest_digits(f: float) -> tuple[str, int]:
+    """Shortest round-trip decimal digits of a finite, non-zero float and the decimal point position.
+
+    ``1500.0 -> ("15", 4)``: the value is ``0.15 * 10**4``. Python's ``repr`` and Go's shortest
+    formatting both produce the shortest digit string that round-trips, so they agree.
+    """
+    d = Decimal(repr(abs(f)))
+    _sign, digits, exp = d.as_tuple()
+    assert isinstance(exp, int)
+    ds = "".join(map(str, digits)).rstrip("0") or "0"
+    stripped = len("".join(map(str, digits))) - len(ds)
+    # value = int(ds) * 10**(exp + stripped); decimal point position counts from the left
+    dp = len(ds) + exp + stripped
+    return ds, dp
+
+
+def go_format_float_v(f: float) -> str:
+    """Go ``fmt.Sprintf("%v", f)`` for a float64: ``%g`` with the shortest precision."""
+    if math.isnan(f):
+        return "NaN"
+    if math.isinf(f):
+        return "+Inf" if f > 0 else "-Inf"
+    if f == 0:
+        return "-0" if math.copysign(1.0, f) < 0 else "0"
+    neg = f < 0
+    digits, dp = _shortest_digits(f)
+    exp = dp - 1
+    if exp < -4 or exp >= 6:
+        # strconv 'g' with the shortest precision switches to %e at exponent 6 (1e+06)
+        out = _exp_form(digits, exp)
+    else:
+        out = _fixed_form(digits, dp)
+    return ("-" if neg else "") + out
+
+
+def _exp_form(digits: str, exp: int) -> str:
+    mant = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+    sign = "-" if exp < 0 else "+"
+    e = abs(exp)
+    return f"{mant}e{sign}{e:02d}"
+
+
+def _fixed_form(digits: str, dp: int) -> str:
+    if dp <= 0:
+        return "0." + "0" * (-dp) + digits
+    if dp >= len(digits):
+        return digits + "0" * (dp - len(digits))
+    return digits[:dp] + "." + digits[dp:]
+
+
+def go_json_float(f: float) -> str:
+    """Go ``encoding/json`` for a float64: fixed notation in [1e-6, 1e21), else exponent form."""
+    if math.isnan(f) or math.isinf(f):
+        raise ValueError_(f"unsupported float value: {f!r}")
+    if f == 0:
+        return "-0" if math.copysign(1.0, f) < 0 else "0"
+    neg = f < 0
+    a = abs(f)
+    digits, dp = _shortest_digits(a)
+    if a < 1e-6 or a >= 1e21:
+        out = _exp_form(digits, dp - 1)
+        # encoding/json shortens a one-digit negative exponent: e-07 becomes e-7
+        if len(out) >= 4 and out[-4:-1] == "e-0":
+            out = out[:-2] + out[-1]
+    else:
+        out = _fixed_form(digits, dp)
+    return ("-" if neg else "") + out
+
+
+_GO_QUOTE_SHORT = {7: "\\a", 8: "\\b", 12: "\\f", 10: "\\n", 13: "\\r", 9: "\\t", 11: "\\v"}
+
+
+def go_quote(s: str) -> str:
+    """Go ``strconv.Quote`` (what ``%q`` prints in conflict paths)."""
+    out = ['"']
+    for ch in s:
+        c = ord(ch)
+        if ch == '"' or ch == "\\":
+            out.append("\\" + ch)
+        elif c < 0x80:
+            if 0x20 <= c < 0x7F:
+                out.append(ch)
+            elif c in _GO_QUOTE_SHORT:
+                out.append(_GO_QUOTE_SHORT[c])
+            else:
+                out.append(f"\\x{c:02x}")
+        elif 0xD800 <= c <= 0xDFFF:
+            # a lone surrogate is invalid UTF-8 for Go: one \xNN per byte of its WTF-8 form
+            out.append("".join(f"\\x{b:02x}" for b in ch.encode("utf-8", "surrogatepass")))
+        elif ch.isprintable():
+            out.append(ch)
+        elif c < 0x10000:
+            out.append(f"\\u{c:04x}")
+        else:
+            out.append(f"\\U{c:08x}")
+    out.append('"')
+    return "".join(out)
+
+
+def go_value_string(v: Any) -> str:
+    """SMD ``value.ToString``: the form of a value inside ``[...]`` in a path string."""
+    if v is None:
+        return "null"
+    t = type(v)
+    if t is str:
+        return go_quote(v)
+    if t is bool:
+        return "true" if v else "false"
+    if t is int:
+        return str(v)
+    if t is float:
+        return go_format_float_v(v)
+    if isinstance(v, Mapping):
+        return "".join(f"{k}={go_value_string(v[k])}" for k in sorted(v))
+    if isinstance(v, (list, tuple)):
+        return "[" + ",".join(go_value_string(x) for x in v) + "]"
+    raise ValueError_(f"unsupported value of type {type(v).__name__}")
+
+
+def _json_string(s: str, html: bool) -> str:
+    out = ['"']
+    for ch in s:
+        c = ord(ch)
+        if ch == '"':
+            out.append('\\"')
+        elif ch == "\\":
+            out.append("\\\\")
+        elif c < 0x20:
+            if ch == "\n":
+                out.append("\\n")
+            elif ch == "\r":
+                out.append("\\r")
+            elif ch == "\t":
+                out.append("\\t")
+            else:
+                out.append(f"\\u{c:04x}")
+        elif (html and ch in "<>&") or (html and (c == 0x2028 or c == 0x2029)):
+            out.append(f"\\u{c:04x}")
+        elif 0xD800 <= c <= 0xDFFF:
+            # invalid UTF-8 becomes the replacement character
+            out.append("\\ufffd" if html else "\ufffd")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def go_json_string_html(s: str) -> str:
+    """A JSON string as Go ``encoding/json`` writes it (HTML-escaped, ``\\u00xx`` controls)."""
+    return _json_string(s, html=True)
+
+
+def go_json_string_plain(s: str) -> str:
+    """A JSON string escaped only for ``"``, ``\\`` and control bytes (json-iterator ``WriteString``)."""
+    return _json_string(s, html=False)
+
+
+def go_json(v: Any) -> str:
+    """Compact JSON of a value as Go ``encoding/json`` writes it (sorted map keys, HTML escaping)."""
+    if v is None:
+        return "null"
+    t = type(v)
+    if t is str:
+        return go_json_string_html(v)
+    if t is bool:
+        return "true" if v else "false"
+    if t is int:
+        return str(v)
+    if t is float:
+        return go_json_float(v)
+    if isinstance(v, Mapping):
+        return "{" + ",".join(f"{go_json_string_html(k)}:{go_json(v[k])}" for k in sorted(v)) + "}"
+    if isinstance(v, Sequence):
+        return "[" + ",".join(go_json(x) for x in v) + "]"
+    raise ValueError_(f"unsupported value of type {type(v).__name__}")
