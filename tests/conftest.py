@@ -1,0 +1,144 @@
+"""Shared fixtures.
+
+``cluster`` (session): a real API server. With FIELDOWN_TEST_KUBECONFIG set, that cluster is
+used as is (kubectl from FIELDOWN_TEST_KUBECTL or PATH); otherwise the lab server of hack/lab
+is built (idempotent) and started on free ports, and stopped by PID at the end of the session.
+Failing to build or start it is an error, never a skip. The test CRDs (Widget, Gadget, Gizmo:
+the ``schema`` of the conformance cases) are applied and served before the first test runs.
+
+``namespace`` (function): a fresh namespace name per test.
+
+Every test that uses ``cluster`` (directly or through another fixture) gets the ``cluster``
+marker, so ``pytest -m 'not cluster'`` runs the rest without a server.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import lab
+import pytest
+
+KUBECONFIG_ENV = "FIELDOWN_TEST_KUBECONFIG"
+KUBECTL_ENV = "FIELDOWN_TEST_KUBECTL"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if "cluster" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.cluster)
+
+
+@contextlib.contextmanager
+def _uncaptured(config: pytest.Config) -> Iterator[None]:
+    """Let progress output reach the terminal while pytest captures output."""
+    capman: Any = config.pluginmanager.getplugin("capturemanager")
+    if capman is None:
+        yield
+        return
+    with capman.global_and_fixture_disabled():
+        yield
+
+
+def _failure(msg: str) -> BaseException:
+    """A pytest failure (an error of every test that needs the cluster; never a skip)."""
+    return pytest.fail.Exception(msg, pytrace=False)
+
+
+def _external_cluster() -> lab.Cluster:
+    kubeconfig = Path(os.environ[KUBECONFIG_ENV]).expanduser()
+    if not kubeconfig.is_file():
+        pytest.fail(f"{KUBECONFIG_ENV}={kubeconfig}: no such file", pytrace=False)
+    kubectl = os.environ.get(KUBECTL_ENV) or shutil.which("kubectl")
+    if not kubectl:
+        pytest.fail(f"{KUBECONFIG_ENV} is set but no kubectl: put it on PATH or set {KUBECTL_ENV}",
+                    pytrace=False)
+    proc = subprocess.run(
+        [kubectl, "--kubeconfig", str(kubeconfig), "config", "view", "--minify",
+         "-o", "jsonpath={.clusters[0].cluster.server}"],
+        capture_output=True, text=True, check=False,
+    )
+    if proc.returncode != 0:
+        pytest.fail(f"kubectl config view failed for {kubeconfig}:\n{proc.stderr}", pytrace=False)
+    return lab.Cluster(kubeconfig=kubeconfig, kubectl_bin=Path(kubectl), server=proc.stdout.strip(),
+                       external=True)
+
+
+def _start_lab(config: pytest.Config, tmp_root: Path) -> lab.Cluster:
+    with _uncaptured(config):
+        try:
+            prefix = lab.ensure_built(log_path=tmp_root / "build.log")
+        except RuntimeError as e:
+            raise _failure(f"cannot build the API server lab (hack/lab/build.sh):\n{e}") from None
+        last: Exception | None = None
+        for attempt in range(3):  # a free port can be taken between picking and binding
+            state = tmp_root / f"k8slab-{os.getpid()}-{attempt}"
+            api, etcd, peer = lab.free_ports(3)
+            t0 = time.monotonic()
+            try:
+                c = lab.start(state, api, etcd, peer, prefix=prefix, no_fsync=True)
+            except (RuntimeError, subprocess.TimeoutExpired) as e:
+                last = e
+                if "already in use" not in str(e):
+                    break
+                continue
+            print(f"[lab] API server {c.server} ready in {time.monotonic() - t0:.1f}s (STATE={state})",
+                  flush=True)
+            return c
+    pytest.fail(f"cannot start the API server lab (hack/lab/start.sh):\n{last}", pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def cluster(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[lab.Cluster]:
+    if os.environ.get(KUBECONFIG_ENV):
+        c = _external_cluster()
+    else:
+        c = _start_lab(request.config, tmp_path_factory.mktemp("lab", numbered=True))
+    try:
+        crds = lab.conformance_crds()
+        try:
+            for crd in crds:
+                c.apply_crd(crd)
+            c.wait_for_discovery([crd["metadata"]["name"] for crd in crds])
+        except (AssertionError, subprocess.TimeoutExpired) as e:
+            raise _failure(f"cannot install the test CRDs on {c.server}:\n{e}") from None
+        yield c
+    finally:
+        if c.state_dir is not None:
+            with _uncaptured(request.config):
+                pids = lab.stop(c.state_dir)
+                print(f"\n[lab] stopped API server and etcd (PIDs {', '.join(map(str, pids))})", flush=True)
+
+
+_NS_BAD = re.compile(r"[^a-z0-9-]+")
+
+
+@pytest.fixture
+def namespace(request: pytest.FixtureRequest, cluster: lab.Cluster) -> Iterator[str]:
+    """A unique namespace name (a DNS label). The lab server has no Namespace API (custom
+    resources may use any namespace name); on an external cluster it is created and deleted."""
+    slug = _NS_BAD.sub("-", request.node.name.lower()).strip("-")[:44].strip("-") or "t"
+    name = f"{slug}-{uuid.uuid4().hex[:8]}"
+    created = False
+    if cluster.external:
+        proc = cluster.kubectl("create", "namespace", name, check=False)
+        created = proc.returncode == 0
+        # a server without the core API (like the lab's, reused as "external") has no namespaces
+        if not created and "could not find the requested resource" not in proc.stderr:
+            raise AssertionError(f"kubectl create namespace {name} failed:\n{proc.stderr}")
+    try:
+        yield name
+    finally:
+        if created:
+            cluster.kubectl("delete", "namespace", name, "--wait=false", "--ignore-not-found", check=False)
