@@ -1,0 +1,116 @@
+"""Which side of a type applies to a value, and how list items are identified.
+
+``side`` follows SMD ``deduceAtom`` + ``handleAtom``: the value's own kind picks the map, list or
+scalar side of a type; a null, or a value whose kind the type does not allow, gets the type's
+first side in the order map, scalar, list.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..fieldpath.element import KEY, VALUE, PathElement
+from ..schema.types import NO_DEFAULT, ListType, MapType, Type
+from ..value import value_key
+
+MAP = 1
+LIST = 2
+SCALAR = 3
+NONE = 0
+
+
+class ItemError(ValueError):
+    """A list item that cannot be identified (SMD ``listItemToPathElement`` errors)."""
+
+
+def side(t: Type, v: Any) -> int:
+    tv = type(v)
+    if tv is dict:
+        if t.map is not None:
+            return MAP
+    elif tv is list:
+        if t.list is not None:
+            return LIST
+    elif v is not None and t.scalar is not None:
+        return SCALAR
+    if t.map is not None:
+        return MAP
+    if t.scalar is not None:
+        return SCALAR
+    if t.list is not None:
+        return LIST
+    return NONE
+
+
+def field_type(m: MapType, name: str) -> Type | None:
+    """The type of a map key: its declared field, else the element type (None: not allowed)."""
+    f = m.fields.get(name)
+    if f is not None:
+        return f.type
+    return m.element
+
+
+def item_element(lt: ListType, item: Any) -> PathElement:
+    """The path element of one item of an associative list (keys filled from schema defaults)."""
+    if lt.keys:
+        if item is None:
+            raise ItemError("associative list with keys may not have a null element")
+        if type(item) is not dict:
+            raise ItemError("associative list with keys may not have non-map elements")
+        pairs = []
+        for k in lt.keys:
+            if k in item:
+                pairs.append((k, value_key(item[k])))
+            else:
+                d = _key_default(lt, k)
+                if d is not NO_DEFAULT:
+                    pairs.append((k, value_key(d)))
+        if not pairs:
+            raise ItemError(
+                f"associative list with keys has an element that omits all key fields {_go_list(lt.keys)} "
+                "(and doesn't have default values for any key fields)"
+            )
+        pairs.sort()
+        return (KEY, tuple(pairs))
+    tv = type(item)
+    if tv is dict:
+        raise ItemError("associative list without keys has an element that's a map type")
+    if tv is list:
+        raise ItemError("not supported: associative list with lists as elements")
+    if item is None:
+        raise ItemError("associative list without keys has an element that's an explicit null")
+    return (VALUE, value_key(item))
+
+
+def _key_default(lt: ListType, name: str) -> Any:
+    m = lt.item.map
+    if m is None:
+        return NO_DEFAULT
+    f = m.fields.get(name)
+    return f.default if f is not None else NO_DEFAULT
+
+
+def _go_list(keys: tuple[str, ...]) -> str:
+    return "[" + " ".join(keys) + "]"
+
+
+ItemIndex = tuple[list[PathElement | None], dict[PathElement, int], set[PathElement]]
+
+
+def index_items(lt: ListType, items: list[Any]) -> ItemIndex:
+    """Element of each item (None when it cannot be identified), first index per element, duplicates."""
+    pes: list[PathElement | None] = []
+    first: dict[PathElement, int] = {}
+    dups: set[PathElement] = set()
+    for i, item in enumerate(items):
+        try:
+            pe = item_element(lt, item)
+        except ItemError:
+            pes.append(None)
+            continue
+        pes.append(pe)
+        if pe in first:
+            dups.add(pe)
+        else:
+            first[pe] = i
+    return pes, first, dups

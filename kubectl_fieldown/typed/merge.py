@@ -1,0 +1,133 @@
+"""Merge(live, config): the object an apply would produce before pruning (SMD ``typed/merge.go``).
+
+Scalars take the config's value whenever the config has the key (even null); atomic containers
+and containers empty or null on both sides are replaced whole; granular maps merge key by key;
+associative lists merge item by item, in the order SMD produces (see :func:`_merge_list`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..schema.types import DEDUCED, ListType, MapType, Type
+from .items import LIST, MAP, index_items, side
+
+_ABSENT: Any = object()
+
+
+def merge(live: Any, config: Any, t: Type) -> Any:
+    """The merged value; ``live``/``config`` may be absent only below the root."""
+    return _merge(live, config, t)
+
+
+def _merge(lhs: Any, rhs: Any, t: Type) -> Any:
+    if rhs is _ABSENT:
+        return lhs
+    s = side(t, rhs)
+    if lhs is not _ABSENT and not _compatible(lhs, s):
+        # kinds differ (untyped positions): the config's kind decides and the live value is ignored
+        lhs = _ABSENT
+    if s == MAP:
+        m = t.map
+        assert m is not None
+        return _merge_map(lhs, rhs, m)
+    if s == LIST:
+        lt = t.list
+        assert lt is not None
+        return _merge_list(lhs, rhs, lt)
+    return rhs
+
+
+def _compatible(v: Any, s: int) -> bool:
+    if s == MAP:
+        return type(v) is dict or v is None
+    if s == LIST:
+        return type(v) is list or v is None
+    return True
+
+
+def _merge_map(lhs: Any, rhs: Any, m: MapType) -> Any:
+    lm = lhs if type(lhs) is dict else None
+    rm = rhs if type(rhs) is dict else None
+    if m.atomic or (not lm and not rm):
+        return rhs
+    if not rm:
+        # config null or {} on a non-empty granular map keeps the live content
+        return dict(lm) if lm else lm
+    if not lm:
+        lm = {}
+    out: dict[str, Any] = {}
+    fields = m.fields
+    elem = m.element
+    for k, lv in lm.items():
+        if k in rm:
+            f = fields.get(k)
+            ct = f.type if f is not None else (elem if elem is not None else DEDUCED)
+            out[k] = _merge(lv, rm[k], ct)
+        else:
+            out[k] = lv
+    for k, rv in rm.items():
+        if k in lm:
+            continue
+        f = fields.get(k)
+        ct = f.type if f is not None else (elem if elem is not None else DEDUCED)
+        out[k] = _merge(_ABSENT, rv, ct)
+    return out
+
+
+def _merge_list(lhs: Any, rhs: Any, lt: ListType) -> Any:
+    ll = lhs if type(lhs) is list else None
+    rl = rhs if type(rhs) is list else None
+    if lt.relationship == "atomic" or (not ll and not rl):
+        return rhs
+    if not rl:
+        return list(ll) if ll else ll
+    ll = ll or []
+    lpes, lfirst, ldups = index_items(lt, ll)
+    rpes, rfirst, _rdups = index_items(lt, rl)
+    # SMD indexes each side keeping the first occurrence of an element (duplicates are dropped)
+    lorder = [pe for i, pe in enumerate(lpes) if pe is not None and lfirst[pe] == i]
+    rorder = [pe for i, pe in enumerate(rpes) if pe is not None and rfirst[pe] == i]
+    it = lt.item
+    shared = [pe for pe in rorder if pe in lfirst]
+    si = 0
+    next_shared = shared[si] if shared else None
+    out: list[Any] = []
+    li = ri = 0
+    ln, rn = len(lorder), len(rorder)
+
+    def lval(pe: Any) -> Any:
+        if pe in ldups:
+            return None  # a duplicated live element is merged against null
+        return ll[lfirst[pe]]
+
+    while li < ln or ri < rn:
+        if li < ln and ri < rn:
+            pe = lorder[li]
+            if pe == rorder[ri]:
+                out.append(_merge(lval(pe), rl[rfirst[pe]], it))
+                li += 1
+                ri += 1
+                si += 1
+                next_shared = shared[si] if si < len(shared) else None
+                continue
+            if pe in rfirst and next_shared is not None and next_shared != pe:
+                li += 1
+                continue
+        if li < ln:
+            pe = lorder[li]
+            if pe not in rfirst:
+                out.append(lval(pe))
+                li += 1
+                continue
+        if ri < rn:
+            pe = rorder[ri]
+            out.append(_merge(lval(pe) if pe in lfirst else _ABSENT, rl[rfirst[pe]], it))
+            ri += 1
+            if next_shared is not None and next_shared == pe:
+                si += 1
+                next_shared = shared[si] if si < len(shared) else None
+            continue
+        # only shared live items that were already merged are left
+        li += 1
+    return out

@@ -1,0 +1,155 @@
+"""RemoveItems(value, set) and the schema-aware set helpers used by apply's prune.
+
+``remove_items`` follows the API server's structured-merge-diff (v6.4): a key or item whose path
+is a member of the set is dropped with its subtree; below a node with only children in the set,
+recursion; a container that loses its last child becomes null (not ``{}``) — the server then
+rejects the object if null is not allowed there (observed on the real server, see
+``cur-drop-last-map-key-map-owned-by-update``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..fieldpath.element import FIELD, KEY, PathElement
+from ..fieldpath.set import FieldSet
+from ..schema.types import DEDUCED, Type
+from .items import LIST, MAP, ItemError, item_element, side
+
+
+def remove_items(v: Any, to_remove: FieldSet, t: Type) -> Any:
+    if to_remove.is_empty():
+        return v
+    return _remove(v, to_remove, t)
+
+
+def _remove(v: Any, rm: FieldSet, t: Type) -> Any:
+    s = side(t, v)
+    if s == MAP:
+        m = t.map
+        assert m is not None
+        if type(v) is not dict:
+            return None
+        if not v or m.atomic:
+            return None
+        out: dict[str, Any] = {}
+        members, children = rm.members, rm.children
+        fields, elem = m.fields, m.element
+        for k, x in v.items():
+            pe = (FIELD, k)
+            if pe in members:
+                continue
+            sub = children.get(pe)
+            if sub is not None:
+                f = fields.get(k)
+                ct = f.type if f is not None else (elem if elem is not None else DEDUCED)
+                x = _remove(x, sub, ct)
+            out[k] = x
+        return out if out else None
+    if s == LIST:
+        lt = t.list
+        assert lt is not None
+        if type(v) is not list:
+            return None
+        if not v or lt.relationship == "atomic":
+            return None
+        items: list[Any] = []
+        members, children = rm.members, rm.children
+        for item in v:
+            try:
+                pe = item_element(lt, item)
+            except ItemError:
+                items.append(item)
+                continue
+            if pe in members:
+                continue
+            sub = children.get(pe)
+            if sub is not None:
+                item = _remove(item, sub, lt.item)
+            items.append(item)
+        return items if items else None
+    return v
+
+
+def ensure_named_fields_are_members(s: FieldSet, t: Type | None) -> FieldSet:
+    """Add every proper prefix whose last element is a field declared by its parent struct.
+
+    Owning ``spec.template.spec.x`` then also means owning the struct fields ``spec``,
+    ``spec.template`` and ``spec.template.spec`` — but not plain-map keys or list items.
+    """
+    if s.is_empty():
+        return s
+    members = set(s.members)
+    children: dict[PathElement, FieldSet] = {}
+    m = t.map if t is not None else None
+    lt = t.list if t is not None else None
+    for pe, c in s.children.items():
+        ct: Type | None = None
+        if pe[0] == FIELD and m is not None:
+            f = m.fields.get(pe[1])
+            if f is not None:
+                members.add(pe)
+                ct = f.type
+            else:
+                ct = m.element
+        elif pe[0] == KEY and lt is not None:
+            ct = lt.item
+        children[pe] = ensure_named_fields_are_members(c, ct)
+    return FieldSet._node(members, children)
+
+
+def reconcile_with_schema(s: FieldSet, live: Any, t: Type) -> FieldSet | None:
+    """Collapse owned sub-paths of nodes that the current schema makes atomic (None: no change).
+
+    Entries written under an older schema may own pieces of what is now an atomic map or list;
+    the server then treats the whole node as owned (SMD ``ReconcileFieldSetWithSchema``).
+    Deduced maps are skipped.
+    """
+    changed = False
+
+    def walk(node: FieldSet, v: Any, nt: Type) -> FieldSet:
+        nonlocal changed
+        if not node.children:
+            return node
+        members = set(node.members)
+        children: dict[PathElement, FieldSet] = {}
+        sd = side(nt, v)
+        for pe, c in node.children.items():
+            ct, cv = _child(nt, sd, v, pe)
+            if ct is None or ct is DEDUCED:
+                children[pe] = c
+                continue
+            if _atomic_at(ct, cv):
+                changed = True
+                members.add(pe)
+                continue
+            children[pe] = walk(c, cv, ct)
+        return FieldSet._node(members, children)
+
+    out = walk(s, live, t)
+    return out if changed else None
+
+
+def _child(t: Type, sd: int, v: Any, pe: PathElement) -> tuple[Type | None, Any]:
+    from ..fieldpath.lookup import MISSING, child_value
+
+    cv = child_value(v, pe)
+    if cv is MISSING:
+        cv = None
+    if pe[0] == FIELD and sd == MAP and t.map is not None:
+        f = t.map.fields.get(pe[1])
+        return (f.type if f is not None else t.map.element), cv
+    if pe[0] != FIELD and sd == LIST and t.list is not None:
+        return t.list.item, cv
+    return None, cv
+
+
+def _atomic_at(t: Type, v: Any) -> bool:
+    s = side(t, v)
+    if s == MAP:
+        assert t.map is not None
+        return t.map.atomic
+    if s == LIST:
+        assert t.list is not None
+        return t.list.relationship == "atomic"
+    return False
