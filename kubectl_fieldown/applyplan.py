@@ -1,0 +1,227 @@
+"""What a server-side apply would do to one object, explained: the ``conflicts`` analysis.
+
+:func:`plan_apply` runs the simulation (:mod:`kubectl_fieldown.fieldmanager`) without force to
+find conflicts, then — when asked to force, or when there are none — the apply that the server
+would carry out, and derives what a reader needs:
+
+* ``conflicts``: (manager, path) pairs with the live and the applied value;
+* ``shared``: fields the applier will co-own with another manager afterwards;
+* ``deleted``: what the apply removes from the object (top-most paths only);
+* ``retained``: fields the applier's manifest no longer sets (it applied them before, or they are
+  in the last-applied annotation) that stay because another manager still owns them — the
+  client-side → server-side apply trap, where a field can no longer be deleted by editing the
+  manifest.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .fieldmanager import (
+    STRIPPED_METADATA,
+    ApplyConflict,
+    Conflict,
+    FieldManagerError,
+    ResourceRules,
+    WriteResult,
+    simulate_apply,
+)
+from .fieldpath import FIELD, KEY, FieldSet, Path, is_prefix
+from .fieldpath.lookup import MISSING, value_at
+from .managedfields import (
+    APPLY,
+    KUBECTL,
+    LAST_APPLIED_ANNOTATION,
+    ManagedFieldsEntry,
+    ManagedFieldsError,
+    decode_entries,
+)
+from .typed.tofieldset import to_field_set
+
+
+@dataclass(frozen=True)
+class PlannedConflict:
+    manager: str
+    operation: str
+    api_version: str
+    subresource: str
+    path: Path
+    live_value: Any
+    applied_value: Any
+    describe: str
+    """The manager as the server prints it: ``"helm" using apps/v1``."""
+
+
+@dataclass(frozen=True)
+class RetainedField:
+    path: Path
+    owners: tuple[str, ...]
+
+
+@dataclass
+class ApplyPlan:
+    api_version: str
+    kind: str
+    namespace: str | None
+    name: str
+    manager: str
+    forced: bool
+    creates: bool
+    conflicts: list[PlannedConflict] = field(default_factory=list)
+    shared: list[Path] = field(default_factory=list)
+    deleted: list[Path] = field(default_factory=list)
+    retained: list[RetainedField] = field(default_factory=list)
+    result: WriteResult | None = None
+    error: FieldManagerError | None = None
+    server_message: str = ""
+    """The 409 message the server would print for the unforced apply (empty without conflicts)."""
+    schema_source: str = ""
+    schema_deduced: bool = False
+
+    @property
+    def blocked(self) -> bool:
+        """The apply as requested would fail (conflicts without force, or another error)."""
+        return self.result is None
+
+
+def plan_apply(
+    live: Mapping[str, Any] | None,
+    manifest: Mapping[str, Any],
+    manager: str,
+    rules: ResourceRules,
+    *,
+    now: str,
+    force: bool = False,
+) -> ApplyPlan:
+    md = manifest.get("metadata") or {}
+    plan = ApplyPlan(
+        api_version=str(manifest.get("apiVersion", "")),
+        kind=str(manifest.get("kind", "")),
+        namespace=md.get("namespace") or None,
+        name=str(md.get("name", "")),
+        manager=manager,
+        forced=force,
+        creates=live is None,
+        schema_source=rules.schema.source,
+        schema_deduced=rules.schema.deduced,
+    )
+    try:
+        result = simulate_apply(live, manifest, manager, rules, now=now, force=False)
+    except ApplyConflict as e:
+        plan.conflicts = [_planned(c, live, manifest) for c in e.conflicts]
+        plan.server_message = e.message
+        if not force:
+            return plan
+        try:
+            result = simulate_apply(live, manifest, manager, rules, now=now, force=True)
+        except FieldManagerError as e2:
+            plan.error = e2
+            return plan
+    except FieldManagerError as e:
+        plan.error = e
+        return plan
+    plan.result = result
+    _explain(plan, live, manifest, manager, rules, result)
+    return plan
+
+
+def _planned(c: Conflict, live: Mapping[str, Any] | None, manifest: Mapping[str, Any]) -> PlannedConflict:
+    entry_version = c.identity.api_version
+    if live is not None and not entry_version:
+        for e in _entries(live):
+            if e.identity == c.identity:
+                entry_version = e.api_version
+                break
+    lv = value_at(live, c.path) if live is not None else MISSING
+    av = value_at(manifest, c.path)
+    return PlannedConflict(
+        manager=c.identity.manager,
+        operation=c.identity.operation,
+        api_version=entry_version,
+        subresource=c.identity.subresource,
+        path=c.path,
+        live_value=None if lv is MISSING else lv,
+        applied_value=None if av is MISSING else av,
+        describe=c.identity.describe(),
+    )
+
+
+def _entries(obj: Mapping[str, Any]) -> list[ManagedFieldsEntry]:
+    try:
+        return decode_entries((obj.get("metadata") or {}).get("managedFields"))
+    except ManagedFieldsError:
+        return []
+
+
+def _explain(
+    plan: ApplyPlan,
+    live: Mapping[str, Any] | None,
+    manifest: Mapping[str, Any],
+    manager: str,
+    rules: ResourceRules,
+    result: WriteResult,
+) -> None:
+    mine = FieldSet()
+    others: dict[str, FieldSet] = {}
+    for e in result.entries:
+        if e.manager == manager and e.operation == APPLY and not e.subresource:
+            mine = mine.union(e.fields)
+        else:
+            who = e.identity.describe()
+            others[who] = others.get(who, FieldSet()).union(e.fields)
+    everyone_else = FieldSet()
+    for s in others.values():
+        everyone_else = everyone_else.union(s)
+    plan.shared = list(mine.intersection(everyone_else).sorted_paths())
+
+    if result.comparison is not None and live is not None:
+        plan.deleted = _topmost(result.comparison.removed)
+
+    before = FieldSet()
+    if live is not None:
+        for e in _entries(live):
+            if e.manager == manager and e.operation == APPLY:
+                before = before.union(e.fields)
+        la = ((live.get("metadata") or {}).get("annotations") or {}).get(LAST_APPLIED_ANNOTATION)
+        # the annotation is this applier's previous manifest only for kubectl's own manager
+        if manager == KUBECTL and isinstance(la, str) and la:
+            try:
+                la_obj = json.loads(la)
+            except ValueError:
+                la_obj = None
+            if isinstance(la_obj, dict):
+                # kubectl writes ``annotations: {}`` into the annotation; empty containers there are
+                # not fields anyone set
+                leaves = [p for p in to_field_set(la_obj, rules.root).leaves() if value_at(la_obj, p) not in ({}, [])]
+                before = before.union(FieldSet(leaves))
+    dropped = before.difference(mine).difference(STRIPPED_METADATA)
+    retained = []
+    for p in dropped.sorted_paths():
+        if any(is_prefix(d, p) for d in plan.deleted):
+            continue
+        v = value_at(result.object, p)
+        if v is MISSING or v == {} or _is_key_field(p):
+            continue
+        owners = tuple(sorted(m for m, s in others.items() if s.has(p)))
+        if owners:
+            retained.append(RetainedField(p, owners))
+    plan.retained = retained
+
+
+def _is_key_field(p: Path) -> bool:
+    """``...[name="x"].name``: a key field restates its item's identity; report the item instead."""
+    if len(p) < 2 or p[-1][0] != FIELD or p[-2][0] != KEY:
+        return False
+    return any(n == p[-1][1] for n, _ in p[-2][1])
+
+
+def _topmost(paths: FieldSet) -> list[Path]:
+    out: list[Path] = []
+    for p in paths.sorted_paths():
+        if out and is_prefix(out[-1], p):
+            continue
+        out.append(p)
+    return out
