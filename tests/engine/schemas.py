@@ -1,0 +1,99 @@
+"""Small hand-built schemas for table tests of the typed primitives."""
+
+from __future__ import annotations
+
+from kubectl_fieldown.schema.types import (
+    DEDUCED,
+    UNTYPED,
+    GroupVersionKind,
+    KindSchema,
+    ListType,
+    MapType,
+    StructField,
+    Type,
+)
+
+STRING = Type(name="string", scalar="string", json_type="string")
+NUMBER = Type(name="number", scalar="numeric", json_type="integer")
+
+
+def struct(fields: dict[str, Type], atomic: bool = False, defaults: dict[str, object] | None = None) -> Type:
+    d = defaults or {}
+    return Type(
+        map=MapType({k: StructField(t, d.get(k, StructField(t).default)) for k, t in fields.items()}, None, atomic),
+        json_type="object",
+    )
+
+
+def string_map(atomic: bool = False) -> Type:
+    return Type(map=MapType({}, STRING, atomic), json_type="object")
+
+
+def list_map(item: Type, *keys: str) -> Type:
+    return Type(list=ListType(item, "associative", tuple(keys)), json_type="array")
+
+
+def set_of(item: Type) -> Type:
+    return Type(list=ListType(item, "associative", ()), json_type="array")
+
+
+def atomic_list(item: Type) -> Type:
+    return Type(list=ListType(item, "atomic"), json_type="array")
+
+
+PORT = struct({"containerPort": NUMBER, "protocol": STRING, "hostPort": NUMBER}, defaults={"protocol": "TCP"})
+ENV = struct({"name": STRING, "value": STRING})
+CONTAINER = struct(
+    {
+        "name": STRING,
+        "image": STRING,
+        "ports": list_map(PORT, "containerPort", "protocol"),
+        "env": list_map(ENV, "name"),
+    }
+)
+METADATA = struct(
+    {
+        "name": STRING,
+        "namespace": STRING,
+        "labels": string_map(),
+        "annotations": string_map(),
+        "finalizers": set_of(STRING),
+        "managedFields": atomic_list(UNTYPED),
+        "uid": STRING,
+        "resourceVersion": STRING,
+        "generation": NUMBER,
+        "creationTimestamp": UNTYPED,
+    }
+)
+SPEC = struct(
+    {
+        "replicas": NUMBER,
+        "color": STRING,
+        "selector": struct({"matchLabels": string_map()}, atomic=True),
+        "labels": string_map(),
+        "args": atomic_list(STRING),
+        "finalizers": set_of(STRING),
+        "containers": list_map(CONTAINER, "name"),
+        "config": Type(map=MapType({}, DEDUCED, False), json_type="object"),
+        "maxSurge": UNTYPED,
+    }
+)
+WIDGET = struct(
+    {
+        "apiVersion": STRING,
+        "kind": STRING,
+        "metadata": METADATA,
+        "spec": SPEC,
+        "status": struct({"replicas": NUMBER, "phase": STRING}),
+    }
+)
+WIDGET_KIND = KindSchema(GroupVersionKind("example.com", "v1", "Widget"), WIDGET, "test schema", True)
+
+
+def widget(spec: dict[str, object] | None = None, **metadata: object) -> dict[str, object]:
+    md: dict[str, object] = {"name": "w", "namespace": "ns"}
+    md.update(metadata)
+    obj: dict[str, object] = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": md}
+    if spec is not None:
+        obj["spec"] = spec
+    return obj

@@ -1,0 +1,224 @@
+"""Table tests of the typed primitives against the rules of docs §6 (SMD typed/)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kubectl_fieldown.fieldpath import FieldSet, parse_path, path_string
+from kubectl_fieldown.typed.compare import compare
+from kubectl_fieldown.typed.items import ItemError, item_element
+from kubectl_fieldown.typed.merge import merge
+from kubectl_fieldown.typed.remove import ensure_named_fields_are_members, reconcile_with_schema, remove_items
+from kubectl_fieldown.typed.tofieldset import to_field_set
+from kubectl_fieldown.typed.validate import null_errors, typed_errors
+
+from .schemas import CONTAINER, PORT, SPEC, WIDGET, list_map, string_map, struct
+
+
+def paths(s: FieldSet) -> list[str]:
+    return [path_string(p) for p in s.sorted_paths()]
+
+
+def fs(*texts: str) -> FieldSet:
+    return FieldSet(parse_path(t) for t in texts)
+
+
+# --- ToFieldSet ----------------------------------------------------------------------------------
+
+TO_FIELD_SET = [
+    ("scalar field", {"spec": {"replicas": 3}}, [".spec.replicas"]),
+    ("struct fields are not members", {"spec": {"color": "red", "replicas": 1}}, [".spec.color", ".spec.replicas"]),
+    ("atomic map is one path", {"spec": {"selector": {"matchLabels": {"a": "b"}}}}, [".spec.selector"]),
+    ("atomic map even when empty", {"spec": {"selector": {}}}, [".spec.selector"]),
+    ("atomic list is one path", {"spec": {"args": ["a", "b"]}}, [".spec.args"]),
+    ("atomic list even when empty", {"spec": {"args": []}}, [".spec.args"]),
+    ("plain map keys are members", {"spec": {"labels": {"a": "1"}}}, [".spec.labels.a"]),
+    ("empty granular map is owned", {"spec": {"labels": {}}}, [".spec.labels"]),
+    ("null is owned", {"spec": {"color": None}}, [".spec.color"]),
+    ("null granular map is owned", {"spec": {"labels": None}}, [".spec.labels"]),
+    ("empty granular list adds nothing", {"spec": {"finalizers": []}}, []),
+    ("set items", {"spec": {"finalizers": ["b", "a"]}}, ['.spec.finalizers[="a"]', '.spec.finalizers[="b"]']),
+    (
+        "list-map item owns itself and its fields",
+        {"spec": {"containers": [{"name": "c", "image": "i"}]}},
+        ['.spec.containers[name="c"]', '.spec.containers[name="c"].image', '.spec.containers[name="c"].name'],
+    ),
+    (
+        "defaulted key field appears in the key, not as a field",
+        {"spec": {"containers": [{"name": "c", "ports": [{"containerPort": 80}]}]}},
+        [
+            '.spec.containers[name="c"]',
+            '.spec.containers[name="c"].name',
+            '.spec.containers[name="c"].ports[containerPort=80,protocol="TCP"]',
+            '.spec.containers[name="c"].ports[containerPort=80,protocol="TCP"].containerPort',
+        ],
+    ),
+    ("deduced map keys are members all the way down", {"spec": {"config": {"a": {"b": 1}}}},
+     [".spec.config.a", ".spec.config.a.b"]),
+]
+
+
+@pytest.mark.parametrize(("name", "value", "expected"), TO_FIELD_SET, ids=[c[0] for c in TO_FIELD_SET])
+def test_to_field_set(name: str, value: dict[str, Any], expected: list[str]) -> None:
+    assert paths(to_field_set(value, WIDGET)) == expected
+
+
+def test_duplicated_live_item_is_only_its_element() -> None:
+    v = {"spec": {"containers": [{"name": "c", "image": "a"}, {"name": "c", "image": "b"}]}}
+    assert paths(to_field_set(v, WIDGET)) == ['.spec.containers[name="c"]']
+
+
+# --- item identity -------------------------------------------------------------------------------
+
+
+def test_item_keys_and_errors() -> None:
+    ports = list_map(PORT, "containerPort", "protocol").list
+    assert ports is not None
+    assert path_string((item_element(ports, {"containerPort": 80}),)) == '[containerPort=80,protocol="TCP"]'
+    with pytest.raises(ItemError, match="omits all key fields"):
+        item_element(list_map(struct({"a": PORT}), "x").list, {"a": 1})  # type: ignore[arg-type]
+    with pytest.raises(ItemError, match="null element"):
+        item_element(ports, None)
+    with pytest.raises(ItemError, match="map type"):
+        item_element(SPEC.map.fields["finalizers"].type.list, {"a": 1})  # type: ignore[union-attr, arg-type]
+    bools = SPEC.map.fields["finalizers"].type.list  # type: ignore[union-attr]
+    assert item_element(bools, True) != item_element(bools, 1)  # type: ignore[arg-type]
+
+
+# --- Compare -------------------------------------------------------------------------------------
+
+COMPARE = [
+    ("added scalar", {}, {"spec": {"replicas": 1}}, [".spec", ".spec.replicas"], [], []),
+    ("modified scalar", {"spec": {"replicas": 1}}, {"spec": {"replicas": 2}}, [], [".spec.replicas"], []),
+    ("int equals float", {"spec": {"replicas": 1}}, {"spec": {"replicas": 1.0}}, [], [], []),
+    ("removed scalar", {"spec": {"replicas": 1, "color": "x"}}, {"spec": {"color": "x"}}, [], [], [".spec.replicas"]),
+    ("null is present", {"spec": {"color": None}}, {"spec": {"color": "x"}}, [], [".spec.color"], []),
+    ("atomic map modified as a whole", {"spec": {"selector": {"matchLabels": {"a": "1"}}}},
+     {"spec": {"selector": {"matchLabels": {"a": "2"}}}}, [], [".spec.selector"], []),
+    ("new map gets its own path", {"spec": {}}, {"spec": {"labels": {"a": "1"}}},
+     [".spec.labels", ".spec.labels.a"], [], []),
+    ("empty on both sides is a leaf", {"spec": {"labels": {}}}, {"spec": {"labels": None}}, [], [".spec.labels"], []),
+    ("list item added", {"spec": {"finalizers": ["a"]}}, {"spec": {"finalizers": ["a", "b"]}},
+     ['.spec.finalizers[="b"]'], [], []),
+    ("list item removed with its fields", {"spec": {"containers": [{"name": "c", "image": "i"}]}},
+     {"spec": {"containers": []}}, [], [],
+     ['.spec.containers[name="c"]', '.spec.containers[name="c"].image', '.spec.containers[name="c"].name']),
+]
+
+
+@pytest.mark.parametrize(("name", "old", "new", "added", "modified", "removed"), COMPARE, ids=[c[0] for c in COMPARE])
+def test_compare(
+    name: str, old: dict[str, Any], new: dict[str, Any], added: list[str], modified: list[str], removed: list[str]
+) -> None:
+    c = compare(old, new, WIDGET)
+    assert (paths(c.added), paths(c.modified), paths(c.removed)) == (added, modified, removed)
+
+
+# --- Merge ---------------------------------------------------------------------------------------
+
+
+def names(items: list[dict[str, Any]]) -> list[str]:
+    return [i["name"] for i in items]
+
+
+MERGE_ORDER = [
+    (["a", "b", "c"], ["c", "a"], ["b", "c", "a"]),
+    (["a", "b"], ["x", "a"], ["x", "a", "b"]),
+    (["a", "b"], ["b", "a"], ["b", "a"]),
+    (["b", "a"], ["a", "b"], ["a", "b"]),
+    (["a", "c", "b"], ["b", "a"], ["c", "b", "a"]),
+    (["a", "b"], ["a"], ["a", "b"]),
+    ([], ["a", "b"], ["a", "b"]),
+]
+
+
+@pytest.mark.parametrize(("live", "config", "expected"), MERGE_ORDER)
+def test_merge_list_item_order(live: list[str], config: list[str], expected: list[str]) -> None:
+    out = merge(
+        {"spec": {"containers": [{"name": n} for n in live]}},
+        {"spec": {"containers": [{"name": n} for n in config]}},
+        WIDGET,
+    )
+    assert names(out["spec"]["containers"]) == expected
+
+
+MERGE = [
+    ("config scalar wins", {"spec": {"color": "a"}}, {"spec": {"color": "b"}}, {"spec": {"color": "b"}}),
+    ("config null is kept", {"spec": {"color": "a"}}, {"spec": {"color": None}}, {"spec": {"color": None}}),
+    ("unmentioned keys stay", {"spec": {"color": "a", "replicas": 1}}, {"spec": {"replicas": 2}},
+     {"spec": {"color": "a", "replicas": 2}}),
+    ("atomic map replaced whole", {"spec": {"selector": {"matchLabels": {"a": "1", "b": "2"}}}},
+     {"spec": {"selector": {"matchLabels": {"c": "3"}}}}, {"spec": {"selector": {"matchLabels": {"c": "3"}}}}),
+    ("granular map merged", {"spec": {"labels": {"a": "1"}}}, {"spec": {"labels": {"b": "2"}}},
+     {"spec": {"labels": {"a": "1", "b": "2"}}}),
+    ("null on a non-empty granular struct keeps it", {"spec": {"labels": {"a": "1"}}}, {"spec": {"labels": None}},
+     {"spec": {"labels": {"a": "1"}}}),
+    ("atomic list replaced", {"spec": {"args": ["a", "b"]}}, {"spec": {"args": ["c"]}}, {"spec": {"args": ["c"]}}),
+    ("list-map items merged by key", {"spec": {"containers": [{"name": "c", "image": "a", "env": [{"name": "X"}]}]}},
+     {"spec": {"containers": [{"name": "c", "image": "b"}]}},
+     {"spec": {"containers": [{"name": "c", "image": "b", "env": [{"name": "X"}]}]}}),
+]
+
+
+@pytest.mark.parametrize(("name", "live", "config", "expected"), MERGE, ids=[c[0] for c in MERGE])
+def test_merge(name: str, live: dict[str, Any], config: dict[str, Any], expected: dict[str, Any]) -> None:
+    assert merge(live, config, WIDGET) == expected
+
+
+# --- RemoveItems and named fields --------------------------------------------------------------
+
+
+def test_remove_items_drops_members_with_subtrees() -> None:
+    v = {"spec": {"containers": [{"name": "a", "image": "x"}, {"name": "b"}], "color": "c"}}
+    out = remove_items(v, fs('.spec.containers[name="a"]', ".spec.color"), WIDGET)
+    assert out == {"spec": {"containers": [{"name": "b"}]}}
+
+
+def test_remove_last_child_leaves_null() -> None:
+    # the server (SMD v6.4) leaves null behind; the CRD validator then refuses it (cur-drop-last-map-key…)
+    out = remove_items({"spec": {"labels": {"a": "1"}, "color": "c"}}, fs(".spec.labels.a"), WIDGET)
+    assert out == {"spec": {"labels": None, "color": "c"}}
+
+
+def test_ensure_named_fields_are_members() -> None:
+    s = fs('.spec.containers[name="c"].image', ".spec.labels.a")
+    assert paths(ensure_named_fields_are_members(s, WIDGET)) == [
+        ".spec",
+        ".spec.containers",
+        '.spec.containers[name="c"].image',
+        ".spec.labels",
+        ".spec.labels.a",
+    ]
+
+
+def test_reconcile_collapses_now_atomic_nodes() -> None:
+    s = fs(".spec.selector.matchLabels.a", ".spec.color")
+    r = reconcile_with_schema(s, {"spec": {"selector": {"matchLabels": {"a": "1"}}}}, WIDGET)
+    assert r is not None and paths(r) == [".spec.color", ".spec.selector"]
+    assert reconcile_with_schema(fs(".spec.color"), {}, WIDGET) is None
+
+
+# --- validation ----------------------------------------------------------------------------------
+
+
+def test_typed_errors_duplicate_keys() -> None:
+    ports = [{"containerPort": 80}, {"containerPort": 80, "protocol": "TCP"}]
+    v = {"spec": {"containers": [{"name": "m", "ports": ports}]}}
+    assert typed_errors(v, WIDGET) == [
+        '.spec.containers[name="m"].ports: duplicate entries for key [containerPort=80,protocol="TCP"]'
+    ]
+
+
+def test_null_errors_name_the_field_and_type() -> None:
+    assert null_errors({"spec": {"color": None, "config": {"x": None}}}, WIDGET) == [
+        ("spec.color", 'Invalid value: "null": spec.color in body must be of type string: "null"')
+    ]
+    assert null_errors({"spec": {"labels": None}}, struct({"spec": struct({"labels": string_map()})})) == [
+        ("spec.labels", 'Invalid value: "null": spec.labels in body must be of type object: "null"')
+    ]
+
+
+def test_container_schema_is_granular() -> None:
+    assert CONTAINER.map is not None and not CONTAINER.map.atomic
