@@ -113,43 +113,54 @@ def reconcile_with_schema(s: FieldSet, live: Any, t: Type) -> FieldSet | None:
             return node
         members = set(node.members)
         children: dict[PathElement, FieldSet] = {}
-        sd = side(nt, v)
+        m = nt.map
+        lt = nt.list
         for pe, c in node.children.items():
-            ct, cv = _child(nt, sd, v, pe)
+            if pe[0] == FIELD:
+                if m is None:
+                    children[pe] = c
+                    continue
+                f = m.fields.get(pe[1])
+                ct = f.type if f is not None else m.element
+            else:
+                if lt is None:
+                    children[pe] = c
+                    continue
+                ct = lt.item
             if ct is None or ct is DEDUCED:
                 children[pe] = c
                 continue
-            if _atomic_at(ct, cv):
+            atomic = _atomic_at(ct, v, pe)
+            if atomic:
                 changed = True
                 members.add(pe)
                 continue
-            children[pe] = walk(c, cv, ct)
+            children[pe] = walk(c, _MISSING_VALUE if v is _MISSING_VALUE else _child_value(v, pe), ct)
         return FieldSet._node(members, children)
 
     out = walk(s, live, t)
     return out if changed else None
 
 
-def _child(t: Type, sd: int, v: Any, pe: PathElement) -> tuple[Type | None, Any]:
+_MISSING_VALUE: Any = object()
+
+
+def _child_value(v: Any, pe: PathElement) -> Any:
     from ..fieldpath.lookup import MISSING, child_value
 
     cv = child_value(v, pe)
-    if cv is MISSING:
-        cv = None
-    if pe[0] == FIELD and sd == MAP and t.map is not None:
-        f = t.map.fields.get(pe[1])
-        return (f.type if f is not None else t.map.element), cv
-    if pe[0] != FIELD and sd == LIST and t.list is not None:
-        return t.list.item, cv
-    return None, cv
+    return _MISSING_VALUE if cv is MISSING else cv
 
 
-def _atomic_at(t: Type, v: Any) -> bool:
-    s = side(t, v)
-    if s == MAP:
-        assert t.map is not None
-        return t.map.atomic
-    if s == LIST:
-        assert t.list is not None
-        return t.list.relationship == "atomic"
+def _atomic_at(t: Type, parent: Any, pe: PathElement) -> bool:
+    """Is the node below ``pe`` atomic? Only a type with both a map and a list side needs the value."""
+    m, lt = t.map, t.list
+    if m is not None and lt is not None:
+        v = _MISSING_VALUE if parent is _MISSING_VALUE else _child_value(parent, pe)
+        s = side(t, None if v is _MISSING_VALUE else v)
+        return m.atomic if s == MAP else (lt.relationship == "atomic" if s == LIST else False)
+    if m is not None:
+        return m.atomic
+    if lt is not None:
+        return lt.relationship == "atomic"
     return False
