@@ -1,0 +1,220 @@
+"""Offline schemas of the built-in Kubernetes kinds, from the ``kubernetes-validate`` package.
+
+kubernetes-validate ships, per minor version, ``kubernetes-json-schema/v1.XX.0-local/_definitions.json``:
+the cluster OpenAPI as JSON schema (``$defs``), with the ``x-kubernetes-*`` extensions and
+``x-kubernetes-group-version-kind`` kept. It is read as package data (located without importing
+the package, which pulls in jsonschema), parsed once per version and process, and converted to
+merge types lazily, one named type at a time.
+
+Known limitations, compared with the ``/openapi/v3`` documents of a real API server:
+
+* **No schema defaults.** kubernetes-validate drops every OpenAPI ``default`` (its 1.25–1.37
+  ``_definitions.json`` contain none: the only ``"default"`` keys are properties so named), so the
+  default of a list-map key field — ``protocol: TCP`` of ``ContainerPort`` and ``ServicePort`` —
+  is unknown to the data. We put back the key-field defaults the server has (:data:`KEY_DEFAULTS`,
+  from the upstream types' ``+default`` markers) and the zero default that openapi-gen enforces
+  on required non-pointer key fields (``""``, ``0``); no other field gets a default. Only key
+  fields matter for ownership: a missing key field takes its default in the item's key.
+* **No zero objects.** The ``default: {}`` markers of non-pointer struct fields are dropped too,
+  and no OpenAPI says which fields are Go pointers, so ``KindSchema.zero`` (the JSON of the empty
+  Go struct) is left ``None`` here: it has to come from the Go types themselves.
+  ``namespaced`` is ``None`` (unknown) as well.
+* ``IntOrString`` and ``Quantity`` are ``oneOf`` of two scalar types, as in a real OpenAPI v3
+  document; the conversion treats them as kube-openapi does (see :mod:`.openapi`).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import json
+import re
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from .openapi import OBJECT_META, SchemaConverter, kind_index, ref_name, schema_type
+from .types import NO_DEFAULT, GroupVersionKind, KindSchema, Type
+
+PACKAGE = "kubernetes_validate"
+_DATA_DIR = "kubernetes-json-schema"
+_VERSION_DIR = re.compile(r"^v(\d+)\.(\d+)\.0-local$")
+_VERSION_ARG = re.compile(r"^v?(\d+)\.(\d+)(?:\.\d+)?(?:[-+].*)?$")
+
+KEY_DEFAULTS: Mapping[tuple[str, str], Any] = {
+    ("io.k8s.api.core.v1.ContainerPort", "protocol"): "TCP",
+    ("io.k8s.api.core.v1.ServicePort", "protocol"): "TCP",
+    # Optional but non-pointer, with +default="" upstream: imagePullSecrets may hold `{}`.
+    ("io.k8s.api.core.v1.LocalObjectReference", "name"): "",
+}
+"""List-map key fields whose server-side OpenAPI default kubernetes-validate drops."""
+
+_ZERO = {"string": "", "integer": 0, "number": 0, "boolean": False}
+
+
+class BuiltinSchemaError(LookupError):
+    """Offline schemas are not available for what was asked."""
+
+
+class UnknownKubeVersionError(BuiltinSchemaError, ValueError):
+    def __init__(self, requested: str, available: list[str]) -> None:
+        self.requested = requested
+        self.available = available
+        super().__init__(
+            f"no offline schemas for Kubernetes {requested!r}; available versions: "
+            f"{', '.join(available) or 'none'} (from the {PACKAGE} package)"
+        )
+
+
+def _data_root() -> Path:
+    spec = importlib.util.find_spec(PACKAGE)
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    for location in locations:
+        root = Path(location) / _DATA_DIR
+        if root.is_dir():
+            return root
+    raise BuiltinSchemaError(f"the {PACKAGE} package (offline built-in schemas) is not installed")
+
+
+@functools.lru_cache(maxsize=1)
+def _version_dirs() -> dict[str, Path]:
+    found: dict[tuple[int, int], Path] = {}
+    for child in _data_root().iterdir():
+        match = _VERSION_DIR.match(child.name)
+        if match and (child / "_definitions.json").is_file():
+            found[(int(match[1]), int(match[2]))] = child
+    return {f"{major}.{minor}": found[(major, minor)] for major, minor in sorted(found)}
+
+
+def available_versions() -> list[str]:
+    """The Kubernetes minor versions with offline schemas, oldest first (``["1.25", …]``)."""
+    return list(_version_dirs())
+
+
+def newest_version() -> str:
+    versions = available_versions()
+    if not versions:
+        raise BuiltinSchemaError(f"the {PACKAGE} package has no schemas")
+    return versions[-1]
+
+
+def normalize_version(kube_version: str) -> str:
+    """``"v1.36.4"``, ``"1.36"`` … → ``"1.36"``; an unknown or malformed one raises."""
+    match = _VERSION_ARG.match(kube_version.strip())
+    available = available_versions()
+    wanted = f"{int(match[1])}.{int(match[2])}" if match else kube_version
+    if wanted not in available:
+        raise UnknownKubeVersionError(kube_version, available)
+    return wanted
+
+
+@functools.cache
+def _definitions(version: str) -> Mapping[str, Any]:
+    with open(_version_dirs()[version] / "_definitions.json", encoding="utf-8") as f:
+        document = json.load(f)
+    defs = document.get("$defs") if isinstance(document, Mapping) else None
+    if not isinstance(defs, Mapping):
+        raise BuiltinSchemaError(f"{PACKAGE} {version}: _definitions.json has no $defs")
+    return defs
+
+
+def _schema_nodes(definitions: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
+    """Every schema node, reached the way the converter reaches them (not descriptions, enums…)."""
+    stack = [node for node in definitions.values() if isinstance(node, dict)]
+    while stack:
+        node = stack.pop()
+        yield node
+        properties = node.get("properties")
+        if type(properties) is dict:
+            stack.extend(v for v in properties.values() if type(v) is dict)
+        for key in ("items", "additionalProperties"):
+            child = node.get(key)
+            if type(child) is dict:
+                stack.append(child)
+
+
+def _key_fields(definitions: Mapping[str, Any]) -> set[tuple[str, str]]:
+    """``(item definition, key field)`` of every keyed list whose items are a named type."""
+    found: set[tuple[str, str]] = set()
+    for node in _schema_nodes(definitions):
+        items = node.get("items")
+        if type(items) is not dict or not isinstance(items.get("$ref"), str):
+            continue
+        if node.get("x-kubernetes-list-type") == "map":
+            keys = node.get("x-kubernetes-list-map-keys")
+        elif "x-kubernetes-list-type" not in node and node.get("x-kubernetes-patch-strategy") in (
+            "merge",
+            "merge,retainKeys",
+        ):
+            keys = [node.get("x-kubernetes-patch-merge-key")]
+        else:
+            continue
+        item = ref_name(items["$ref"])
+        found.update((item, k) for k in keys or () if isinstance(k, str))
+    return found
+
+
+class BuiltinSchemas:
+    """The built-in kinds of one Kubernetes minor version; types are converted on first use."""
+
+    def __init__(self, version: str, definitions: Mapping[str, Any]) -> None:
+        self.version = version
+        self.source = f"kubernetes-validate {version}"
+        self._definitions = definitions
+        self._index = kind_index(definitions)
+        self._converter: SchemaConverter | None = None
+        self._kinds: dict[GroupVersionKind, KindSchema] = {}
+
+    def _conv(self) -> SchemaConverter:
+        if self._converter is None:
+            key_fields = _key_fields(self._definitions)
+            definitions = self._definitions
+
+            def field_default(definition: str, field: str, prop: Mapping[str, Any]) -> Any:
+                if "default" in prop:
+                    return prop["default"]
+                if (definition, field) not in key_fields:
+                    return NO_DEFAULT
+                if (definition, field) in KEY_DEFAULTS:
+                    return KEY_DEFAULTS[(definition, field)]
+                owner = definitions.get(definition)
+                required = owner.get("required", ()) if isinstance(owner, Mapping) else ()
+                if field in required and "$ref" not in prop:
+                    return _ZERO.get(schema_type(prop), NO_DEFAULT)
+                return NO_DEFAULT
+
+            self._converter = SchemaConverter(definitions, field_default=field_default)
+        return self._converter
+
+    def kinds(self) -> list[GroupVersionKind]:
+        return sorted(self._index, key=lambda g: (g.group, g.version, g.kind))
+
+    def definition_name(self, gvk: GroupVersionKind) -> str | None:
+        return self._index.get(gvk)
+
+    def lookup(self, gvk: GroupVersionKind) -> KindSchema | None:
+        found = self._kinds.get(gvk)
+        if found is None:
+            name = self._index.get(gvk)
+            if name is None:
+                return None
+            found = KindSchema(gvk=gvk, root=self._conv().named(name), source=self.source)
+            self._kinds[gvk] = found
+        return found
+
+    def type(self, name: str) -> Type:
+        """A named definition's type, e.g. ``io.k8s.api.core.v1.PodSpec``."""
+        return self._conv().named(name)
+
+    def object_meta(self) -> Type:
+        return self._conv().named(OBJECT_META)
+
+
+@functools.cache
+def _builtin(version: str) -> BuiltinSchemas:
+    return BuiltinSchemas(version, _definitions(version))
+
+
+def builtin_kinds(kube_version: str | None = None) -> BuiltinSchemas:
+    """The offline schemas for ``kube_version`` (``"1.36"``, ``"v1.36.4"``; default: the newest)."""
+    return _builtin(normalize_version(kube_version) if kube_version else newest_version())
