@@ -151,6 +151,10 @@ class ResourceRules:
     normalize: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     """For built-in kinds: the object as the server's Go types would hold it (zero values of
     non-omitempty fields, non-pointer structs as ``{}``). None for custom resources."""
+    custom_resource: bool = True
+    """Custom resources go through the CRD validator, which refuses nulls the schema does not allow
+    (the only validation the simulation models). Built-in kinds are validated by Go code we do not
+    reproduce."""
 
     @classmethod
     def for_kind(
@@ -158,14 +162,12 @@ class ResourceRules:
         schema: KindSchema,
         status_subresource: bool,
         normalize: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+        custom_resource: bool = True,
     ) -> ResourceRules:
-        if not status_subresource:
-            return cls(schema, {}, normalize)
-        return cls(
-            schema,
-            {"": FieldSet([path_from_fields("status")]), "status": FieldSet([path_from_fields("spec")])},
-            normalize,
-        )
+        reset: dict[str, FieldSet] = {}
+        if status_subresource:
+            reset = {"": FieldSet([path_from_fields("status")]), "status": FieldSet([path_from_fields("spec")])}
+        return cls(schema, reset, normalize, custom_resource)
 
     @property
     def api_version(self) -> str:
@@ -294,7 +296,7 @@ def simulate_apply(
         if rules.normalize is not None:
             result = rules.normalize(result)
         _apply_defaults(result, rules.root)
-        errs = null_errors(result, rules.root)
+        errs = null_errors(result, rules.root) if rules.custom_resource else []
         if errs:
             name = (result.get("metadata") or {}).get("name", "")
             kind = rules.schema.gvk

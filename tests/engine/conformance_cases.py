@@ -45,7 +45,7 @@ def rules_for(case: dict[str, Any]) -> ResourceRules:
     ks = builtin_kinds().lookup(gvk)
     assert ks is not None, gvk
     # built-in kinds with a status subresource reset status on the main endpoint
-    return ResourceRules.for_kind(ks, True)
+    return ResourceRules.for_kind(ks, True, custom_resource=False)
 
 
 @dataclass
