@@ -1,0 +1,140 @@
+"""Turning failures into ``error: <one line>`` on stderr and an exit code, never a traceback.
+
+Exit codes (kubectl's): 0 done; 1 could not do it (bad input file, object not found, RBAC denial,
+server unreachable, managedFields that do not decode); 2 usage error (bad flags or arguments).
+``FIELDOWN_DEBUG=1`` lets exceptions through with their traceback, for bug reports.
+
+Commands wrap their body in :func:`handle_errors`; commands that go on after a failed object
+(partial results) use :func:`describe` and :func:`print_error` for each failure instead.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from collections.abc import Callable
+from typing import ParamSpec, TypeVar
+
+from ..fieldpath import FieldsV1Error, PathSyntaxError
+from ..managedfields import ManagedFieldsError
+
+__all__ = [
+    "DEBUG_ENV",
+    "EXIT_FAILURE",
+    "EXIT_USAGE",
+    "UsageError",
+    "debug_enabled",
+    "describe",
+    "handle_errors",
+    "one_line",
+    "print_error",
+]
+
+DEBUG_ENV = "FIELDOWN_DEBUG"
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+class UsageError(Exception):
+    """Flags or arguments that do not make sense together (exit 2)."""
+
+    exit_code = EXIT_USAGE
+
+
+def debug_enabled() -> bool:
+    return os.environ.get(DEBUG_ENV, "") not in ("", "0", "false", "no")
+
+
+def one_line(text: str) -> str:
+    """Error text on one line: a message spread over lines is unreadable in CI logs and greps."""
+    return " ".join(part.strip() for part in str(text).strip().splitlines() if part.strip())
+
+
+def print_error(message: str) -> None:
+    sys.stderr.write(f"error: {one_line(message)}\n")
+    sys.stderr.flush()
+
+
+def _is_framework_exception(e: BaseException) -> bool:
+    # typer's Exit/Abort and click's usage errors are handled by main.run(), which knows the
+    # command path for the usage hint; typer vendors click, so match by module, not by class
+    module = type(e).__module__
+    return module.startswith(("typer", "click"))
+
+
+def describe(exc: BaseException) -> tuple[str, int] | None:
+    """The one-line message and exit code of a known error, or None for an unexpected one (a bug)."""
+    if isinstance(exc, UsageError):
+        return str(exc), EXIT_USAGE
+    # the cluster layer is imported only when a command talks to a cluster; if it is not loaded,
+    # this cannot be one of its errors
+    kube_errors = sys.modules.get("kubectl_fieldown.kube.errors")
+    if kube_errors is not None and isinstance(exc, kube_errors.KubeError):
+        return str(exc), int(getattr(exc, "exit_code", EXIT_FAILURE))
+    if isinstance(exc, PathSyntaxError):
+        return str(exc), EXIT_USAGE  # paths only ever come from the command line
+    if isinstance(exc, (ManagedFieldsError, FieldsV1Error)):
+        return str(exc), EXIT_FAILURE
+    sources = sys.modules.get("kubectl_fieldown.sources")
+    if sources is not None and isinstance(exc, sources.SourceError):
+        return str(exc), EXIT_FAILURE
+    if isinstance(exc, OSError) and not isinstance(exc, BrokenPipeError):
+        where = f"{exc.filename}: " if exc.filename else ""
+        return f"{where}{exc.strerror or exc}", EXIT_FAILURE
+    if isinstance(exc, KeyboardInterrupt):
+        return "interrupted", EXIT_INTERRUPTED
+    return None
+
+
+def report(exc: BaseException) -> int:
+    """Print ``exc`` as one ``error:`` line and return its exit code."""
+    known = describe(exc)
+    if known is None:
+        message = (
+            f"internal error: {type(exc).__name__}: {exc} "
+            f"(this is a bug; run with {DEBUG_ENV}=1 for a traceback and report it)"
+        )
+        code = EXIT_FAILURE
+    else:
+        message, code = known
+    print_error(message)
+    return code
+
+
+def handle_errors(fn: Callable[P, R]) -> Callable[P, R]:
+    """Run a command body; known errors become ``error: ...`` + exit code (via ``typer.Exit``)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return fn(*args, **kwargs)
+        except BrokenPipeError:
+            # the reader went away (``| head``): nothing left to say to anyone
+            _silence_stdout()
+            raise _exit(EXIT_FAILURE) from None
+        except (Exception, KeyboardInterrupt) as e:
+            if _is_framework_exception(e) or debug_enabled():
+                raise
+            raise _exit(report(e)) from None
+
+    return wrapper
+
+
+def _exit(code: int) -> BaseException:
+    import typer
+
+    return typer.Exit(code)
+
+
+def _silence_stdout() -> None:
+    # Python flushes stdout at exit and would print a BrokenPipeError of its own
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass

@@ -1,0 +1,203 @@
+"""The ``kubectl-fieldown`` entry point: the typer app and :func:`run`.
+
+kubectl runs ``kubectl-fieldown`` from PATH for ``kubectl fieldown ...``, so usage and help say
+``kubectl fieldown``. Shell completion (typer's ``--install-completion``/``--show-completion``)
+is the exception: the shell completes the executable, so there the name is ``kubectl-fieldown``.
+
+Startup is kept small because every ``kubectl fieldown`` pays it: typer is told not to use rich
+for help and errors (rich_markup_mode=None; rich costs ~0.1 s to import and is only loaded by the
+human-readable outputs), command modules import nothing heavy at module level, and plain string,
+list and Enum parameters bypass typer's pydantic-based coercion (see :func:`install_fast_coercion`).
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import sys
+import types
+from collections.abc import Iterator, Sequence
+from typing import Any, Union, get_args, get_origin
+
+import typer
+
+from . import show, version
+from .errors import EXIT_FAILURE, EXIT_USAGE, debug_enabled, one_line, print_error
+
+__all__ = ["PROG_NAME", "app", "main", "run"]
+
+PROG_NAME = "kubectl fieldown"
+EXECUTABLE = "kubectl-fieldown"
+COMPLETE_VAR = "_KUBECTL_FIELDOWN_COMPLETE"
+
+HELP = """See, predict and repair Kubernetes field ownership (server-side apply managedFields).
+
+Every field of an object that someone set through the API has owners (field managers):
+kubectl, helm, controllers, GitOps tools. Their ownership decides who conflicts with whom
+and which fields an apply removes. This plugin makes it visible."""
+
+EPILOG = """\b
+Examples:
+  kubectl fieldown show deployment/web -n prod
+  kubectl fieldown show -i saved.yaml -o blame
+  kubectl fieldown show widgets.example.com -l app=shop -o json
+\b
+Run 'kubectl fieldown COMMAND --help' for the options of a command.
+Set FIELDOWN_DEBUG=1 to get a traceback with errors."""
+
+app = typer.Typer(
+    name=PROG_NAME,
+    help=HELP,
+    epilog=EPILOG,
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
+
+# One line per command module; each module registers its own command(s).
+for _register in (show.register, version.register):
+    _register(app)
+
+
+def _prog_name(args: Sequence[str]) -> str:
+    if os.environ.get(COMPLETE_VAR) or any(a in ("--install-completion", "--show-completion") for a in args):
+        return EXECUTABLE
+    return PROG_NAME
+
+
+def _commands(command: Any) -> Iterator[Any]:
+    yield command
+    for sub in (getattr(command, "commands", None) or {}).values():
+        yield from _commands(sub)
+
+
+def _plain_kind(annotation: Any) -> tuple[str, Any] | None:
+    """("str" | "bool" | "list" | "enum", enum class) for the annotations we coerce ourselves."""
+    origin = get_origin(annotation)
+    if origin is Union or origin is types.UnionType:
+        args = [a for a in get_args(annotation) if a is not type(None)]
+        if len(args) != 1:
+            return None
+        annotation, origin = args[0], get_origin(args[0])
+    if annotation is str:
+        return ("str", None)
+    if annotation is bool:
+        return ("bool", None)
+    if origin is list and get_args(annotation) == (str,):
+        return ("list", None)
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+        return ("enum", annotation)
+    return None
+
+
+def install_fast_coercion(command: Any) -> None:
+    """Coerce ``str``, ``bool``, ``list[str]`` and Enum parameters without pydantic.
+
+    typer >= 0.2x validates every parameter through a pydantic TypeAdapter; importing pydantic and
+    building the adapters costs about 0.3 s, more than the rest of a ``show -i`` run. For these
+    annotations the coercion is trivial (click already hands over strings), so it is done here;
+    every other annotation keeps typer's own coercion. This uses typer internals
+    (``_TyperParameter._runtime_param``); with a typer that lacks them it does nothing.
+    """
+    try:
+        from typer._coercion import RuntimeParam
+    except ImportError:
+        return
+
+    class PlainRuntimeParam(RuntimeParam):
+        def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
+            kind = _plain_kind(self.annotation)
+            assert kind is not None
+            if kind[0] == "str":
+                return value if isinstance(value, str) else str(value)
+            if kind[0] == "bool":
+                if isinstance(value, bool):
+                    return value
+                text = str(value).strip().lower()
+                if text in ("1", "true", "t", "yes", "y", "on"):
+                    return True
+                if text in ("0", "false", "f", "no", "n", "off", ""):
+                    return False
+                raise typer.BadParameter(f"{value!r} is not a valid boolean.", ctx=ctx, param=param)
+            if kind[0] == "list":
+                return [v if isinstance(v, str) else str(v) for v in value]
+            return _enum_member(kind[1], value, bool(getattr(self.parameter_info, "case_sensitive", True)), param,
+                                ctx)
+
+    # the help option is made on first use and cached; make it now (with the names every context
+    # of this app uses) so that it gets the plain coercion too
+    help_names = list((getattr(command, "context_settings", None) or {}).get("help_option_names") or ["--help"])
+    for cmd in _commands(command):
+        params = list(getattr(cmd, "params", ()))
+        help_option = cmd.get_help_option(typer.Context(cmd, help_option_names=help_names))
+        if help_option is not None:
+            params.append(help_option)
+        for param in params:
+            desc = getattr(param, "type_descriptor", None)
+            if desc is None or getattr(param, "_runtime_param", 0) is not None or desc.file_annotation is not None:
+                continue
+            if _plain_kind(desc.annotation) is not None:
+                param._runtime_param = PlainRuntimeParam(parameter_info=desc.parameter_info,
+                                                         annotation=desc.annotation)
+
+
+def _enum_member(cls: type[enum.Enum], value: Any, case_sensitive: bool, param: Any, ctx: Any) -> enum.Enum:
+    if isinstance(value, cls):
+        return value
+    text = str(value)
+    for member in cls:
+        if member.value == text or (not case_sensitive and str(member.value).casefold() == text.casefold()):
+            return member
+    choices = ", ".join(repr(m.value) for m in cls)
+    raise typer.BadParameter(f"{text!r} is not one of {choices}.", ctx=ctx, param=param)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI with ``argv`` (default: ``sys.argv[1:]``) and return the exit code."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    command = typer.main.get_command(app)
+    install_fast_coercion(command)
+    try:
+        rv = command.main(
+            args=args, prog_name=_prog_name(args), complete_var=COMPLETE_VAR, standalone_mode=False
+        )
+    except BrokenPipeError:
+        return EXIT_FAILURE
+    except (Exception, KeyboardInterrupt) as e:
+        code = _framework_error(e)
+        if code is None:
+            if debug_enabled():
+                raise
+            from .errors import report
+
+            return report(e)
+        return code
+    return rv if isinstance(rv, int) else 0
+
+
+def _framework_error(e: BaseException) -> int | None:
+    """Report a typer/click exception (bad flags, missing arguments) like kubectl: one line."""
+    if isinstance(e, KeyboardInterrupt) or type(e).__name__ == "Abort":
+        sys.stderr.write("\n")
+        return 130
+    exit_code = getattr(e, "exit_code", None)
+    format_message = getattr(e, "format_message", None)
+    if not isinstance(exit_code, int) or not callable(format_message):
+        return None
+    message = one_line(str(format_message()))
+    if exit_code == EXIT_USAGE:
+        ctx = getattr(e, "ctx", None)
+        command_path = getattr(ctx, "command_path", PROG_NAME) if ctx is not None else PROG_NAME
+        message = f"{message[:1].lower()}{message[1:]} (see '{command_path} --help')"
+    print_error(message)
+    return exit_code
+
+
+def run() -> None:
+    """The console script ``kubectl-fieldown``."""
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    run()

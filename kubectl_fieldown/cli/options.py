@@ -1,0 +1,164 @@
+"""Option definitions shared by every command, spelled and explained the way kubectl does.
+
+Use them as parameter annotations so that every command has the same flags::
+
+    def conflicts(namespace: options.Namespace = None, kubeconfig: options.Kubeconfig = None, ...)
+
+Cluster selection follows kubectl: ``--kubeconfig`` else ``$KUBECONFIG`` (a ``:``-separated list)
+else ``~/.kube/config``; ``--context`` else the current context; ``-n`` else the context's
+namespace else ``default``. ``$KUBECONFIG`` is read by the cluster layer, not bound here, because
+it may name several files.
+
+:class:`ClusterArgs` carries these to the cluster layer as one value, and
+:func:`cluster_options` turns it into ``kube.client.ClusterOptions`` without importing the
+cluster layer at startup.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+if TYPE_CHECKING:
+    from ..kube.client import ClusterOptions
+
+__all__ = [
+    "AllNamespaces",
+    "ClusterArgs",
+    "Context",
+    "DryRun",
+    "DryRunStrategy",
+    "FieldManager",
+    "Filename",
+    "Kubeconfig",
+    "Namespace",
+    "Recursive",
+    "Selector",
+    "cluster_options",
+    "output_option",
+]
+
+Kubeconfig = Annotated[
+    str | None,
+    typer.Option(
+        "--kubeconfig",
+        metavar="PATH",
+        help="Path to the kubeconfig file to use for CLI requests (default: $KUBECONFIG, else ~/.kube/config).",
+        show_default=False,
+    ),
+]
+
+Context = Annotated[
+    str | None,
+    typer.Option("--context", metavar="NAME", help="The name of the kubeconfig context to use.", show_default=False),
+]
+
+Namespace = Annotated[
+    str | None,
+    typer.Option(
+        "-n",
+        "--namespace",
+        metavar="NAMESPACE",
+        help="If present, the namespace scope for this CLI request.",
+        show_default=False,
+    ),
+]
+
+AllNamespaces = Annotated[
+    bool,
+    typer.Option(
+        "-A",
+        "--all-namespaces",
+        help="If present, list the requested object(s) across all namespaces. "
+        "Namespace in current context is ignored even if specified with --namespace.",
+    ),
+]
+
+Selector = Annotated[
+    str | None,
+    typer.Option(
+        "-l",
+        "--selector",
+        metavar="SELECTOR",
+        help="Selector (label query) to filter on, supports '=', '==', '!=', 'in', 'notin' "
+        "(e.g. -l key1=value1,key2=value2). Matching objects must satisfy all of the specified label constraints.",
+        show_default=False,
+    ),
+]
+
+Filename = Annotated[
+    list[str] | None,
+    typer.Option(
+        "-f",
+        "--filename",
+        metavar="FILE",
+        help="Filename or directory of manifests naming the objects (repeatable); '-' reads stdin.",
+        show_default=False,
+    ),
+]
+
+Recursive = Annotated[
+    bool,
+    typer.Option(
+        "-R",
+        "--recursive",
+        help="Process the directory used in -f, --filename recursively.",
+    ),
+]
+
+
+def field_manager_option(default_help: str) -> Any:
+    """``--field-manager``: the commands that write choose their own default manager name."""
+    return typer.Option(
+        "--field-manager",
+        metavar="NAME",
+        help=f"Name of the manager used to track field ownership. {default_help}".strip(),
+    )
+
+
+FieldManager = Annotated[str, field_manager_option("")]
+
+
+class DryRunStrategy(str, enum.Enum):
+    """kubectl's ``--dry-run`` values: ``server`` sends the request with ``dryRun=All`` (the server
+    runs admission and ownership bookkeeping but stores nothing); ``client`` only prints."""
+
+    none = "none"
+    client = "client"
+    server = "server"
+
+
+DryRun = Annotated[
+    DryRunStrategy,
+    typer.Option(
+        "--dry-run",
+        metavar="none|client|server",
+        help='Must be "none", "server", or "client". If client strategy, only print the object that would be '
+        "sent, without sending it. If server strategy, submit server-side request without persisting the resource.",
+        case_sensitive=False,
+    ),
+]
+
+
+def output_option(help_text: str) -> Any:
+    """``-o/--output``: each command has its own formats (an Enum in its signature)."""
+    return typer.Option("-o", "--output", help=help_text, case_sensitive=False)
+
+
+@dataclass(frozen=True)
+class ClusterArgs:
+    """The cluster-selection flags of one invocation."""
+
+    kubeconfig: str | None = None
+    context: str | None = None
+    namespace: str | None = None
+    all_namespaces: bool = False
+
+
+def cluster_options(args: ClusterArgs) -> ClusterOptions:
+    from ..kube.client import ClusterOptions
+
+    return ClusterOptions(kubeconfig=args.kubeconfig, context=args.context, namespace=args.namespace)

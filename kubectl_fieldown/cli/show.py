@@ -1,0 +1,506 @@
+"""``kubectl fieldown show``: who owns which field of an object.
+
+fetch (live objects, ``-f`` manifests resolved live, or ``-i`` files offline) → decode
+(managedFields) → analyse (owner tree, filters, unowned leaves, redaction) → render. Every object
+that fails is reported on its own ``error:`` line and the others are still shown (exit 1).
+"""
+
+from __future__ import annotations
+
+import enum
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from ..fieldpath import FieldSet, Path, PathElement, field, is_prefix, parse_path
+from ..fieldpath.lookup import MISSING, value_at
+from ..managedfields import ManagedFieldsEntry, ManagedFieldsError, decode_entries
+from ..ownership import OwnedField, build_owner_tree
+from . import options
+from .errors import EXIT_FAILURE, UsageError, describe, handle_errors, print_error
+
+if TYPE_CHECKING:
+    from ..kube.client import ClusterClient
+    from ..kube.discovery import ResourceInfo
+    from ..render.common import ObjectView
+
+__all__ = ["ObjectSource", "ShowOutput", "TimeMode", "build_view", "register", "show", "unowned_leaves"]
+
+
+class ShowOutput(str, enum.Enum):
+    tree = "tree"
+    blame = "blame"
+    table = "table"
+    json = "json"
+    yaml = "yaml"
+
+
+class TimeMode(str, enum.Enum):
+    relative = "relative"
+    full = "full"
+    none = "none"
+
+
+HELP = """Show who owns each field of Kubernetes objects (server-side apply managedFields).
+
+\b
+Objects come from the cluster (TYPE/NAME, TYPE NAME..., TYPE -l SELECTOR, -f FILE)
+or, offline, from a file (-i FILE, -i - for stdin) holding the output of
+'kubectl get -o yaml --show-managed-fields' (YAML or JSON, several documents, kind: List)."""
+
+EPILOG = """\b
+Examples:
+  # Who owns what in a Deployment (a tree with one colour per manager)
+  kubectl fieldown show deployment/web -n prod
+\b
+  # The object's YAML with an owner column, like kubectl-blame
+  kubectl fieldown show deploy web -o blame --time full
+\b
+  # Only what helm and the Argo CD controller own, below .spec
+  kubectl fieldown show deploy/web --manager helm --manager 'argocd*' --path .spec
+\b
+  # Every widget with the label app=shop, as the JSON contract
+  kubectl fieldown show widgets.example.com -l app=shop -o json
+\b
+  # The objects a manifest names, as they are live
+  kubectl fieldown show -f k8s/deployment.yaml -o table
+\b
+  # Offline: saved output, including fields nobody owns (defaulted ones)
+  kubectl get deploy web -o yaml --show-managed-fields > web.yaml
+  kubectl fieldown show -i web.yaml --show-unowned
+  kubectl get deploy web -o json --show-managed-fields | kubectl fieldown show -i - -o json"""
+
+
+# --- analyse (pure) ----------------------------------------------------------------------------
+
+# Paths the API server strips from every manager's set (apimachinery stripmeta.go): never owned by
+# design, so listing them as "unowned" would only be noise.
+UNTRACKED: frozenset[Path] = frozenset(
+    tuple(field(n) for n in p)
+    for p in (
+        ("apiVersion",),
+        ("kind",),
+        ("metadata", "name"),
+        ("metadata", "namespace"),
+        ("metadata", "creationTimestamp"),
+        ("metadata", "selfLink"),
+        ("metadata", "uid"),
+        ("metadata", "clusterName"),
+        ("metadata", "generation"),
+        ("metadata", "managedFields"),
+        ("metadata", "resourceVersion"),
+    )
+)
+
+
+def unowned_leaves(obj: Mapping[str, Any], owned: FieldSet) -> list[OwnedField]:
+    """The set leaves of ``obj`` that no entry owns, in object order.
+
+    A leaf is a scalar, a null, an empty map or list, or a list that nobody owns any part of (without
+    the schema such a list cannot be told apart from an atomic one, so it counts as one leaf).
+    Below an owned node that has nothing owned under it (an atomic value owned whole) nothing is
+    unowned. List items are named the way the server names them (see ``item_elements``)."""
+    from ..render.common import item_elements
+
+    out: list[OwnedField] = []
+
+    def walk(v: Any, path: Path, below: FieldSet) -> None:
+        if path and below.is_empty() and owned.has(path):
+            return
+        if isinstance(v, Mapping) and v:
+            for k, x in v.items():
+                p = (*path, field(k))
+                if p in UNTRACKED:
+                    continue
+                walk(x, p, below.child(field(k)))
+            return
+        if isinstance(v, list) and v and not below.is_empty():
+            for item, pe in zip(v, item_elements(v, below), strict=True):
+                walk(item, (*path, pe), below.child(pe))
+            return
+        if path and not owned.has(path):
+            out.append(OwnedField(path, (), v))
+
+    walk(obj, (), owned)
+    return out
+
+
+def _exists(obj: Mapping[str, Any], owned: FieldSet) -> Callable[[Path, PathElement], bool]:
+    def exists(prefix: Path, pe: PathElement) -> bool:
+        below = owned.descend(prefix)
+        if pe in below.members or pe in below.children:
+            return True
+        return value_at(obj, (*prefix, pe)) is not MISSING
+
+    return exists
+
+
+def build_view(
+    obj: Mapping[str, Any],
+    entries: Sequence[ManagedFieldsEntry],
+    *,
+    managers: Sequence[str] = (),
+    paths: Sequence[str] = (),
+    show_unowned: bool = False,
+    show_secret_values: bool = False,
+    source: str = "",
+) -> ObjectView:
+    """Analyse one decoded object: its owner tree, filtered; unowned leaves; secrets redacted."""
+    from ..render.common import ObjectView, redact_secret
+
+    shown = obj if show_secret_values else redact_secret(obj)
+    tree = build_owner_tree(shown, entries)
+    owned = tree.owned_set()
+    # a dotted path is grouped into field names by what this object has (labels with dots)
+    exists = _exists(shown, owned)
+    prefixes = [parse_path(p, exists=exists) for p in paths]
+    fields = list(tree.filtered(managers, prefixes).fields)
+    if show_unowned and not managers:
+        extra = [f for f in unowned_leaves(shown, owned) if not prefixes or any(is_prefix(p, f.path) for p in prefixes)]
+        if extra:
+            # canonical order is element order along the path, which is tuple order of paths
+            fields = sorted([*fields, *extra], key=lambda f: f.path)
+    md = obj.get("metadata")
+    md = md if isinstance(md, Mapping) else {}
+    ns = md.get("namespace")
+    return ObjectView(
+        api_version=str(obj.get("apiVersion") or ""),
+        kind=str(obj.get("kind") or ""),
+        namespace=str(ns) if ns else None,
+        name=str(md.get("name") or ""),
+        obj=shown,
+        entries=list(entries),
+        fields=fields,
+        owned=owned,
+        source=source,
+    )
+
+
+def object_title(obj: Mapping[str, Any]) -> str:
+    md = obj.get("metadata")
+    md = md if isinstance(md, Mapping) else {}
+    kind = obj.get("kind") or "object"
+    ns = f"{md['namespace']}/" if md.get("namespace") else ""
+    return f"{kind} {ns}{md.get('name') or '<no name>'}"
+
+
+# --- fetch -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ObjectSource:
+    """An object to show, or why it could not be had. ``where`` names it in error messages."""
+
+    where: str
+    obj: Mapping[str, Any] | None = None
+    error: BaseException | None = None
+
+
+def _offline(path: str, recursive: bool) -> Iterator[ObjectSource]:
+    from ..sources import load_sources
+
+    result = load_sources(path, recursive=recursive)
+    errors = {(e.source, e.document): e for e in result.errors}
+    for doc in result.documents:
+        yield ObjectSource(doc.where, doc.obj)
+    for e in errors.values():
+        yield ObjectSource(str(e), error=e)
+
+
+@dataclass(frozen=True)
+class LiveRequest:
+    """What to fetch: ``(type, name)`` pairs, or ``(type, None)`` to list a type."""
+
+    targets: list[tuple[str, str | None]]
+    selector: str | None
+
+
+def parse_live_args(args: Sequence[str], selector: str | None, all_namespaces: bool) -> LiveRequest:
+    """kubectl's argument forms: ``TYPE/NAME ...``, ``TYPE[,TYPE] [NAME ...]``, ``TYPE -l SEL``."""
+    if not args:
+        raise UsageError(
+            "you must specify the type of resource to get, e.g. 'deployment/web', 'widgets NAME' or '-i FILE'"
+        )
+    slashed = [a for a in args if "/" in a]
+    targets: list[tuple[str, str | None]] = []
+    if slashed:
+        if len(slashed) != len(args):
+            raise UsageError(
+                "there is no need to specify a resource type as a separate argument when passing arguments "
+                "in resource/name form (e.g. 'kubectl fieldown show resource/<resource_name>' instead of "
+                "'kubectl fieldown show resource resource/<resource_name>')"
+            )
+        for a in args:
+            typ, _, name = a.partition("/")
+            if not typ or not name or "/" in name:
+                raise UsageError(f"arguments in resource/name form must have a single resource and name: {a!r}")
+            targets.append((typ, name))
+    else:
+        types = [t for t in args[0].split(",") if t]
+        if not types:
+            raise UsageError(f"invalid resource type {args[0]!r}")
+        names = list(args[1:])
+        if names:
+            targets = [(t, n) for t in types for n in names]
+        else:
+            targets = [(t, None) for t in types]
+    if selector is not None and any(n is not None for _, n in targets):
+        raise UsageError("name cannot be provided when a selector is specified")
+    if all_namespaces and any(n is not None for _, n in targets):
+        raise UsageError("a resource cannot be retrieved by name across all namespaces")
+    return LiveRequest(targets, selector)
+
+
+def _is_fatal(e: BaseException) -> bool:
+    """Errors that every further request would repeat: stop instead of printing them N times."""
+    from ..kube.errors import ConfigError, Unauthorized, Unreachable
+
+    return isinstance(e, (ConfigError, Unauthorized, Unreachable))
+
+
+def _live(request: LiveRequest, cluster: options.ClusterArgs) -> Iterator[ObjectSource]:
+    from ..kube.client import ALL_NAMESPACES, ClusterClient
+    from ..kube.errors import KubeError
+
+    client = ClusterClient(options.cluster_options(cluster))
+    try:
+        resolved: dict[str, ResourceInfo] = {}
+        for typ, name in request.targets:
+            label = f"{typ}/{name}" if name else typ
+            try:
+                res = resolved.get(typ)
+                if res is None:
+                    res = resolved[typ] = client.discovery.resolve(typ)
+                if name is not None:
+                    yield ObjectSource(label, client.get(res, name, cluster.namespace))
+                    continue
+                ns = ALL_NAMESPACES if cluster.all_namespaces else cluster.namespace
+                items = client.list(res, ns, label_selector=request.selector)
+                if not items:
+                    where = "" if not res.namespaced or cluster.all_namespaces else \
+                        f" in namespace {cluster.namespace or client.default_namespace!r}"
+                    sel = f" matching {request.selector!r}" if request.selector else ""
+                    sys.stderr.write(f"No {res.group_resource} found{where}{sel}.\n")
+                for item in items:
+                    yield ObjectSource(label, item)
+            except KubeError as e:
+                if _is_fatal(e):
+                    raise
+                yield ObjectSource(label, error=e)
+    finally:
+        client.close()
+
+
+def _manifests(paths: Sequence[str], recursive: bool, cluster: options.ClusterArgs) -> Iterator[ObjectSource]:
+    """The live objects that the manifests in ``paths`` name (apiVersion, kind, name, namespace)."""
+    from ..kube.client import ClusterClient
+    from ..kube.errors import KubeError
+    from ..sources import SourceError, load_sources
+
+    client: ClusterClient | None = None
+    try:
+        for path in paths:
+            result = load_sources(path, recursive=recursive)
+            for e in result.errors:
+                yield ObjectSource(str(e), error=e)
+            for doc in result.documents:
+                md = doc.obj.get("metadata")
+                md = md if isinstance(md, Mapping) else {}
+                api_version, kind, name = doc.obj.get("apiVersion"), doc.obj.get("kind"), md.get("name")
+                required = (("apiVersion", api_version), ("kind", kind), ("metadata.name", name))
+                missing = [k for k, v in required if not v]
+                if missing:
+                    reason = f"cannot name a live object without {' and '.join(missing)}"
+                    yield ObjectSource(doc.where, error=SourceError(doc.source, reason, doc.document, doc.item))
+                    continue
+                if client is None:
+                    client = ClusterClient(options.cluster_options(cluster))
+                try:
+                    res = client.discovery.resolve_kind(str(api_version), str(kind))
+                    ns = md.get("namespace") or cluster.namespace
+                    yield ObjectSource(doc.where, client.get(res, str(name), str(ns) if ns else None))
+                except KubeError as e:
+                    if _is_fatal(e):
+                        raise
+                    yield ObjectSource(doc.where, error=_Located(doc.where, e))
+    finally:
+        if client is not None:
+            client.close()
+
+
+class _Located(Exception):
+    """An error of one manifest document, prefixed with where the document is."""
+
+    def __init__(self, where: str, error: BaseException) -> None:
+        self.error = error
+        super().__init__(f"{where}: {error}")
+
+
+# --- render ------------------------------------------------------------------------------------
+
+
+def _render(views: Sequence[ObjectView], output: ShowOutput, time_mode: TimeMode) -> None:
+    out = sys.stdout
+    if output is ShowOutput.json:
+        from ..render.jsonout import render_json
+
+        render_json(views, out)
+    elif output is ShowOutput.yaml:
+        from ..render.jsonout import render_yaml
+
+        render_yaml(views, out)
+    elif output is ShowOutput.table:
+        from ..render.table import render_table
+
+        render_table(views, out)
+    elif output is ShowOutput.blame:
+        from ..render.blame import render_blame
+
+        render_blame(views, out, time_mode=time_mode.value)
+    else:
+        from ..render.tree import render_tree
+
+        render_tree(views, out, time_mode=time_mode.value)
+    out.flush()
+
+
+# --- the command -------------------------------------------------------------------------------
+
+
+@handle_errors
+def show(
+    resources: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="[TYPE[.GROUP]/NAME | TYPE[.GROUP] [NAME]]",
+            help="Live objects: TYPE/NAME ..., or TYPE followed by names (none: every object of TYPE). "
+            "TYPE is resolved like kubectl: plural, singular, short name, kind or TYPE.GROUP (widgets.example.com).",
+            show_default=False,
+        ),
+    ] = None,
+    filename: options.Filename = None,
+    recursive: options.Recursive = False,
+    input_file: Annotated[
+        str | None,
+        typer.Option(
+            "-i",
+            "--input",
+            metavar="FILE|-",
+            help="Offline: read the objects from FILE or a directory ('-' is stdin) instead of the cluster: "
+            "YAML or JSON, several documents, kind: List, as 'kubectl get -o yaml --show-managed-fields' prints them.",
+            show_default=False,
+        ),
+    ] = None,
+    output: Annotated[
+        ShowOutput,
+        options.output_option("Output format: tree (default), blame (the YAML with an owner column), "
+                              "table (path, owners, value), json or yaml (the documented contract)."),
+    ] = ShowOutput.tree,
+    manager: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--manager",
+            metavar="GLOB",
+            help="Only fields owned by a manager matching GLOB (repeatable; shell-style: 'kubectl*'). "
+            "Co-owners of a matching field are still shown.",
+            show_default=False,
+        ),
+    ] = None,
+    path: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--path",
+            metavar="PREFIX",
+            help="Only fields at or below PREFIX, in the API server's path syntax "
+            "(.spec.template.spec.containers[name=\"web\"], .metadata.labels.app.kubernetes.io/name). Repeatable.",
+            show_default=False,
+        ),
+    ] = None,
+    show_unowned: Annotated[
+        bool,
+        typer.Option("--show-unowned", help="Also list set fields that nobody owns (defaulted fields, for instance)."),
+    ] = False,
+    show_secret_values: Annotated[
+        bool,
+        typer.Option(
+            "--show-secret-values",
+            help="Show the values of a Secret's data, stringData and last-applied annotation instead of <redacted>.",
+        ),
+    ] = False,
+    time: Annotated[
+        TimeMode,
+        typer.Option(
+            "--time",
+            help="How to show when an entry last changed: relative (5m, 3d), full (RFC 3339) or none.",
+            case_sensitive=False,
+        ),
+    ] = TimeMode.relative,
+    namespace: options.Namespace = None,
+    all_namespaces: options.AllNamespaces = False,
+    selector: options.Selector = None,
+    kubeconfig: options.Kubeconfig = None,
+    context: options.Context = None,
+) -> None:
+    args = list(resources or ())
+    managers = list(manager or ())
+    paths = list(path or ())
+    for p in paths:
+        parse_path(p)  # syntax errors are usage errors, before anything is fetched
+    cluster = options.ClusterArgs(kubeconfig, context, namespace, all_namespaces)
+
+    sources: Iterator[ObjectSource]
+    if input_file is not None:
+        if args or filename:
+            raise UsageError("-i reads objects from a file: do not name objects or pass -f as well")
+        if selector is not None or all_namespaces or namespace is not None:
+            raise UsageError("-n, -A and -l select live objects; they cannot be used with -i")
+        sources = _offline(input_file, recursive)
+    elif filename:
+        if args:
+            raise UsageError(
+                "when paths, URLs, or stdin is provided as input, you may not specify resource arguments as well"
+            )
+        if selector is not None:
+            raise UsageError("-l cannot be used with -f: the manifests name the objects")
+        sources = _manifests(filename, recursive, cluster)
+    else:
+        sources = _live(parse_live_args(args, selector, all_namespaces), cluster)
+
+    views: list[ObjectView] = []
+    failures: list[BaseException] = []
+    for src in sources:
+        if src.error is not None:
+            failures.append(src.error)
+            continue
+        assert src.obj is not None
+        md = src.obj.get("metadata")
+        try:
+            entries = decode_entries(md.get("managedFields") if isinstance(md, Mapping) else None)
+            views.append(
+                build_view(
+                    src.obj,
+                    entries,
+                    managers=managers,
+                    paths=paths,
+                    show_unowned=show_unowned,
+                    show_secret_values=show_secret_values,
+                    source=src.where,
+                )
+            )
+        except ManagedFieldsError as e:
+            failures.append(_Located(f"{src.where}: {object_title(src.obj)}", e))
+
+    if views or output in (ShowOutput.json, ShowOutput.yaml):
+        # JSON and YAML always print a document, so that `| jq` sees {"items": []} rather than nothing
+        _render(views, output, time)
+    for f in failures:
+        print_error(str(f) if isinstance(f, _Located) else (describe(f) or (str(f), EXIT_FAILURE))[0])
+    if failures:
+        raise typer.Exit(EXIT_FAILURE)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("show", help=HELP, epilog=EPILOG, no_args_is_help=False)(show)

@@ -1,0 +1,401 @@
+"""What every renderer shares: the view model, manager colours, ages, owner labels, redaction.
+
+Renderers take :class:`ObjectView` objects that the command has already filtered and redacted;
+they never decode managedFields or look at files or the cluster (fetch → decode → analyse →
+render). ``rich`` is imported only by :func:`make_console`, so the JSON and YAML outputs never pay
+for it.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import re
+import sys
+import zlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TextIO
+
+from ..fieldpath import FIELD, INDEX, KEY, VALUE, FieldSet, Path, PathElement, element_string, key, set_value
+from ..fieldpath.element import index
+from ..fieldpath.lookup import MISSING
+from ..managedfields import LAST_APPLIED_ANNOTATION, ManagedFieldsEntry, parse_time
+from ..ownership import OwnedField, Owner
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.text import Text
+
+__all__ = [
+    "MISSING",
+    "REDACTED",
+    "ManagerColours",
+    "ObjectView",
+    "display_value",
+    "element_label",
+    "format_time",
+    "human_duration",
+    "item_elements",
+    "make_console",
+    "owner_label",
+    "redact_secret",
+]
+
+REDACTED = "<redacted>"
+
+TIME_RELATIVE = "relative"
+TIME_FULL = "full"
+TIME_NONE = "none"
+TIME_MODES = (TIME_RELATIVE, TIME_FULL, TIME_NONE)
+
+
+@dataclass
+class ObjectView:
+    """One object ready to render.
+
+    ``obj`` is the object as it should be shown (already redacted); ``entries`` are all of its
+    managedFields entries (filters never hide a manager from the legend); ``fields`` are the rows
+    to show, in canonical order — owned paths, plus unowned leaves (``owners == ()``) when asked
+    for; ``owned`` is the union of every entry's set, which renderers need to name list items the
+    way the server does."""
+
+    api_version: str
+    kind: str
+    namespace: str | None
+    name: str
+    obj: Mapping[str, Any]
+    entries: list[ManagedFieldsEntry]
+    fields: list[OwnedField]
+    owned: FieldSet = field(default_factory=FieldSet)
+    source: str = ""
+
+    @property
+    def title(self) -> str:
+        ns = f"{self.namespace}/" if self.namespace else ""
+        return f"{self.kind} {ns}{self.name}"
+
+
+# --- secrets -----------------------------------------------------------------------------------
+
+
+def is_secret(obj: Mapping[str, Any]) -> bool:
+    return obj.get("kind") == "Secret"
+
+
+def redact_secret(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A copy of a Secret with every ``data``/``stringData`` value and the last-applied annotation
+    replaced by ``<redacted>``; any other object is returned as is.
+
+    Keys stay visible: they are what ownership is about, and FieldsV1 shows them anyway."""
+    if not is_secret(obj):
+        return obj
+    out = dict(obj)
+    for section in ("data", "stringData"):
+        v = out.get(section)
+        if isinstance(v, Mapping):
+            out[section] = {k: (None if x is None else REDACTED) for k, x in v.items()}
+        elif v is not None:
+            out[section] = REDACTED
+    md = out.get("metadata")
+    if isinstance(md, Mapping):
+        ann = md.get("annotations")
+        if isinstance(ann, Mapping) and LAST_APPLIED_ANNOTATION in ann:
+            md = dict(md)
+            md["annotations"] = {k: (REDACTED if k == LAST_APPLIED_ANNOTATION else x) for k, x in ann.items()}
+            out["metadata"] = md
+    return out
+
+
+# --- owners, colours and times -----------------------------------------------------------------
+
+
+class ManagerColours:
+    """One colour per manager name, the same one every run.
+
+    The preferred slot comes from a hash of the name (so ``helm`` is always the same colour);
+    when two managers of one invocation collide, the later one takes the next free slot so that
+    the colours on screen stay distinct as long as the palette lasts."""
+
+    PALETTE = (
+        "cyan",
+        "magenta",
+        "green",
+        "yellow",
+        "blue",
+        "red",
+        "bright_cyan",
+        "bright_magenta",
+        "bright_green",
+        "dark_orange",
+        "medium_purple1",
+        "deep_pink3",
+        "chartreuse3",
+        "steel_blue1",
+        "gold3",
+        "turquoise2",
+    )
+
+    def __init__(self) -> None:
+        self._by_manager: dict[str, str] = {}
+
+    def assign(self, managers: Sequence[str]) -> None:
+        """Fix the colours of ``managers`` in this order (call with the legend order first)."""
+        for m in managers:
+            self.get(m)
+
+    def get(self, manager: str) -> str:
+        colour = self._by_manager.get(manager)
+        if colour is not None:
+            return colour
+        n = len(self.PALETTE)
+        start = zlib.crc32(manager.encode("utf-8")) % n
+        used = set(self._by_manager.values())
+        for i in range(n):
+            candidate = self.PALETTE[(start + i) % n]
+            if candidate not in used:
+                colour = candidate
+                break
+        else:
+            colour = self.PALETTE[start]
+        self._by_manager[manager] = colour
+        return colour
+
+
+def owner_label(owner: Owner | ManagedFieldsEntry, entries: Sequence[ManagedFieldsEntry]) -> str:
+    """The manager name, qualified only as much as needed to tell its entries apart.
+
+    ``kubectl`` alone when there is one kubectl entry; ``kubectl (Update, scale)`` next to a
+    ``kubectl`` Apply entry. A subresource is always shown: writing through ``scale`` or
+    ``status`` is what makes such entries surprising."""
+    manager, operation, subresource = owner.manager, owner.operation, owner.subresource
+    api_version = owner.api_version
+    quals: list[str] = []
+    same_name = [e for e in entries if e.manager == manager]
+    if any(e.operation != operation for e in same_name):
+        quals.append(operation)
+    if subresource:
+        quals.append(subresource)
+    if any(
+        e.operation == operation and e.subresource == subresource and e.api_version != api_version for e in same_name
+    ):
+        quals.append(api_version)
+    return manager + (f" ({', '.join(quals)})" if quals else "")
+
+
+def human_duration(seconds: float) -> str:
+    """kubectl's ``duration.HumanDuration`` (what the AGE column prints): 45s, 5m, 3h20m, 3d, 2y."""
+    s = int(seconds)
+    if s < -1:
+        return "<invalid>"
+    if s < 0:
+        return "0s"
+    if s < 120:
+        return f"{s}s"
+    minutes = s // 60
+    if minutes < 10:
+        sec = s % 60
+        return f"{minutes}m" if sec == 0 else f"{minutes}m{sec}s"
+    if minutes < 180:
+        return f"{minutes}m"
+    hours = s // 3600
+    if hours < 8:
+        m = (s // 60) % 60
+        return f"{hours}h" if m == 0 else f"{hours}h{m}m"
+    if hours < 48:
+        return f"{hours}h"
+    if hours < 24 * 8:
+        h = hours % 24
+        return f"{hours // 24}d" if h == 0 else f"{hours // 24}d{h}h"
+    if hours < 24 * 365 * 2:
+        return f"{hours // 24}d"
+    if hours < 24 * 365 * 8:
+        dy = (hours // 24) % 365
+        return f"{hours // 24 // 365}y" if dy == 0 else f"{hours // 24 // 365}y{dy}d"
+    return f"{hours // 24 // 365}y"
+
+
+def now_utc() -> _dt.datetime:
+    return _dt.datetime.now(_dt.timezone.utc)
+
+
+def format_time(t: str | None, mode: str, now: _dt.datetime | None = None) -> str:
+    """An entry time for humans: ``5m`` (relative), the RFC 3339 text (full) or nothing (none).
+
+    ``-`` when the entry has no time: the server leaves it out, e.g. for ``kubectl scale``."""
+    if mode == TIME_NONE:
+        return ""
+    if not t:
+        return "-"
+    if mode == TIME_FULL:
+        return t
+    unix = parse_time(t)
+    if unix == 0:
+        return t  # not RFC 3339: show what is there rather than guess
+    return human_duration((now or now_utc()).timestamp() - unix)
+
+
+def latest_time(owners: Sequence[Owner], entries: Sequence[ManagedFieldsEntry]) -> str | None:
+    """The newest time among the owners' entries (who touched this last)."""
+    best: str | None = None
+    best_unix = -1
+    for o in owners:
+        t = entries[o.entry_index].time if 0 <= o.entry_index < len(entries) else None
+        if t and parse_time(t) > best_unix:
+            best, best_unix = t, parse_time(t)
+    return best
+
+
+# --- values and path elements ------------------------------------------------------------------
+
+
+def display_value(v: Any, limit: int = 80) -> str:
+    """A value on one line: scalars bare (strings JSON-quoted only when ambiguous), containers as
+    compact JSON; cut at ``limit`` characters with an ellipsis."""
+    if v is MISSING:
+        return ""
+    if isinstance(v, str):
+        text = v if _bare_ok(v) else json.dumps(v, ensure_ascii=False)
+    elif v is None:
+        text = "null"
+    elif isinstance(v, bool):
+        text = "true" if v else "false"
+    elif isinstance(v, (int, float)):
+        text = json.dumps(v)
+    else:
+        text = json.dumps(v, separators=(",", ":"), ensure_ascii=False)
+    if "\n" in text:
+        text = text.replace("\n", "\\n")
+    if limit and len(text) > limit:
+        text = text[: max(limit - 1, 1)] + "…"
+    return text
+
+
+_NUMBER = re.compile(r"[-+]?(\.\d+|\d+(\.\d*)?)([eE][-+]?\d+)?")
+
+
+def _bare_ok(s: str) -> bool:
+    """Can a string be shown without quotes and still not be mistaken for a number, bool or null?"""
+    if not s or s.strip() != s or "\n" in s or s.startswith(('"', "{", "[")):
+        return False
+    return s not in ("true", "false", "null") and not _NUMBER.fullmatch(s)
+
+
+def element_label(pe: PathElement) -> str:
+    """How a path element is named in a tree: a field by its name, list items as in path strings."""
+    if pe[0] == FIELD:
+        return str(pe[1])
+    return element_string(pe)
+
+
+def item_elements(items: Sequence[Any], owned_below: FieldSet) -> list[PathElement]:
+    """The path element of each item of a list, as the server would name it.
+
+    Without the schema, the owned set says what kind of list this is: items owned as
+    ``k:{...}`` make it a list-map (the key names are read from those elements), ``v:...`` a set;
+    anything else is named by index, which is how an atomic list's items would be addressed."""
+    elements = set(owned_below.members) | set(owned_below.children)
+    key_names: set[str] = set()
+    is_set = False
+    for element in elements:
+        if element[0] == KEY:
+            key_names.update(n for n, _ in element[1])
+        elif element[0] == VALUE:
+            is_set = True
+    out: list[PathElement] = []
+    for i, item in enumerate(items):
+        pe: PathElement = index(i)
+        if key_names and isinstance(item, Mapping):
+            fields = {n: item[n] for n in sorted(key_names) if n in item}
+            if fields:
+                try:
+                    pe = key(fields)
+                except ValueError:
+                    pe = index(i)
+        elif is_set and not isinstance(item, (Mapping, list)):
+            pe = set_value(item)
+        out.append(pe)
+    return out
+
+
+def child_path(parent: Path, pe: PathElement) -> Path:
+    return (*parent, pe)
+
+
+def is_index(pe: PathElement) -> bool:
+    return bool(pe[0] == INDEX)
+
+
+def columns(rows: Sequence[Sequence[Text]], gap: str = "   ", right: frozenset[int] = frozenset()) -> list[Text]:
+    """Lay out styled cells in kubectl's borderless columns: left-aligned (``right``: the column
+    indexes to right-align), separated by ``gap``, no trailing blanks."""
+    from rich.text import Text
+
+    if not rows:
+        return []
+    n = max(len(r) for r in rows)
+    widths = [max((r[i].cell_len for r in rows if i < len(r)), default=0) for i in range(n)]
+    lines: list[Text] = []
+    for r in rows:
+        line = Text()
+        for i, cell in enumerate(r):
+            pad = " " * (widths[i] - cell.cell_len)
+            if i:
+                line.append(gap)
+            if i in right:
+                line.append(pad)
+                line.append_text(cell)
+            else:
+                line.append_text(cell)
+                line.append(pad)
+        line.rstrip()
+        lines.append(line)
+    return lines
+
+
+def print_lines(console: Console, lines: Sequence[Text]) -> None:
+    """Print many lines in one go: rich's per-call overhead dominates when printing line by line."""
+    from rich.text import Text
+
+    console.print(Text("\n").join(lines), soft_wrap=True)
+
+
+# --- console -----------------------------------------------------------------------------------
+
+
+def colour_enabled(stream: TextIO) -> bool:
+    """Colour when writing to a terminal; NO_COLOR (https://no-color.org) always wins, FORCE_COLOR
+    turns it on for pipes (CI logs, ``less -R``)."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def make_console(stream: TextIO | None = None) -> Console:
+    """A rich console for human output. Off a terminal it never wraps: the lines end up in files
+    and greps, where a wrapped path is a broken path."""
+    from rich.console import Console
+
+    out = stream if stream is not None else sys.stdout
+    colour = colour_enabled(out)
+    try:
+        tty = out.isatty()
+    except (AttributeError, ValueError):
+        tty = False
+    return Console(
+        file=out,
+        color_system="auto" if colour else None,
+        force_terminal=colour if colour else None,
+        no_color=not colour,
+        highlight=False,
+        emoji=False,
+        markup=False,
+        width=None if tty else 10_000,
+        soft_wrap=not tty,
+    )

@@ -1,0 +1,169 @@
+"""``-o tree`` (the default): the owned part of an object as a tree, each owned node labelled with
+its owners in their colours, and a legend of the managedFields entries underneath.
+
+Only owned paths and the nodes that lead to them are drawn (plus unowned leaves with
+``--show-unowned``): the tree answers "who owns what", and the full object is one ``kubectl get``
+away.
+
+The guides are drawn here and the whole tree is printed as one rich ``Text``: ``rich.tree.Tree``
+renders every node through the full console pipeline, which took ~60 ms for a 10-manager
+Deployment — a quarter of the time budget of the whole command. Long lines are not re-wrapped
+under their guides; values are cut at :data:`LEAF_VALUE_WIDTH` instead.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, TextIO
+
+from ..fieldpath import PathElement
+from ..fieldpath.lookup import MISSING
+from ..ownership import OwnedField
+from .common import (
+    TIME_NONE,
+    TIME_RELATIVE,
+    ManagerColours,
+    ObjectView,
+    columns,
+    display_value,
+    element_label,
+    format_time,
+    make_console,
+    owner_label,
+    print_lines,
+)
+
+if TYPE_CHECKING:
+    from rich.text import Text
+
+__all__ = ["legend", "object_tree", "render_tree"]
+
+LEAF_VALUE_WIDTH = 60
+BRANCH, LAST, PIPE, SPACE = "├── ", "└── ", "│   ", "    "
+
+
+@dataclass
+class _Node:
+    owned: OwnedField | None = None
+    children: dict[PathElement, _Node] = field(default_factory=dict)
+
+
+def _trie(fields: Sequence[OwnedField]) -> _Node:
+    root = _Node()
+    for f in fields:
+        node = root
+        for pe in f.path:
+            nxt = node.children.get(pe)
+            if nxt is None:
+                nxt = node.children[pe] = _Node()
+            node = nxt
+        node.owned = f
+    return root
+
+
+def render_tree(
+    views: Sequence[ObjectView],
+    out: TextIO,
+    colours: ManagerColours | None = None,
+    now: _dt.datetime | None = None,
+    time_mode: str = TIME_RELATIVE,
+) -> None:
+    from rich.text import Text
+
+    console = make_console(out)
+    colours = colours or ManagerColours()
+    lines: list[Text] = []
+    for n, view in enumerate(views):
+        if n:
+            lines.append(Text())
+        colours.assign([e.manager for e in view.entries])
+        lines.extend(object_tree(view, colours))
+        if view.entries:
+            lines.extend(legend(view, colours, now, time_mode, swatch=console.color_system is not None))
+    print_lines(console, lines)
+
+
+def object_tree(view: ObjectView, colours: ManagerColours) -> list[Text]:
+    """The tree as lines: the object's kind and name, then one line per node."""
+    from rich.text import Text
+
+    lines = [Text(view.title, style="bold")]
+    if not view.entries:
+        lines.append(Text(LAST) + Text("no managedFields: nothing is owned", style="dim"))
+    elif not view.fields:
+        lines.append(Text(LAST) + Text("no fields match the filters", style="dim"))
+    else:
+        _add_children(lines, _trie(view.fields), "", view, colours)
+    return lines
+
+
+def _add_children(lines: list[Text], node: _Node, prefix: str, view: ObjectView, colours: ManagerColours) -> None:
+    from rich.text import Text
+
+    last_index = len(node.children) - 1
+    for i, (pe, child) in enumerate(node.children.items()):
+        last = i == last_index
+        line = Text(prefix + (LAST if last else BRANCH), style="dim")
+        line.append_text(_label(pe, child, view, colours))
+        lines.append(line)
+        _add_children(lines, child, prefix + (SPACE if last else PIPE), view, colours)
+
+
+def _label(pe: PathElement, node: _Node, view: ObjectView, colours: ManagerColours) -> Text:
+    from rich.text import Text
+
+    text = Text(element_label(pe))
+    f = node.owned
+    if f is None:
+        return text
+    if not node.children:
+        if f.value is MISSING:
+            text.append("  (not set)", style="dim")
+        else:
+            text.append(": ")
+            text.append(display_value(f.value, LEAF_VALUE_WIDTH))
+    if not f.owners:
+        text.append("  (unowned)", style="dim italic")
+        return text
+    text.append("  ← ", style="dim")
+    for i, o in enumerate(f.owners):
+        if i:
+            text.append(", ")
+        text.append(owner_label(o, view.entries), style=f"bold {colours.get(o.manager)}")
+    return text
+
+
+def legend(
+    view: ObjectView,
+    colours: ManagerColours,
+    now: _dt.datetime | None = None,
+    time_mode: str = TIME_RELATIVE,
+    swatch: bool = True,
+) -> list[Text]:
+    """One row per managedFields entry: who, how (operation, subresource), which apiVersion, when,
+    and how many paths it owns."""
+    from rich.text import Text
+
+    titles = ["MANAGER", "OPERATION", "SUBRESOURCE", "API VERSION"]
+    if time_mode != TIME_NONE:
+        titles.append("AGE" if time_mode == TIME_RELATIVE else "TIME")
+    titles.append("FIELDS")
+    # a coloured block ties legend rows to tree labels; without colour it would only be noise
+    lead = [Text(" ")] if swatch else []
+    rows: list[list[Text]] = [lead + [Text(t, style="bold") for t in titles]]
+    for e in view.entries:
+        colour = colours.get(e.manager)
+        row = [Text("■", style=colour)] if swatch else []
+        row += [
+            Text(owner_label(e, view.entries), style=f"bold {colour}"),
+            Text(e.operation),
+            Text(e.subresource or "-"),
+            Text(e.api_version),
+        ]
+        if time_mode != TIME_NONE:
+            row.append(Text(format_time(e.time, time_mode, now)))
+        row.append(Text(str(len(e.fields))))
+        rows.append(row)
+    return [Text(), *columns(rows, gap="  ", right=frozenset({len(rows[0]) - 1}))]
