@@ -164,3 +164,69 @@ def _atomic_at(t: Type, parent: Any, pe: PathElement) -> bool:
     if lt is not None:
         return lt.relationship == "atomic"
     return False
+
+
+def extract_owned(v: Any, owned: FieldSet, t: Type) -> Any:
+    """The part of ``v`` that a set owns, with its current values: a manifest that would own it.
+
+    A member with children keeps only its owned children; a member without children keeps its
+    whole value when that value is owned as one path (scalar, atomic, null, empty), else the empty
+    container (an applier that owns ``labels`` but none of its keys applied ``labels: {}``).
+    """
+    s = side(t, v)
+    if s == MAP and type(v) is dict and t.map is not None and not t.map.atomic:
+        m = t.map
+        out: dict[str, Any] = {}
+        for k, x in v.items():
+            pe = (FIELD, k)
+            f = m.fields.get(k)
+            ct = f.type if f is not None else (m.element if m.element is not None else DEDUCED)
+            sub = owned.children.get(pe)
+            if sub is not None and not _owned_whole(x, ct):
+                out[k] = extract_owned(x, sub, ct)
+            elif pe in owned.members or sub is not None:
+                out[k] = x if _owned_whole(x, ct) else _empty_like(x)
+        return out
+    if s == LIST and type(v) is list and t.list is not None and t.list.relationship != "atomic":
+        lt = t.list
+        items: list[Any] = []
+        for item in v:
+            try:
+                pe = item_element(lt, item)
+            except ItemError:
+                continue
+            sub = owned.children.get(pe)
+            if sub is not None and not _owned_whole(item, lt.item):
+                items.append(_with_keys(extract_owned(item, sub, lt.item), item, lt.keys))
+            elif pe in owned.members:
+                items.append(item if _owned_whole(item, lt.item) else _with_keys({}, item, lt.keys))
+        return items
+    return v
+
+
+def _owned_whole(v: Any, t: Type) -> bool:
+    s = side(t, v)
+    if s == MAP:
+        assert t.map is not None
+        return t.map.atomic or type(v) is not dict or not v
+    if s == LIST:
+        assert t.list is not None
+        return t.list.relationship == "atomic" or type(v) is not list or not v
+    return True
+
+
+def _empty_like(v: Any) -> Any:
+    if type(v) is dict:
+        return {}
+    if type(v) is list:
+        return []
+    return v
+
+
+def _with_keys(out: Any, item: Any, keys: tuple[str, ...]) -> Any:
+    """An extracted list-map item always carries its key fields, or it could not be applied."""
+    if type(out) is dict and type(item) is dict:
+        for k in keys:
+            if k in item and k not in out:
+                out[k] = item[k]
+    return out
