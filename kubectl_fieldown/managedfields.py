@@ -14,7 +14,7 @@ from typing import Any
 
 from .fieldpath import CANONICAL, FieldSet, FieldsV1Error, decode_fields_v1, fields_v1_object
 from .fieldpath.fieldsv1 import encode as _encode_fields
-from .value import go_json_string_html
+from .value import go_json_string_html, go_quote
 
 APPLY = "Apply"
 UPDATE = "Update"
@@ -63,10 +63,10 @@ class ManagerIdentity:
         return "{" + ",".join(parts) + "}"
 
     def describe(self) -> str:
-        """The manager as the server prints it in conflict messages."""
-        out = go_json_string_html(self.manager)
+        """The manager as the server prints it in conflict messages (``printManager``: Go ``%q``)."""
+        out = go_quote(self.manager)
         if self.subresource:
-            out += f" with subresource {go_json_string_html(self.subresource)}"
+            out += f" with subresource {go_quote(self.subresource)}"
         if self.operation == UPDATE:
             out += f" using {self.api_version}"
         return out
@@ -97,7 +97,10 @@ class ManagedFieldsEntry:
         return replace(self, fields=fields)
 
     def to_dict(self, style: str = CANONICAL) -> dict[str, Any]:
-        """The entry in the server's wire key order, empty keys omitted."""
+        """The entry in the server's wire key order, empty keys omitted.
+
+        UNSTRUCTURED: a custom resource's entries are plain maps, written with sorted keys.
+        """
         d: dict[str, Any] = {}
         if self.manager:
             d["manager"] = self.manager
@@ -111,7 +114,7 @@ class ManagedFieldsEntry:
         d["fieldsV1"] = fields_v1_object(self.fields) if style == CANONICAL else _sorted_obj(self.fields, style)
         if self.subresource:
             d["subresource"] = self.subresource
-        return d
+        return d if style == CANONICAL else dict(sorted(d.items()))
 
 
 def _sorted_obj(fields: FieldSet, style: str) -> dict[str, Any]:
@@ -147,7 +150,9 @@ def decode_entry(raw: Any, index: int = 0) -> ManagedFieldsEntry:
     api_version = raw.get("apiVersion") or ""
     if not api_version or not isinstance(api_version, str):
         raise ManagedFieldsError(index, manager, "apiVersion is empty")
-    ftype = raw.get("fieldsType", "FieldsV1")
+    ftype = raw.get("fieldsType") or ""
+    if ftype == "":
+        raise ManagedFieldsError(index, manager, "fieldsType is missing")
     if ftype != "FieldsV1":
         raise ManagedFieldsError(index, manager, f"fieldsType must be FieldsV1, not {ftype!r}")
     t = raw.get("time")

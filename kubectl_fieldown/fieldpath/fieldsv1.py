@@ -8,6 +8,7 @@ docs/ownership-model.md and the SSA semantics notes, section 2.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -42,7 +43,7 @@ def _no_constants(name: str) -> Any:
     raise ValueError(f"invalid JSON literal {name}")
 
 
-_json_decoder = json.JSONDecoder(parse_constant=_no_constants)
+_json_decoder = json.JSONDecoder(parse_constant=_no_constants, parse_int=float)  # Go: float64, "-0" too
 
 
 def _read_json_value(text: str, what: str) -> Any:
@@ -54,13 +55,23 @@ def _read_json_value(text: str, what: str) -> Any:
         raise FieldsV1Error(f"invalid JSON in {what}: {e.args[0] if e.args else e}") from None
     if s[end:].strip(_WS):
         raise FieldsV1Error(f"trailing data after the JSON value in {what}")
-    return _as_float64(v)
+    try:
+        return _as_float64(v)
+    except ValueError as e:
+        raise FieldsV1Error(f"invalid JSON in {what}: {e}") from None
 
 
 def _as_float64(v: Any) -> Any:
     t = type(v)
-    if t is int:
-        return float(v)
+    if t is int or t is float:
+        # Go reads every JSON number as a float64 and rejects one out of its range
+        try:
+            f = float(v)
+        except OverflowError:
+            f = math.inf
+        if math.isinf(f):
+            raise ValueError(f"number {v} is out of the range of a float64")
+        return f
     if t is list:
         return [_as_float64(x) for x in v]
     if t is dict:
@@ -95,6 +106,8 @@ def parse_element(s: str) -> PathElement:
         from ..value import value_key
 
         v = _read_json_value(body, f"key element {s!r}")
+        if v is None:
+            v = {}  # json-iterator's ReadObjectCB reads null as an empty object
         if not isinstance(v, dict):
             raise FieldsV1Error(f"key element {s!r} is not a JSON object")
         pe = (KEY, tuple(sorted((n, value_key(x)) for n, x in v.items())))
@@ -123,6 +136,8 @@ def decode(data: Mapping[str, Any] | str | bytes | None) -> FieldSet:
                 f"FieldsV1 is not valid JSON: {getattr(e, 'msg', e)}",
                 f"character {pos}" if pos is not None else "",
             ) from None
+        if parsed is None:
+            return FieldSet()  # FromJSON reads a top-level null as the empty set
         data = parsed
     if not isinstance(data, Mapping):
         raise FieldsV1Error(f"FieldsV1 must be a JSON object, not {_kind(data)}")
@@ -207,15 +222,18 @@ def _inner(vk: tuple[Any, ...]) -> str:
     return go_json(v)
 
 
-_encoded_key_cache: dict[PathElement, str] = {}
+_encoded_key_cache: dict[Any, str] = {}
 
 
 def _outer(pe: PathElement) -> str:
-    s = _encoded_key_cache.get(pe)
+    # Equal keys and values can be spelled differently (0 and -0.0, 10**21 and 1e21), so those are
+    # cached by their spelling; field names and indexes by the element itself.
+    ck: Any = pe if pe[0] == FIELD or pe[0] == INDEX else element_key(pe)
+    s = _encoded_key_cache.get(ck)
     if s is None:
-        s = go_json_string_plain(element_key(pe))
+        s = go_json_string_plain(ck if type(ck) is str else element_key(pe))
         if len(_encoded_key_cache) < 65536:
-            _encoded_key_cache[pe] = s
+            _encoded_key_cache[ck] = s
     return s
 
 

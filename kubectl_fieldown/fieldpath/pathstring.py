@@ -160,7 +160,9 @@ def _scalar(text: str, i: int) -> tuple[Any, int]:
     try:
         if any(c in word for c in ".eE") or word in ("NaN", "+Inf", "-Inf"):
             return float(word), j
-        return int(word), j
+        n = int(word)
+        # only a float prints as "-0" (%v); an int zero has no sign
+        return (-0.0 if n == 0 and word.startswith("-") else n), j
     except ValueError:
         raise PathSyntaxError(text, i, f"{word!r} is not a quoted string, number, bool or null") from None
 

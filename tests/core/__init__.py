@@ -1,0 +1,1 @@
+"""Table and property tests of the pure core (no cluster needed)."""
