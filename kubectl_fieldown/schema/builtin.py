@@ -17,8 +17,9 @@ Known limitations, compared with the ``/openapi/v3`` documents of a real API ser
   fields matter for ownership: a missing key field takes its default in the item's key.
 * **No zero objects.** The ``default: {}`` markers of non-pointer struct fields are dropped too,
   and no OpenAPI says which fields are Go pointers, so ``KindSchema.zero`` (the JSON of the empty
-  Go struct) is left ``None`` here: it has to come from the Go types themselves.
-  ``namespaced`` is ``None`` (unknown) as well.
+  Go struct) comes from the Go types themselves: :mod:`.gotypes`, a reflection dump of the
+  k8s 1.36 types (``hack/gen-builtin-types.sh``), used for every kube version.
+  ``namespaced`` is ``None`` (unknown).
 * ``IntOrString`` and ``Quantity`` are ``oneOf`` of two scalar types, as in a real OpenAPI v3
   document; the conversion treats them as kube-openapi does (see :mod:`.openapi`).
 """
@@ -198,7 +199,11 @@ class BuiltinSchemas:
             name = self._index.get(gvk)
             if name is None:
                 return None
-            found = KindSchema(gvk=gvk, root=self._conv().named(name), source=self.source)
+            from .gotypes import builtin_zero
+
+            # the empty Go struct: what a create and before-first-apply are compared against
+            zero = builtin_zero(gvk.api_version, gvk.kind)
+            found = KindSchema(gvk=gvk, root=self._conv().named(name), source=self.source, zero=zero)
             self._kinds[gvk] = found
         return found
 

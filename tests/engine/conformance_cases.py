@@ -42,10 +42,12 @@ def rules_for(case: dict[str, Any]) -> ResourceRules:
 
     b = case["builtin"]
     gvk = GroupVersionKind.from_api_version(b["apiVersion"], b["kind"])
+    from kubectl_fieldown.schema.gotypes import normalizer_for
+
     ks = builtin_kinds().lookup(gvk)
     assert ks is not None, gvk
     # built-in kinds with a status subresource reset status on the main endpoint
-    return ResourceRules.for_kind(ks, True, custom_resource=False)
+    return ResourceRules.for_kind(ks, True, normalizer_for(b["apiVersion"], b["kind"]), custom_resource=False)
 
 
 @dataclass

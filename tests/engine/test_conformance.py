@@ -1,0 +1,34 @@
+"""Every recorded case of tests/conformance agrees with the engine (issue 3, §4).
+
+For each case the prediction for ``apply`` on ``live`` must equal the server's answer without
+force (``expect``) and with force (``expectForced``): the status; for 409 the exact set of
+(manager, path) conflicts and the message; for 200 the managedFields as path sets per (manager,
+operation, apiVersion, subresource), times ignored, and the object's spec, labels and annotations.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from .conformance_cases import case_files, differences, expected, load, predict
+
+CASES = case_files()
+
+
+def _id(p: Path) -> str:
+    return ("builtin/" if p.parent.name == "builtin" else "") + p.stem
+
+
+def test_there_are_recorded_cases() -> None:
+    assert len(CASES) >= 248
+
+
+@pytest.mark.parametrize("path", CASES, ids=[_id(p) for p in CASES])
+@pytest.mark.parametrize("forced", [False, True], ids=["expect", "expectForced"])
+def test_prediction_matches_the_server(path: Path, forced: bool) -> None:
+    case = load(path)
+    answer = case["expectForced" if forced else "expect"]
+    diffs = differences(expected(answer), predict(case, forced))
+    assert not diffs, "\n".join(diffs)
