@@ -203,10 +203,9 @@ def _offline(path: str, recursive: bool) -> Iterator[ObjectSource]:
     from ..sources import load_sources
 
     result = load_sources(path, recursive=recursive)
-    errors = {(e.source, e.document): e for e in result.errors}
     for doc in result.documents:
         yield ObjectSource(doc.where, doc.obj)
-    for e in errors.values():
+    for e in result.errors:
         yield ObjectSource(str(e), error=e)
 
 
@@ -280,10 +279,10 @@ def _live(request: LiveRequest, cluster: options.ClusterArgs) -> Iterator[Object
                 ns = ALL_NAMESPACES if cluster.all_namespaces else cluster.namespace
                 items = client.list(res, ns, label_selector=request.selector)
                 if not items:
+                    # kubectl's wording, on stderr so that -o json stays a clean document
                     where = "" if not res.namespaced or cluster.all_namespaces else \
-                        f" in namespace {cluster.namespace or client.default_namespace!r}"
-                    sel = f" matching {request.selector!r}" if request.selector else ""
-                    sys.stderr.write(f"No {res.group_resource} found{where}{sel}.\n")
+                        f" in {cluster.namespace or client.default_namespace} namespace"
+                    sys.stderr.write(f"No resources found{where}.\n")
                 for item in items:
                     yield ObjectSource(label, item)
             except KubeError as e:
@@ -375,7 +374,7 @@ def show(
     resources: Annotated[
         list[str] | None,
         typer.Argument(
-            metavar="[TYPE[.GROUP]/NAME | TYPE[.GROUP] [NAME]]",
+            metavar="TYPE[/NAME]",
             help="Live objects: TYPE/NAME ..., or TYPE followed by names (none: every object of TYPE). "
             "TYPE is resolved like kubectl: plural, singular, short name, kind or TYPE.GROUP (widgets.example.com).",
             show_default=False,
