@@ -115,7 +115,7 @@ def handle_errors(fn: Callable[P, R]) -> Callable[P, R]:
             return fn(*args, **kwargs)
         except BrokenPipeError:
             # the reader went away (``| head``): nothing left to say to anyone
-            _silence_stdout()
+            silence_stdout()
             raise _exit(EXIT_FAILURE) from None
         except (Exception, KeyboardInterrupt) as e:
             if _is_framework_exception(e) or debug_enabled():
@@ -131,8 +131,8 @@ def _exit(code: int) -> BaseException:
     return typer.Exit(code)
 
 
-def _silence_stdout() -> None:
-    # Python flushes stdout at exit and would print a BrokenPipeError of its own
+def silence_stdout() -> None:
+    """After a broken pipe: Python flushes stdout at exit and would print a BrokenPipeError of its own."""
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())

@@ -163,6 +163,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             args=args, prog_name=_prog_name(args), complete_var=COMPLETE_VAR, standalone_mode=False
         )
     except BrokenPipeError:
+        from .errors import silence_stdout
+
+        silence_stdout()
         return EXIT_FAILURE
     except (Exception, KeyboardInterrupt) as e:
         code = _framework_error(e)

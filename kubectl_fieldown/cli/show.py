@@ -146,7 +146,6 @@ def build_view(
     paths: Sequence[str] = (),
     show_unowned: bool = False,
     show_secret_values: bool = False,
-    source: str = "",
 ) -> ObjectView:
     """Analyse one decoded object: its owner tree, filtered; unowned leaves; secrets redacted."""
     from ..render.common import ObjectView, redact_secret
@@ -175,7 +174,6 @@ def build_view(
         entries=list(entries),
         fields=fields,
         owned=owned,
-        source=source,
     )
 
 
@@ -486,7 +484,6 @@ def show(
                     paths=paths,
                     show_unowned=show_unowned,
                     show_secret_values=show_secret_values,
-                    source=src.where,
                 )
             )
         except ManagedFieldsError as e:

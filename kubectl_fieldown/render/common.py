@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ..fieldpath import FIELD, INDEX, KEY, VALUE, FieldSet, Path, PathElement, element_string, key, set_value
+from ..fieldpath import FIELD, KEY, VALUE, FieldSet, PathElement, element_string, key, set_value
 from ..fieldpath.element import index
 from ..fieldpath.lookup import MISSING
 from ..managedfields import LAST_APPLIED_ANNOTATION, ManagedFieldsEntry, parse_time
@@ -69,7 +69,6 @@ class ObjectView:
     entries: list[ManagedFieldsEntry]
     fields: list[OwnedField]
     owned: FieldSet = field(default_factory=FieldSet)
-    source: str = ""
 
     @property
     def title(self) -> str:
@@ -317,14 +316,6 @@ def item_elements(items: Sequence[Any], owned_below: FieldSet) -> list[PathEleme
             pe = set_value(item)
         out.append(pe)
     return out
-
-
-def child_path(parent: Path, pe: PathElement) -> Path:
-    return (*parent, pe)
-
-
-def is_index(pe: PathElement) -> bool:
-    return bool(pe[0] == INDEX)
 
 
 def columns(rows: Sequence[Sequence[Text]], gap: str = "   ", right: frozenset[int] = frozenset()) -> list[Text]:
