@@ -188,6 +188,10 @@ def _framework_error(e: BaseException) -> int | None:
     format_message = getattr(e, "format_message", None)
     if not isinstance(exit_code, int) or not callable(format_message):
         return None
+    if type(e).__name__ == "NoArgsIsHelpError":
+        # `kubectl fieldown` alone asks for help, as bare `kubectl` does: help on stdout, success
+        sys.stdout.write(str(format_message()).rstrip("\n") + "\n")
+        return 0
     message = one_line(str(format_message()))
     if exit_code == EXIT_USAGE:
         ctx = getattr(e, "ctx", None)

@@ -216,6 +216,13 @@ def test_help_of_every_command_has_examples() -> None:
     assert run("-h").out == root.out
 
 
+def test_bare_invocation_prints_help() -> None:
+    r = run()
+    assert r.code == 0
+    assert r.out.startswith("Usage: kubectl fieldown [OPTIONS] COMMAND [ARGS]...")
+    assert r.err == ""
+
+
 def test_show_help_lists_every_flag() -> None:
     out = run("show", "--help").out
     for flag in ("-n, --namespace", "-A, --all-namespaces", "-l, --selector", "-f, --filename", "-R, --recursive",
