@@ -6,13 +6,16 @@ is the exception: the shell completes the executable, so there the name is ``kub
 
 Startup is kept small because every ``kubectl fieldown`` pays it: typer is told not to use rich
 for help and errors (rich_markup_mode=None; rich costs ~0.1 s to import and is only loaded by the
-human-readable outputs), command modules import nothing heavy at module level, and plain string,
-list and Enum parameters bypass typer's pydantic-based coercion (see :func:`install_fast_coercion`).
+human-readable outputs), command modules import nothing heavy at module level, plain string,
+list and Enum parameters bypass typer's pydantic-based coercion (see :func:`install_fast_coercion`),
+and running a command imports only that command's module (see :func:`build_app`): the app grows
+by a module per command, and ``show -i`` should not pay for all of them.
 """
 
 from __future__ import annotations
 
 import enum
+import importlib
 import os
 import sys
 import types
@@ -21,7 +24,6 @@ from typing import Any, Union, get_args, get_origin
 
 import typer
 
-from . import show, version
 from .errors import EXIT_FAILURE, EXIT_USAGE, debug_enabled, one_line, print_error
 
 __all__ = ["PROG_NAME", "app", "main", "run"]
@@ -45,19 +47,56 @@ Examples:
 Run 'kubectl fieldown COMMAND --help' for the options of a command.
 Set FIELDOWN_DEBUG=1 to get a traceback with errors."""
 
-app = typer.Typer(
-    name=PROG_NAME,
-    help=HELP,
-    epilog=EPILOG,
-    no_args_is_help=True,
-    rich_markup_mode=None,
-    pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
-)
+# The command modules (cli/<module>.py, each with a register(app)), in the order of the help.
+# Add one name per new module. A command named like its module (dashes become underscores) is
+# run without importing the other modules; any other name makes main() import them all.
+COMMAND_MODULES: tuple[str, ...] = ("show", "version")
 
-# One line per command module; each module registers its own command(s).
-for _register in (show.register, version.register):
-    _register(app)
+
+def _root() -> None:
+    # a callback makes typer build a command group even when only one command is registered
+    pass
+
+
+def build_app(modules: Sequence[str] = COMMAND_MODULES) -> typer.Typer:
+    """The typer app with the commands of ``modules`` (all of them by default)."""
+    new_app = typer.Typer(
+        name=PROG_NAME,
+        help=HELP,
+        epilog=EPILOG,
+        no_args_is_help=True,
+        rich_markup_mode=None,
+        pretty_exceptions_enable=False,
+        context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+    )
+    new_app.callback()(_root)
+    for name in modules:
+        importlib.import_module(f"{__package__}.{name}").register(new_app)
+    return new_app
+
+
+app: typer.Typer  # every command; provided by __getattr__ below
+_full_app: typer.Typer | None = None
+
+
+def __getattr__(name: str) -> Any:
+    # `app` (every command) is built on first use, so that importing this module stays cheap
+    global _full_app
+    if name == "app":
+        if _full_app is None:
+            _full_app = build_app()
+        return _full_app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _modules_for(args: Sequence[str]) -> Sequence[str]:
+    """Only the invoked command's module when the command is named like it; else every module
+    (help, completion, a module that registers several commands)."""
+    first = next((a for a in args if not a.startswith("-")), None)
+    if first is None or any(a.startswith("-") for a in args[: args.index(first)]):
+        return COMMAND_MODULES
+    module = first.replace("-", "_")
+    return (module,) if module in COMMAND_MODULES else COMMAND_MODULES
 
 
 def _prog_name(args: Sequence[str]) -> str:
@@ -156,7 +195,7 @@ def _enum_member(cls: type[enum.Enum], value: Any, case_sensitive: bool, param: 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI with ``argv`` (default: ``sys.argv[1:]``) and return the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
-    command = typer.main.get_command(app)
+    command = typer.main.get_command(build_app(_modules_for(args)))
     install_fast_coercion(command)
     try:
         rv = command.main(

@@ -290,6 +290,23 @@ def test_completion_uses_the_executable_name() -> None:
 
 # --- startup cost: what --help and show -i must not import -----------------------------------------------
 
+
+def test_running_a_command_imports_only_its_module() -> None:
+    modules = main_module.COMMAND_MODULES
+    assert main_module._modules_for(["show", "-i", "x.yaml"]) == ("show",)
+    assert main_module._modules_for(["version"]) == ("version",)
+    assert main_module._modules_for(["--help"]) == modules
+    assert main_module._modules_for([]) == modules
+    assert main_module._modules_for(["--show-completion", "bash"]) == modules
+    assert main_module._modules_for(["no-such-module-command"]) == modules  # may live in any module
+    proc = subprocess.run(
+        [sys.executable, "-c", "import sys, io, contextlib\n"
+         "from kubectl_fieldown.cli.main import main, COMMAND_MODULES\n"
+         "with contextlib.redirect_stdout(io.StringIO()): main(['version'])\n"
+         "print(sorted(m for m in COMMAND_MODULES if 'kubectl_fieldown.cli.' + m in sys.modules))"],
+        capture_output=True, text=True, env=_script_env(), timeout=60, check=True)
+    assert proc.stdout.strip() == "['version']"
+
 _PROBE = """
 import sys, io, contextlib
 from kubectl_fieldown.cli.main import main
