@@ -1,0 +1,399 @@
+"""Output of ``conflicts``: the text report (rich) and the JSON/YAML contract (docs/conflicts.md).
+
+The command hands over :class:`ConflictReport` objects, already analysed (conflicts in the
+server's order, co-owners named, secrets redacted, the server dry-run compared); nothing here
+fetches, decodes or simulates. The JSON/YAML contract — scripts and acceptance checks depend on
+these exact keys, so add nothing without a version bump of the contract::
+
+    {"items": [{"apiVersion", "kind", "namespace", "name",
+                "conflicts": [{"manager", "operation", "apiVersion", "subresource", "path",
+                               "liveValue", "appliedValue"}],
+                "shared": [path], "deleted": [path], "retained": [path],
+                "result": {"object", "managedFields"} | null}]}
+
+``rich`` is imported only by :func:`render_text`.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TextIO
+
+from ..applyplan import PlannedConflict
+from ..fieldpath import FIELD, KEY, Path, path_string
+from .common import display_value
+
+if TYPE_CHECKING:
+    from rich.text import Text
+
+__all__ = [
+    "AGREES",
+    "DISAGREES",
+    "UNCHECKED",
+    "ConflictReport",
+    "DryRunCheck",
+    "KubectlFollowup",
+    "OwnedPath",
+    "render_json",
+    "render_text",
+    "render_yaml",
+    "report_to_dict",
+    "to_document",
+]
+
+AGREES = "agrees"
+DISAGREES = "disagrees"
+UNCHECKED = "unchecked"
+
+VALUE_WIDTH = 60
+DEDUCED_NOTE = "schema: deduced — lists are treated as atomic; pass --schema"
+
+
+@dataclass(frozen=True)
+class OwnedPath:
+    """A path and the managers that own it, as the server prints them (``"helm" using v1``)."""
+
+    path: Path
+    owners: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class DryRunCheck:
+    """What the server said to the same apply sent with ``dryRun=All``.
+
+    ``outcome``: :data:`AGREES`, :data:`DISAGREES` (``detail`` says how: "predicted X, server said
+    Y") or :data:`UNCHECKED` (the dry run itself failed, e.g. no patch permission; ``detail`` why)."""
+
+    outcome: str
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class KubectlFollowup:
+    """What ``kubectl apply --server-side`` does after the apply request on an object with
+    client-side-apply history: ``managers`` (the Update managers owning the last-applied annotation)
+    are merged into the applier's entry and the manifest is applied again, deleting ``deletes``;
+    ``error`` is the server's message if that second apply would fail."""
+
+    managers: tuple[str, ...]
+    deletes: list[Path]
+    error: str = ""
+
+
+@dataclass
+class ConflictReport:
+    """One manifest document's predicted apply, ready to render.
+
+    ``conflicts`` are in the server's order (managers sorted by identity JSON, each manager's paths
+    in field order), with values already redacted where needed. ``result_object`` is None when the
+    apply as requested fails (conflicts without force, or ``error``). ``error`` is the server's own
+    message for a predicted 400/422/500 (``error_status``)."""
+
+    api_version: str
+    kind: str
+    namespace: str | None
+    name: str
+    manager: str
+    forced: bool
+    creates: bool
+    conflicts: list[PlannedConflict] = field(default_factory=list)
+    shared: list[OwnedPath] = field(default_factory=list)
+    deleted: list[Path] = field(default_factory=list)
+    retained: list[OwnedPath] = field(default_factory=list)
+    result_object: dict[str, Any] | None = None
+    result_managed_fields: list[dict[str, Any]] = field(default_factory=list)
+    error: str = ""
+    error_status: int = 0
+    error_reason: str = ""
+    schema_source: str = ""
+    schema_deduced: bool = False
+    status_subresource: bool = False
+    status_source: str = ""
+    where: str = ""
+    handover_target: str = ""
+    """How ``kubectl fieldown handover`` names this object: ``widget/w -n team-a``."""
+    dry_run: DryRunCheck | None = None
+    kubectl_followup: KubectlFollowup | None = None
+    """Text output only: the JSON contract describes the apply request itself."""
+
+    @property
+    def blocked(self) -> bool:
+        return self.result_object is None
+
+    @property
+    def title(self) -> str:
+        ns = f"{self.namespace}/" if self.namespace else ""
+        return f"{self.kind} {ns}{self.name}"
+
+    def summary(self) -> str:
+        """One line: what the apply does, as a reader scanning many objects needs it."""
+        n = len(self.conflicts)
+        counted = f"{n} conflict{'s' if n != 1 else ''}"
+        if self.error:
+            status = f"{self.error_status} {self.error_reason}".strip()
+            text = (f"{counted} taken over, but " if n and self.forced else f"{counted}; " if n else "") + \
+                f"the server would reject the apply ({status})"
+        elif self.blocked:
+            text = f"{counted}: the apply fails as it is"
+        elif n:
+            text = f"{counted}, taken over by --force-conflicts"
+        else:
+            text = "no conflicts"
+        if self.creates:
+            text = "create (not found live)" + ("" if text == "no conflicts" else f"; {text}")
+        if self.schema_deduced:
+            text += f" ({DEDUCED_NOTE})"
+        return text
+
+
+# --- JSON / YAML ---------------------------------------------------------------------------------
+
+
+def _conflict_dict(c: PlannedConflict) -> dict[str, Any]:
+    return {
+        "manager": c.manager,
+        "operation": c.operation,
+        "apiVersion": c.api_version,
+        "subresource": c.subresource,
+        "path": path_string(c.path),
+        "liveValue": c.live_value,
+        "appliedValue": c.applied_value,
+    }
+
+
+def report_to_dict(report: ConflictReport) -> dict[str, Any]:
+    result: dict[str, Any] | None = None
+    if report.result_object is not None:
+        result = {"object": report.result_object, "managedFields": report.result_managed_fields}
+    return {
+        "apiVersion": report.api_version,
+        "kind": report.kind,
+        "namespace": report.namespace,
+        "name": report.name,
+        "conflicts": [_conflict_dict(c) for c in report.conflicts],
+        "shared": [path_string(s.path) for s in report.shared],
+        "deleted": [path_string(p) for p in report.deleted],
+        "retained": [path_string(r.path) for r in report.retained],
+        "result": result,
+    }
+
+
+def to_document(reports: Sequence[ConflictReport]) -> dict[str, Any]:
+    return {"items": [report_to_dict(r) for r in reports]}
+
+
+def render_json(reports: Sequence[ConflictReport], out: TextIO) -> None:
+    out.write(json.dumps(to_document(reports), indent=2, ensure_ascii=False) + "\n")
+
+
+def render_yaml(reports: Sequence[ConflictReport], out: TextIO) -> None:
+    import yaml
+
+    base: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    # result.managedFields are the very entries of result.object: without this they would come out
+    # as YAML anchors and aliases (&id001), which readers of the contract should not have to resolve
+    dumper = type("NoAliasDumper", (base,), {"ignore_aliases": lambda self, data: True})
+    out.write(yaml.dump(to_document(reports), Dumper=dumper, sort_keys=False, default_flow_style=False,
+                        allow_unicode=True, width=1 << 30))
+
+
+# --- text ----------------------------------------------------------------------------------------
+
+INDENT = "  "
+
+
+def _bare_manager(describe: str) -> str:
+    """``"helm" using apps/v1`` → ``helm``: the ways out name a manager the way people say it."""
+    if describe.startswith('"'):
+        try:
+            decoded: Any = json.JSONDecoder().raw_decode(describe)[0]
+        except ValueError:
+            return describe
+        if isinstance(decoded, str):
+            return decoded
+    return describe
+
+
+def _and(names: Sequence[str]) -> str:
+    if len(names) <= 1:
+        return "".join(names)
+    return ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _grouped(items: Sequence[OwnedPath]) -> list[tuple[tuple[str, ...], list[Path]]]:
+    """Paths grouped by their owners, groups in order of first appearance."""
+    groups: dict[tuple[str, ...], list[Path]] = {}
+    for it in items:
+        groups.setdefault(it.owners, []).append(it.path)
+    return list(groups.items())
+
+
+def _is_key_field(p: Path) -> bool:
+    if len(p) < 2 or p[-1][0] != FIELD or p[-2][0] != KEY:
+        return False
+    return any(n == p[-1][1] for n, _ in p[-2][1])
+
+
+def _conflicts_by_path(conflicts: Sequence[PlannedConflict]) -> list[list[PlannedConflict]]:
+    """Conflicts of several managers on one path are one problem for the reader: one block each."""
+    by: dict[Path, list[PlannedConflict]] = {}
+    for c in conflicts:
+        by.setdefault(c.path, []).append(c)
+    return list(by.values())
+
+
+def report_lines(report: ConflictReport, *, verbose: bool = False, details: bool = False) -> list[Text]:
+    """The text block of one object. ``details`` adds where the schema and the status-subresource
+    rule came from (always with ``verbose``; offline predictions show it because they rest on it)."""
+    from rich.text import Text
+
+    lines: list[Text] = []
+    head = Text(report.title, style="bold")
+    head.append(f"  {report.api_version}", style="dim")
+    if report.where:
+        head.append(f"  ({report.where})", style="dim")
+    lines.append(head)
+    if verbose or details:
+        status = "yes" if report.status_subresource else "no"
+        lines.append(Text(f"{INDENT}schema: {report.schema_source}; status subresource: {status}"
+                          f" ({report.status_source})", style="dim"))
+
+    for group in _conflicts_by_path(report.conflicts):
+        lines.extend(_conflict_block(report, group))
+
+    if report.error:
+        status = f"{report.error_status} {report.error_reason}".strip()
+        lines.append(Text(INDENT) + Text(f"the server would reject this apply ({status}): ", style="red") +
+                     Text(report.error))
+
+    # a key field (``[name="web"].name``) restates its item, which is listed too
+    for owners, paths in _grouped([s for s in report.shared if not _is_key_field(s.path)]):
+        lines.append(Text(f"{INDENT}shared with {_and(list(owners))}: ") +
+                     Text(", ".join(path_string(p) for p in paths), style="cyan"))
+    if report.deleted:
+        lines.append(Text(f"{INDENT}deletes: ") +
+                     Text(", ".join(path_string(p) for p in report.deleted), style="yellow"))
+    for owners, paths in _grouped(report.retained):
+        lines.append(Text(f"{INDENT}stays (still owned by {_and(list(owners))}): ") +
+                     Text(", ".join(path_string(p) for p in paths), style="magenta"))
+
+    if report.kubectl_followup is not None:
+        lines.append(_followup_line(report.kubectl_followup, report.manager))
+    if report.dry_run is not None:
+        lines.append(_dry_run_line(report.dry_run))
+
+    style = "red" if report.blocked else ("yellow" if report.conflicts else "green")
+    lines.append(Text(INDENT) + Text("→ ", style="dim") + Text(report.summary(), style=f"bold {style}"))
+    return lines
+
+
+def _conflict_block(report: ConflictReport, group: Sequence[PlannedConflict]) -> list[Text]:
+    from rich.text import Text
+
+    first = group[0]
+    p = path_string(first.path)
+    live = display_value(first.live_value, VALUE_WIDTH)
+    applied = display_value(first.applied_value, VALUE_WIDTH)
+    forced = report.forced and not report.error
+    label = "taken over" if forced else "conflict"
+    line = Text(INDENT) + Text(label, style="yellow" if forced else "bold red") + Text("  ")
+    line.append(p, style="bold")
+    line.append("  live: ")
+    line.append(live, style="bold")
+    line.append(" → applied: ")
+    line.append(applied, style="bold")
+    out = [line]
+    owners = [c.describe for c in group]
+    pad = INDENT * 3
+    out.append(Text(f"{pad}{'was ' if forced else ''}owned by {_and(owners)}", style="dim" if forced else ""))
+    if forced:
+        return out
+    bare = [_bare_manager(o) for o in owners]
+    ways = [
+        f"remove {p} from your manifest",
+        f"--force-conflicts takes it from {_and(list(dict.fromkeys(bare)))}",
+        f"hand it over: kubectl fieldown handover {report.handover_target} --field {shlex.quote(p)} "
+        f"--to {shlex.quote(report.manager)}",
+    ]
+    out.append(Text(f"{pad}ways out: {ways[0]}"))
+    out.extend(Text(f"{pad}          {w}") for w in ways[1:])
+    return out
+
+
+def _followup_line(f: KubectlFollowup, manager: str) -> Text:
+    from rich.text import Text
+
+    who = _and([json.dumps(m) for m in f.managers])
+    line = Text(f"{INDENT}with kubectl apply --server-side: kubectl then moves what {who} owns to "
+                f"{json.dumps(manager)} and applies again", style="dim")
+    if f.error:
+        line.append(", which fails: ")
+        line.append(f.error, style="red")
+    elif f.deletes:
+        line.append(", which deletes: ")
+        line.append(", ".join(path_string(p) for p in f.deletes), style="yellow")
+    else:
+        line.append(" (nothing else changes)")
+    return line
+
+
+def _dry_run_line(check: DryRunCheck) -> Text:
+    from rich.text import Text
+
+    line = Text(f"{INDENT}server dry-run: ")
+    if check.outcome == AGREES:
+        line.append("agrees", style="green")
+        if check.detail:
+            line.append(f" ({check.detail})", style="dim")
+    elif check.outcome == DISAGREES:
+        line.append("DISAGREES", style="bold red")
+        line.append(f": {check.detail}")
+    else:
+        line.append("not checked", style="yellow")
+        line.append(f": {check.detail}")
+    return line
+
+
+def totals_line(reports: Sequence[ConflictReport], failed: int) -> str:
+    """``3 objects: 1 with conflicts, 1 to create, 1 without conflicts; 1 failed``."""
+    rejected = sum(1 for r in reports if r.error)
+    blocked = sum(1 for r in reports if r.blocked and not r.error)
+    forced = sum(1 for r in reports if not r.blocked and r.conflicts)
+    creates = sum(1 for r in reports if not r.blocked and not r.conflicts and r.creates)
+    clean = len(reports) - rejected - blocked - forced - creates
+    parts = [f"{n} {what}" for n, what in ((blocked, "with conflicts"), (rejected, "rejected by the server"),
+                                            (forced, "forced"), (creates, "to create"),
+                                            (clean, "without conflicts")) if n]
+    total = len(reports) + failed
+    text = f"{total} object{'s' if total != 1 else ''}: " + ", ".join(parts) if parts else f"{total} objects"
+    if failed:
+        text += f"{', ' if parts else ': '}{failed} not predicted (see the errors)"
+    return text
+
+
+def render_text(
+    reports: Sequence[ConflictReport],
+    out: TextIO,
+    *,
+    verbose: bool = False,
+    details: bool = False,
+    failed: int = 0,
+) -> None:
+    from rich.text import Text
+
+    from .common import make_console, print_lines
+
+    console = make_console(out)
+    lines: list[Text] = []
+    for n, report in enumerate(reports):
+        if n:
+            lines.append(Text())
+        lines.extend(report_lines(report, verbose=verbose, details=details))
+    if len(reports) + failed > 1:
+        lines.append(Text())
+        lines.append(Text(totals_line(reports, failed), style="bold"))
+    if lines:
+        print_lines(console, lines)

@@ -1,0 +1,535 @@
+"""``kubectl fieldown conflicts --live``: outputs, matching, namespaces, schemas, secrets, exit codes
+and errors, offline (no server), plus the pure parts (server order, the dry-run comparison)."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import io
+import json
+import re
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kubectl_fieldown.applyplan import PlannedConflict
+from kubectl_fieldown.cli.conflicts import compare_dry_run, server_order
+from kubectl_fieldown.cli.main import main
+from kubectl_fieldown.fieldpath import parse_path
+from kubectl_fieldown.kube.errors import Conflict, Forbidden, Invalid, RequestContext
+from kubectl_fieldown.render.conflicts import ConflictReport
+
+CONFORMANCE = Path(__file__).resolve().parents[1] / "conformance"
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+ITEM_KEYS = {"apiVersion", "kind", "namespace", "name", "conflicts", "shared", "deleted", "retained", "result"}
+CONFLICT_KEYS = {"manager", "operation", "apiVersion", "subresource", "path", "liveValue", "appliedValue"}
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+    def json(self) -> Any:
+        return json.loads(self.out)
+
+    @property
+    def text(self) -> str:
+        return ANSI.sub("", self.out)
+
+
+def run(*args: str, stdin: str = "") -> Result:
+    out, err = io.StringIO(), io.StringIO()
+    saved = sys.stdin
+    sys.stdin = io.StringIO(stdin)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(list(args))
+    finally:
+        sys.stdin = saved
+    return Result(code, out.getvalue(), err.getvalue())
+
+
+@pytest.fixture(autouse=True)
+def _plain_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    for var in ("NO_COLOR", "FORCE_COLOR", "FIELDOWN_DEBUG"):
+        monkeypatch.delenv(var, raising=False)
+    yield
+
+
+def load_case(name: str) -> dict[str, Any]:
+    case: dict[str, Any] = json.loads((CONFORMANCE / f"{name}.json").read_text())
+    return case
+
+
+class Files:
+    """A conformance case written out the way a user would have it: live.yaml, crd.yaml, manifest.yaml."""
+
+    def __init__(self, tmp: Path, case: dict[str, Any]) -> None:
+        self.tmp = tmp
+        self.case = case
+        self.live = tmp / "live.yaml"
+        self.live.write_text(yaml.safe_dump(case["live"]))
+        self.crd = tmp / "crd.yaml"
+        if case.get("schema"):
+            self.crd.write_text(yaml.safe_dump(case["schema"]))
+        self.manifest = self.write("manifest.yaml", self.with_namespace(case["apply"]["manifest"]))
+
+    def with_namespace(self, manifest: dict[str, Any]) -> dict[str, Any]:
+        m = copy.deepcopy(manifest)
+        ns = self.case["live"]["metadata"].get("namespace")
+        if ns:
+            m["metadata"]["namespace"] = ns
+        return m
+
+    def write(self, name: str, *docs: dict[str, Any]) -> Path:
+        p = self.tmp / name
+        p.write_text(yaml.safe_dump_all(docs))
+        return p
+
+    def args(self, *extra: str, manifest: Path | None = None) -> list[str]:
+        out = ["conflicts", "-f", str(manifest or self.manifest), "--live", str(self.live),
+               "--field-manager", self.case["apply"]["manager"]]
+        if self.case.get("schema"):
+            out += ["--schema", str(self.crd)]
+        return [*out, *extra]
+
+
+@pytest.fixture
+def csa(tmp_path: Path) -> Files:
+    """Created by client-side apply; another manager applies replicas 3 over kubectl-client-side-apply's 1."""
+    return Files(tmp_path, load_case("cur-csa-then-ssa-conflict-replicas"))
+
+
+# --- the JSON/YAML contract --------------------------------------------------------------------------
+
+
+def test_json_contract_keys(csa: Files) -> None:
+    r = run(*csa.args("-o", "json"))
+    assert r.code == 1, r.err
+    doc = r.json()
+    assert set(doc) == {"items"}
+    (item,) = doc["items"]
+    assert set(item) == ITEM_KEYS
+    assert item["conflicts"] and all(set(c) == CONFLICT_KEYS for c in item["conflicts"])
+    assert item["result"] is None
+
+    forced = run(*csa.args("-o", "json", "--force-conflicts"))
+    assert forced.code == 0, forced.err
+    (item,) = forced.json()["items"]
+    assert set(item) == ITEM_KEYS
+    assert set(item["result"]) == {"object", "managedFields"}
+    assert item["result"]["managedFields"] == item["result"]["object"]["metadata"]["managedFields"]
+    assert [c["path"] for c in item["conflicts"]] == [".spec.replicas"], "forced conflicts are still listed"
+
+
+def test_yaml_equals_json(csa: Files) -> None:
+    j = run(*csa.args("-o", "json", "--force-conflicts"))
+    y = run(*csa.args("-o", "yaml", "--force-conflicts"))
+    assert "&id" not in y.out and "*id" not in y.out
+    assert without_times(yaml.safe_load(y.out)) == without_times(j.json())
+
+
+def without_times(doc: Any) -> Any:
+    """The applier's entry is stamped with the current second, which two runs need not share."""
+    if isinstance(doc, dict):
+        return {k: without_times(v) for k, v in doc.items() if k not in ("time", "creationTimestamp")}
+    if isinstance(doc, list):
+        return [without_times(v) for v in doc]
+    return doc
+
+
+def test_json_always_prints_a_document(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("kind: [\n")
+    r = run("conflicts", "-f", str(bad), "--live", str(bad), "--field-manager", "x", "-o", "json")
+    assert r.code == 2
+    assert r.json() == {"items": []}
+
+
+def test_the_managed_fields_time_is_now(csa: Files) -> None:
+    import datetime
+
+    r = run(*csa.args("-o", "json", "--force-conflicts"))
+    manager = csa.case["apply"]["manager"]
+    (entry,) = [e for e in r.json()["items"][0]["result"]["managedFields"] if e["manager"] == manager]
+    t = datetime.datetime.fromisoformat(entry["time"].replace("Z", "+00:00"))
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", entry["time"]), "whole seconds, UTC"
+    assert abs((datetime.datetime.now(datetime.timezone.utc) - t).total_seconds()) < 60
+
+
+# --- text ----------------------------------------------------------------------------------------------
+
+
+def test_text_conflict(csa: Files) -> None:
+    r = run(*csa.args())
+    assert r.code == 1
+    ns = csa.case["live"]["metadata"]["namespace"]
+    name = csa.case["live"]["metadata"]["name"]
+    t = r.text
+    assert t.startswith(f"Widget {ns}/{name}  example.com/v1")
+    assert ".spec.replicas  live: 1 → applied: 3" in t
+    assert 'owned by "kubectl-client-side-apply" using example.com/v1' in t
+    assert "ways out: remove .spec.replicas from your manifest" in t
+    assert "--force-conflicts takes it from kubectl-client-side-apply" in t
+    manager = csa.case["apply"]["manager"]
+    assert f"hand it over: kubectl fieldown handover widget/{name} -n {ns} --field .spec.replicas --to {manager}" in t
+    assert "schema: CRD widgets.example.com; status subresource: yes (from the CRD in --schema)" in t
+    assert t.rstrip().endswith("→ 1 conflict: the apply fails as it is")
+    assert "\x1b[" not in r.out
+
+
+def test_text_forced(csa: Files) -> None:
+    r = run(*csa.args("--force-conflicts"))
+    assert r.code == 0
+    assert "taken over  .spec.replicas  live: 1 → applied: 3" in r.text
+    assert "ways out" not in r.text
+    assert "→ 1 conflict, taken over by --force-conflicts" in r.text
+
+
+def test_colour_only_when_asked_and_no_color_wins(csa: Files, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    assert "\x1b[" in run(*csa.args()).out
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert "\x1b[" not in run(*csa.args()).out
+
+
+def test_shared_and_retained_in_text(tmp_path: Path) -> None:
+    # alice and bob applied the same color; alice drops it: bob keeps it
+    f = Files(tmp_path, load_case("cur-shared-ownership-then-drop"))
+    r = run(*f.args("-o", "json"))
+    assert r.code == 0, r.err
+    (item,) = r.json()["items"]
+    assert item["retained"] == [".spec.color"]
+    t = run(*f.args()).text
+    assert 'stays (still owned by "bob"): .spec.color' in t
+
+
+def test_deleted_in_text(tmp_path: Path) -> None:
+    f = Files(tmp_path, load_case("cur-remove-listmap-item-with-update-owned-subfield"))
+    r = run(*f.args("-o", "json"))
+    assert r.code == 0, r.err
+    (item,) = r.json()["items"]
+    assert item["deleted"] == ['.spec.containers[name="side"]']
+    assert 'deletes: .spec.containers[name="side"]' in run(*f.args()).text
+
+
+def test_server_rejection_is_exit_1_with_the_servers_message(tmp_path: Path) -> None:
+    f = Files(tmp_path, load_case("cur-null-in-typed-field"))
+    r = run(*f.args())
+    assert r.code == 1, r.err
+    assert "the server would reject this apply (422 Invalid): " in r.text
+    assert 'spec.color: Invalid value: "null"' in r.text
+    assert "→ the server would reject the apply (422 Invalid)" in r.text
+    j = run(*f.args("-o", "json"))
+    assert j.code == 1
+    assert j.json()["items"][0]["result"] is None
+    assert j.err.startswith("note: ") and "would reject this apply (422 Invalid)" in j.err
+    assert len(j.err.splitlines()) == 1
+
+
+def test_create_when_not_in_live(csa: Files) -> None:
+    m = csa.with_namespace(csa.case["apply"]["manifest"])
+    m["metadata"]["name"] = "brand-new"
+    r = run(*csa.args("-o", "json", manifest=csa.write("new.yaml", m)))
+    assert r.code == 2, "the --live object now matches nothing"
+    (item,) = r.json()["items"]
+    assert item["name"] == "brand-new" and item["conflicts"] == []
+    assert item["result"]["object"]["spec"] == m["spec"]
+    assert "matches no manifest document" in r.err
+
+    # with only the new manifest document and no live object for it: a create
+    empty = csa.write("empty.yaml")
+    r = run("conflicts", "-f", str(csa.write("new.yaml", m)), "--live", str(empty), "--schema", str(csa.crd),
+            "--field-manager", "bob")
+    assert r.code == 0, r.err
+    assert "→ create (not found live)" in r.text
+
+
+def test_deduced_schema_is_said(csa: Files) -> None:
+    args = [a for a in csa.args() if a not in ("--schema", str(csa.crd))]
+    r = run(*args)
+    assert "(schema: deduced — lists are treated as atomic; pass --schema)" in r.text
+    assert "status subresource: no (assumed: no CRD for this kind in --schema)" in r.text
+
+
+def test_cluster_scoped_kind(tmp_path: Path) -> None:
+    f = Files(tmp_path, load_case("cur-gizmo-cluster-scoped-int-key"))
+    r = run(*f.args("-o", "json", "-n", "ignored-for-cluster-scoped"))
+    assert r.code == 1, r.err
+    (item,) = r.json()["items"]
+    assert item["namespace"] is None
+    assert [c["path"] for c in item["conflicts"]] == [".spec.rules[id=2].action"]
+
+
+def test_builtin_kind_offline_status_rule(tmp_path: Path) -> None:
+    f = Files(tmp_path, load_case("builtin/cur-deploy-csa-replicas-then-ssa-conflict"))
+    r = run(*f.args("--kube-version", "1.36"))
+    assert r.code == 1, r.err
+    assert "status subresource: yes (assumed: a built-in kind with a status field)" in r.text
+    assert "kubernetes-validate 1.36" in r.text
+
+
+def test_manifest_namespace_defaults_to_n_then_default(csa: Files) -> None:
+    m = copy.deepcopy(csa.case["apply"]["manifest"])
+    m["metadata"].pop("namespace", None)
+    p = csa.write("nons.yaml", m)
+    ns = csa.case["live"]["metadata"]["namespace"]
+    assert run(*csa.args("-n", ns, manifest=p)).code == 1
+    r = run(*csa.args("-o", "json", manifest=p))
+    assert r.json()["items"][0]["namespace"] == "default"
+    assert r.code == 2 and "matches no manifest document" in r.err
+    assert f"a manifest document names it in namespace 'default': pass -n {ns}" in r.err
+
+
+def test_namespace_mismatch_with_n_is_kubectls_error(csa: Files) -> None:
+    r = run(*csa.args("-n", "elsewhere"))
+    assert r.code == 2
+    ns = csa.case["live"]["metadata"]["namespace"]
+    assert (f'the namespace from the provided object "{ns}" does not match the namespace "elsewhere". '
+            f"You must pass '--namespace={ns}' to perform this operation.") in r.err
+
+
+def test_several_documents_files_and_stdin(csa: Files, tmp_path: Path) -> None:
+    m = csa.with_namespace(csa.case["apply"]["manifest"])
+    other = copy.deepcopy(m)
+    other["metadata"]["name"] = "another"
+    d = tmp_path / "dir"
+    d.mkdir()
+    (d / "a.yaml").write_text(yaml.safe_dump(other))
+    (d / "ignored.txt").write_text("not a manifest")
+    r = run("conflicts", "-f", "-", "-f", str(d), "--live", str(csa.live), "--schema", str(csa.crd),
+            "--field-manager", "bob", "-o", "json", stdin=yaml.safe_dump(m))
+    assert r.code == 1, r.err
+    assert [i["name"] for i in r.json()["items"]] == [m["metadata"]["name"], "another"]
+    t = run("conflicts", "-f", "-", "-f", str(d), "--live", str(csa.live), "--schema", str(csa.crd),
+            "--field-manager", "bob", stdin=yaml.safe_dump(m)).text
+    assert "2 objects: 1 with conflicts, 1 to create" in t
+
+
+def test_live_as_a_list_and_several_objects(tmp_path: Path) -> None:
+    a = Files(tmp_path, load_case("cur-csa-then-ssa-conflict-replicas"))
+    b_case = load_case("cur-shared-ownership-then-drop")
+    live = tmp_path / "both.yaml"
+    live.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [a.case["live"], b_case["live"]]}))
+    (tmp_path / "b").mkdir()
+    b = Files(tmp_path / "b", b_case)
+    manifests = a.write("both-m.yaml", a.with_namespace(a.case["apply"]["manifest"]),
+                        b.with_namespace(b_case["apply"]["manifest"]))
+    r = run("conflicts", "-f", str(manifests), "--live", str(live), "--schema", str(a.crd), "--field-manager",
+            "bob", "-o", "json")
+    assert r.code == 1, r.err  # the first conflicts
+    items = r.json()["items"]
+    assert [bool(i["conflicts"]) for i in items] == [True, False]
+
+
+# --- secrets -----------------------------------------------------------------------------------------
+
+
+def _secret_files(tmp_path: Path) -> tuple[Path, Path]:
+    live = {
+        "apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+        "metadata": {"name": "creds", "namespace": "app", "managedFields": [{
+            "manager": "kubectl-client-side-apply", "operation": "Update", "apiVersion": "v1",
+            "time": "2026-01-01T00:00:00Z", "fieldsType": "FieldsV1",
+            "fieldsV1": {"f:data": {".": {}, "f:password": {}}, "f:type": {}}}]},
+        "data": {"password": "c2VjcmV0"},
+    }
+    manifest = {"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+                "metadata": {"name": "creds", "namespace": "app"}, "data": {"password": "bmV3"}}
+    (tmp_path / "live.yaml").write_text(yaml.safe_dump(live))
+    (tmp_path / "m.yaml").write_text(yaml.safe_dump(manifest))
+    return tmp_path / "live.yaml", tmp_path / "m.yaml"
+
+
+def test_secret_values_are_redacted_unless_asked(tmp_path: Path) -> None:
+    live, m = _secret_files(tmp_path)
+    args = ["conflicts", "-f", str(m), "--live", str(live), "--field-manager", "bob"]
+    r = run(*args)
+    assert r.code == 1, r.err
+    assert "live: <redacted> → applied: <redacted>" in r.text
+    assert "c2VjcmV0" not in r.out and "bmV3" not in r.out
+    j = run(*args, "-o", "json", "--force-conflicts")
+    assert "c2VjcmV0" not in j.out and "bmV3" not in j.out
+    (item,) = j.json()["items"]
+    assert item["conflicts"][0]["liveValue"] == "<redacted>"
+    assert item["result"]["object"]["data"] == {"password": "<redacted>"}
+    shown = run(*args, "-o", "json", "--show-secret-values")
+    assert shown.json()["items"][0]["conflicts"][0]["liveValue"] == "c2VjcmV0"
+
+
+# --- errors ----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (["-f", "x.yaml"], "--field-manager NAME is required"),
+    (["--field-manager", "x"], "you must pass the manifests with -f/--filename"),
+    (["-f", "-", "--live", "-", "--field-manager", "x"], "only one of -f and --live can read stdin"),
+    (["-f", "x.yaml", "--live", "y.yaml", "--field-manager", "x", "--server-dry-run"],
+     "--server-dry-run asks the cluster; it cannot be used with --live"),
+    (["-f", "x.yaml", "--live", "y.yaml", "--field-manager", "x", "--context", "c"],
+     "--kubeconfig and --context select a cluster"),
+    (["-f", "x.yaml", "--field-manager", "x", "--kube-version", "0.1"], "--kube-version: no offline schemas"),
+    (["-f", "x.yaml", "--field-manager", "x", "-o", "table"], "'table' is not one of"),
+])
+def test_usage_errors_are_exit_2_and_one_line(args: list[str], needle: str) -> None:
+    r = run("conflicts", *args)
+    assert r.code == 2, r.err
+    assert len(r.err.splitlines()) == 1 and r.err.startswith("error: "), r.err
+    assert needle in r.err
+    assert r.out == ""
+
+
+def test_bad_schema_file(csa: Files, tmp_path: Path) -> None:
+    bad = tmp_path / "notacrd.yaml"
+    bad.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+    r = run(*csa.args("--schema", str(bad)))
+    assert r.code == 2
+    assert r.err == f"error: --schema {bad}: no CustomResourceDefinition or OpenAPI document " \
+                    "(components.schemas / $defs) found\n"
+    r = run(*csa.args("--schema", str(tmp_path / "missing.yaml")))
+    assert r.code == 2 and "No such file or directory" in r.err
+
+
+def test_document_without_a_name_and_partial_results(csa: Files) -> None:
+    m = csa.with_namespace(csa.case["apply"]["manifest"])
+    nameless = copy.deepcopy(m)
+    del nameless["metadata"]["name"]
+    nameless["metadata"]["generateName"] = "w-"
+    p = csa.write("two.yaml", nameless, m)
+    r = run(*csa.args("-o", "json", manifest=p))
+    assert r.code == 2
+    assert r.err.splitlines() == [f"error: {p}: document 1: the document has no metadata.name "
+                                  "(server-side apply needs a name; generateName is not enough)"]
+    assert len(r.json()["items"]) == 1
+
+
+def test_malformed_live_and_duplicates(csa: Files, tmp_path: Path) -> None:
+    dup = tmp_path / "dup.yaml"
+    dup.write_text(yaml.safe_dump_all([csa.case["live"], csa.case["live"]]))
+    r = run("conflicts", "-f", str(csa.manifest), "--live", str(dup), "--schema", str(csa.crd),
+            "--field-manager", "bob", "-o", "json")
+    assert r.code == 2
+    assert "pass each live object once" in r.err
+    assert len(r.json()["items"]) == 1
+
+
+def test_no_traceback_for_an_unexpected_error(csa: Files, monkeypatch: pytest.MonkeyPatch) -> None:
+    import kubectl_fieldown.applyplan as applyplan
+
+    def boom(*a: Any, **k: Any) -> None:
+        raise RuntimeError("kaput")
+
+    monkeypatch.setattr(applyplan, "plan_apply", boom)
+    r = run(*csa.args())
+    assert r.code == 2
+    assert r.err.startswith("error: internal error: RuntimeError: kaput (this is a bug;")
+    assert "Traceback" not in r.err
+
+
+# --- pure parts ------------------------------------------------------------------------------------------
+
+
+def _conflict(manager: str, path: str, operation: str = "Update", subresource: str = "") -> PlannedConflict:
+    return PlannedConflict(manager, operation, "example.com/v1", subresource, parse_path(path), 1, 2,
+                           f'"{manager}"')
+
+
+def test_server_order_sorts_managers_by_identity_json_and_keeps_paths() -> None:
+    cs = [_conflict("updater-11", ".spec.labels.u11"), _conflict("ancient-changes", ".spec.color"),
+          _conflict("ancient-changes", ".spec.labels.u00"), _conflict("bob", ".spec.a", "Apply")]
+    assert [(c.manager, c.path) for c in server_order(cs)] == [
+        ("ancient-changes", parse_path(".spec.color")), ("ancient-changes", parse_path(".spec.labels.u00")),
+        ("bob", parse_path(".spec.a")), ("updater-11", parse_path(".spec.labels.u11"))]
+
+
+def _report(**kw: Any) -> ConflictReport:
+    base: dict[str, Any] = {"api_version": "example.com/v1", "kind": "Widget", "namespace": "ns", "name": "w",
+                            "manager": "bob", "forced": False, "creates": False}
+    base.update(kw)
+    return ConflictReport(**base)
+
+
+CTX = RequestContext(verb="apply", server="https://x", path="/p", resource="widgets.example.com", name="w",
+                     namespace="ns")
+
+
+def _conflict_error(*pairs: tuple[str, str]) -> Conflict:
+    status = {"kind": "Status", "code": 409, "reason": "Conflict", "message": "Apply failed",
+              "details": {"causes": [{"reason": "FieldManagerConflict", "message": f'conflict with "{m}"',
+                                      "field": p} for m, p in pairs]}}
+    return Conflict("apply failed", code=409, reason="Conflict", status=status, context=CTX)
+
+
+def test_dry_run_conflicts_compared_as_sets() -> None:
+    report = _report(conflicts=[_conflict("a", ".spec.x"), _conflict("b", ".spec.y")])
+    assert compare_dry_run(report, _conflict_error(("b", ".spec.y"), ("a", ".spec.x")), False).outcome == "agrees"
+    check = compare_dry_run(report, _conflict_error(("a", ".spec.x")), False)
+    assert check.outcome == "disagrees"
+    assert check.detail == "predicted 2 conflicts: .spec.x (a), .spec.y (b), server said 1 conflict: .spec.x (a)"
+
+
+def test_dry_run_success_against_predicted_conflicts_disagrees() -> None:
+    report = _report(conflicts=[_conflict("a", ".spec.x")])
+    check = compare_dry_run(report, {"metadata": {}}, False)
+    assert (check.outcome, check.detail) == ("disagrees", "predicted 1 conflict: .spec.x (a), server said the "
+                                                          "apply succeeds")
+
+
+def test_dry_run_compares_managed_fields_and_spec() -> None:
+    mf = [{"manager": "bob", "operation": "Apply", "apiVersion": "example.com/v1", "fieldsType": "FieldsV1",
+           "fieldsV1": {"f:spec": {"f:replicas": {}}}}]
+    obj = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w", "managedFields": mf},
+           "spec": {"replicas": 3}}
+    report = _report(result_object=obj, result_managed_fields=mf)
+    server = copy.deepcopy(obj)
+    server["metadata"].update(resourceVersion="9", generation=4, uid="u")
+    server["metadata"]["managedFields"][0]["time"] = "2026-01-01T00:00:00Z"
+    assert compare_dry_run(report, server, False).outcome == "agrees", "times and server metadata are ignored"
+    server["spec"]["replicas"] = 4
+    check = compare_dry_run(report, server, False)
+    assert check.outcome == "disagrees" and "spec.replicas = 3, server 4" in check.detail
+    server = copy.deepcopy(obj)
+    server["metadata"]["managedFields"][0]["fieldsV1"] = {"f:spec": {"f:replicas": {}, "f:color": {}}}
+    check = compare_dry_run(report, server, False)
+    assert check.outcome == "disagrees" and '"bob" (Apply example.com/v1) owning not .spec.color' in check.detail
+
+
+def test_dry_run_builtin_ignores_unowned_defaults() -> None:
+    mf = [{"manager": "bob", "operation": "Apply", "apiVersion": "apps/v1", "fieldsType": "FieldsV1",
+           "fieldsV1": {"f:spec": {"f:replicas": {}}}}]
+    obj = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "w", "managedFields": mf},
+           "spec": {"replicas": 3}}
+    server = copy.deepcopy(obj)
+    server["spec"]["revisionHistoryLimit"] = 10  # Go defaulting: nobody owns it
+    report = _report(api_version="apps/v1", kind="Deployment", result_object=obj, result_managed_fields=mf)
+    assert compare_dry_run(report, server, True).outcome == "agrees"
+    assert compare_dry_run(report, server, False).outcome == "disagrees"
+
+
+def test_dry_run_forbidden_is_a_clear_unchecked() -> None:
+    status = {"kind": "Status", "code": 403, "reason": "Forbidden",
+              "message": 'widgets.example.com "w" is forbidden: User "dev" cannot patch resource "widgets"'}
+    err = Forbidden('forbidden to apply widgets.example.com "w" in namespace "ns": widgets.example.com "w" is '
+                    'forbidden: User "dev" cannot patch resource "widgets"', code=403, reason="Forbidden",
+                    status=status, context=CTX)
+    check = compare_dry_run(_report(result_object={}, result_managed_fields=[]), err, False)
+    assert check.outcome == "unchecked"
+    assert check.detail.startswith("you may not patch this object (forbidden to apply widgets.example.com")
+    assert "the prediction above does not need that permission" in check.detail
+
+
+def test_dry_run_predicted_rejection() -> None:
+    err = Invalid("apply of w rejected as invalid: spec.color: bad", code=422, reason="Invalid",
+                  status={"message": "bad"}, context=CTX)
+    assert compare_dry_run(_report(error="bad", error_status=422, error_reason="Invalid"), err, False).outcome \
+        == "agrees"
+    check = compare_dry_run(_report(result_object={}, result_managed_fields=[]), err, False)
+    assert check.outcome == "disagrees" and check.detail.startswith("predicted success, server said 422 Invalid")
