@@ -295,6 +295,8 @@ def simulate_apply(
     if changed:
         if rules.normalize is not None:
             result = rules.normalize(result)
+        elif rules.custom_resource:
+            result = coerce_object_meta(result)
         _apply_defaults(result, rules.root)
         errs = null_errors(result, rules.root) if rules.custom_resource else []
         if errs:
@@ -335,6 +337,8 @@ def simulate_update(
     new_obj = _without_managed_fields(new_obj)
     if rules.normalize is not None:
         new_obj = rules.normalize(new_obj)
+    elif rules.custom_resource:
+        new_obj = coerce_object_meta(new_obj)
     tracked = True
     if not managed.fields and not creating and not _has_uid_empty(live_obj):
         # an existing object with empty managedFields: the write is not tracked
@@ -679,6 +683,70 @@ def copy_json(v: Any) -> Any:
     if isinstance(v, Mapping):
         return {k: copy_json(x) for k, x in v.items()}
     return v
+
+
+# metav1.ObjectMeta's JSON fields, with what runtime.DefaultUnstructuredConverter omits: every field
+# is omitempty (empty string, 0, null, empty map or list) except creationTimestamp, a struct.
+_OBJECT_META_FIELDS = frozenset({
+    "name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "generation",
+    "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "labels", "annotations",
+    "ownerReferences", "finalizers", "managedFields",
+})
+_OWNER_REFERENCE_FIELDS = ("apiVersion", "kind", "name", "uid")  # not omitempty
+_OWNER_REFERENCE_POINTERS = ("controller", "blockOwnerDeletion")  # *bool, omitempty
+
+
+def _empty_go(v: Any) -> bool:
+    if v is None:
+        return True
+    if isinstance(v, bool):
+        return v is False
+    if isinstance(v, (int, float)):
+        return v == 0
+    if isinstance(v, (str, dict, list)):
+        return len(v) == 0
+    return False
+
+
+def coerce_object_meta(obj: dict[str, Any]) -> dict[str, Any]:
+    """A custom resource's metadata as the CRD handler stores and returns it.
+
+    The handler round-trips ``metadata`` through ``metav1.ObjectMeta`` on every decode
+    (apiextensions-apiserver ``unstructuredSchemaCoercer.apply``: ``GetObjectMeta`` then
+    ``SetObjectMeta``, i.e. runtime ``ToUnstructured``): unknown keys go, and the omitempty fields
+    go when empty, e.g. ``labels: {}``, ``annotations: {}``, ``finalizers: []``,
+    ``generateName: ""``. An Update sees the coerced object (so it owns none of these); an Apply
+    owns them (the field manager runs before the object is stored) but the object loses them.
+    """
+    md = obj.get("metadata")
+    if not isinstance(md, dict):
+        return obj
+    out: dict[str, Any] = {}
+    for k, v in md.items():
+        if k not in _OBJECT_META_FIELDS:
+            continue
+        if k == "creationTimestamp":
+            out[k] = v
+        elif k == "deletionGracePeriodSeconds":
+            if v is not None:
+                out[k] = v
+        elif k == "ownerReferences" and isinstance(v, list) and v:
+            out[k] = [_coerce_owner_reference(r) if isinstance(r, dict) else r for r in v]
+        elif not _empty_go(v):
+            out[k] = v
+    if out == md:
+        return obj
+    obj = dict(obj)
+    obj["metadata"] = out
+    return obj
+
+
+def _coerce_owner_reference(ref: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {k: ref.get(k) if ref.get(k) is not None else "" for k in _OWNER_REFERENCE_FIELDS}
+    for k in _OWNER_REFERENCE_POINTERS:
+        if ref.get(k) is not None:
+            out[k] = ref[k]
+    return out
 
 
 def _without_managed_fields(obj: dict[str, Any]) -> dict[str, Any]:
