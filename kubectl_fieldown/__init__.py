@@ -6,25 +6,38 @@ The package root is the pure library (no I/O, no cluster access):
 * :mod:`kubectl_fieldown.fieldpath` — paths, :class:`FieldSet`, the FieldsV1 codec, path strings;
 * :mod:`kubectl_fieldown.managedfields` — :class:`ManagedFieldsEntry` and its bookkeeping;
 * :mod:`kubectl_fieldown.ownership` — the per-field owner tree of an object;
-* :mod:`kubectl_fieldown.schema` — how lists and maps merge.
+* :mod:`kubectl_fieldown.schema` — how lists and maps merge;
+* :mod:`kubectl_fieldown.fieldmanager`, :mod:`kubectl_fieldown.applyplan` — the apply simulation;
+* :mod:`kubectl_fieldown.migration` — migration plans.
 
-The shell (``kube``, ``render``, ``cli``) is imported only by the command-line tool.
+The names below are imported on first use, so that ``import kubectl_fieldown`` (and every start of
+the command line, which imports this package) stays cheap. The shell (``kube``, ``render``,
+``cli``) is imported only by the command-line tool.
 """
 
-from .fieldpath import (
-    FieldSet,
-    FieldsV1Error,
-    Path,
-    PathElement,
-    decode_fields_v1,
-    encode_fields_v1,
-    parse_path,
-    path_string,
-)
-from .managedfields import ManagedFieldsEntry, ManagedFieldsError, decode_entries
-from .ownership import OwnedField, OwnerTree, build_owner_tree
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+_EXPORTS = {
+    "FieldSet": "fieldpath",
+    "FieldsV1Error": "fieldpath",
+    "Path": "fieldpath",
+    "PathElement": "fieldpath",
+    "decode_fields_v1": "fieldpath",
+    "encode_fields_v1": "fieldpath",
+    "parse_path": "fieldpath",
+    "path_string": "fieldpath",
+    "ManagedFieldsEntry": "managedfields",
+    "ManagedFieldsError": "managedfields",
+    "decode_entries": "managedfields",
+    "OwnedField": "ownership",
+    "OwnerTree": "ownership",
+    "build_owner_tree": "ownership",
+}
 
 __all__ = [
     "FieldSet",
@@ -43,3 +56,26 @@ __all__ = [
     "parse_path",
     "path_string",
 ]
+
+if TYPE_CHECKING:
+    from .fieldpath import (
+        FieldSet,
+        FieldsV1Error,
+        Path,
+        PathElement,
+        decode_fields_v1,
+        encode_fields_v1,
+        parse_path,
+        path_string,
+    )
+    from .managedfields import ManagedFieldsEntry, ManagedFieldsError, decode_entries
+    from .ownership import OwnedField, OwnerTree, build_owner_tree
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'kubectl_fieldown' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value

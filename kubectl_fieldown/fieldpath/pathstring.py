@@ -164,7 +164,11 @@ def _scalar(text: str, i: int) -> tuple[Any, int]:
         # only a float prints as "-0" (%v); an int zero has no sign
         return (-0.0 if n == 0 and word.startswith("-") else n), j
     except ValueError:
-        raise PathSyntaxError(text, i, f"{word!r} is not a quoted string, number, bool or null") from None
+        pass
+    if word and not any(c in word for c in '"[=\\'):
+        # people type keys the way kubectl prints selectors: [name=web] for [name="web"]
+        return word, j
+    raise PathSyntaxError(text, i, f"{word!r} is not a quoted string, number, bool or null")
 
 
 _SIMPLE_ESCAPES = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v", "\\": "\\", '"': '"'}

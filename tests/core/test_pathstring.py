@@ -179,12 +179,12 @@ SYNTAX_ERRORS = [
     (".a[", 4, "name=value"),
     (".a[x]", 4, "name=value"),
     (".a[]", 4, "name=value"),
-    (".a[=x]", 5, "not a quoted string"),
+    ('.a[=x"y]', 5, "not a quoted string"),
     ('.a[name="x"', 12, "expected ']'"),
     (".a[name=1", 10, "expected ']'"),
     ('.a[="x\\q"]', 7, "unknown escape"),
     ('.a[="x\\uZZZZ"]', 7, "bad \\u escape"),
-    (".a[name=abc]", 9, "not a quoted string"),
+    (".a[name=a[b]", 9, "not a quoted string"),
     ('.a[="abc', 5, "unterminated string"),
     (".a[0]x", 6, "unexpected 'x'"),
     ('.a[="x"y]', 8, "expected ']'"),
@@ -263,3 +263,15 @@ def test_render_parse_round_trip(p: Path) -> None:
     if not any(pe[0] == FIELD and "." in pe[1] for pe in p):
         assert parse_path(text) == p
     assert path_string(parse_path(text)) == text
+
+
+@pytest.mark.parametrize(
+    ("typed", "server_form"),
+    [
+        (".spec.containers[name=web].image", '.spec.containers[name="web"].image'),
+        (".spec.ports[containerPort=80,protocol=TCP]", '.spec.ports[containerPort=80,protocol="TCP"]'),
+        (".metadata.finalizers[=example.com/x]", '.metadata.finalizers[="example.com/x"]'),
+    ],
+)
+def test_unquoted_strings_are_accepted_like_kubectl_selectors(typed: str, server_form: str) -> None:
+    assert path_string(parse_path(typed)) == server_form
