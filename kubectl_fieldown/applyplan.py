@@ -34,7 +34,9 @@ from .fieldpath.lookup import MISSING, value_at
 from .managedfields import (
     APPLY,
     KUBECTL,
+    KUBECTL_LAST_APPLIED,
     LAST_APPLIED_ANNOTATION,
+    UPDATE,
     ManagedFieldsEntry,
     ManagedFieldsError,
     decode_entries,
@@ -80,6 +82,8 @@ class ApplyPlan:
     """The 409 message the server would print for the unforced apply (empty without conflicts)."""
     schema_source: str = ""
     schema_deduced: bool = False
+    steps: list[str] = field(default_factory=list)
+    """With ``kubectl_flow``: the requests kubectl would send, in order (after the first apply)."""
 
     @property
     def blocked(self) -> bool:
@@ -95,7 +99,13 @@ def plan_apply(
     *,
     now: str,
     force: bool = False,
+    kubectl_flow: bool = False,
 ) -> ApplyPlan:
+    """Plan one apply. With ``kubectl_flow``, predict ``kubectl apply --server-side`` (kubectl >= 1.26)
+    instead of a single apply request: after a successful apply kubectl hands the last-applied
+    annotation to ``kubectl-last-applied`` (manager ``kubectl`` only), moves the client-side
+    manager's fields into the applier (client-go csaupgrade) and applies again — which deletes
+    fields the manifest dropped that the client-side manager owned."""
     md = manifest.get("metadata") or {}
     plan = ApplyPlan(
         api_version=str(manifest.get("apiVersion", "")),
@@ -123,9 +133,66 @@ def plan_apply(
     except FieldManagerError as e:
         plan.error = e
         return plan
+    if kubectl_flow:
+        try:
+            result = _kubectl_flow(plan, live, result, manifest, manager, rules, now, force)
+        except FieldManagerError as e:
+            plan.error = e
+            return plan
     plan.result = result
     _explain(plan, live, manifest, manager, rules, result)
     return plan
+
+
+def _kubectl_flow(
+    plan: ApplyPlan,
+    live: Mapping[str, Any] | None,
+    first: WriteResult,
+    manifest: Mapping[str, Any],
+    manager: str,
+    rules: ResourceRules,
+    now: str,
+    force: bool,
+) -> WriteResult:
+    from .csaupgrade import find_fields_owners, upgrade_managed_fields
+    from .fieldmanager import simulate_update
+    from .fieldpath import encode_fields_v1, path_from_fields
+    from .typed.compare import compare
+
+    lac_path = FieldSet([path_from_fields("metadata", "annotations", LAST_APPLIED_ANNOTATION)])
+    obj = first.object
+    md = obj.get("metadata") or {}
+    la = (md.get("annotations") or {}).get(LAST_APPLIED_ANNOTATION)
+    if manager == KUBECTL and isinstance(la, str) and la:
+        cfg_md: dict[str, Any] = {"name": md.get("name"), "annotations": {LAST_APPLIED_ANNOTATION: la}}
+        if md.get("namespace"):
+            cfg_md["namespace"] = md["namespace"]
+        cfg = {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"), "metadata": cfg_md}
+        obj = simulate_apply(obj, cfg, KUBECTL_LAST_APPLIED, rules, now=now).object
+        plan.steps.append(f"apply of the last-applied annotation by {KUBECTL_LAST_APPLIED}")
+    entries = _entries(obj)
+    owners = {e.manager for e in find_fields_owners(entries, UPDATE, lac_path)}
+    upgraded = upgrade_managed_fields(entries, owners, manager)
+    key = [(e.manager, e.operation, e.api_version, e.subresource, encode_fields_v1(e.fields)) for e in entries]
+    if [(e.manager, e.operation, e.api_version, e.subresource, encode_fields_v1(e.fields)) for e in upgraded] == key:
+        return WriteResult(obj, entries, first.changed, first.comparison)
+    new = dict(obj)
+    new["metadata"] = {**(obj.get("metadata") or {}), "managedFields": [e.to_dict() for e in upgraded]}
+    # kubectl sends this JSON patch without a fieldManager; it changes no field, so nobody gains any
+    obj = simulate_update(obj, new, KUBECTL, rules, now=now).object
+    plan.steps.append(f"csaupgrade of {', '.join(sorted(owners))} into {manager} (JSON patch of managedFields)")
+    final = simulate_apply(obj, manifest, manager, rules, now=now, force=force)
+    plan.steps.append(f"apply again by {manager}")
+    before = _without_mf(live) if live is not None else {}
+    return WriteResult(final.object, final.entries, True, compare(before, _without_mf(final.object), rules.root))
+
+
+def _without_mf(obj: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(obj)
+    md = dict(out.get("metadata") or {})
+    md.pop("managedFields", None)
+    out["metadata"] = md
+    return out
 
 
 def _planned(c: Conflict, live: Mapping[str, Any] | None, manifest: Mapping[str, Any]) -> PlannedConflict:
