@@ -78,8 +78,8 @@ HELP = """Predict a server-side apply: conflicts, shared fields, deletions and f
 \b
 Reads manifests (-f FILE|DIR|-, several documents) and the live objects they name, from the
 cluster (default) or offline from --live FILE (the output of
-'kubectl get -o yaml --show-managed-fields'), and computes what
-'kubectl apply --server-side --field-manager NAME' would do, the way the API server does.
+'kubectl get -o yaml --show-managed-fields'), and computes what the API server does with
+'kubectl apply --server-side --field-manager NAME' of them.
 
 \b
 Exit codes: 0 no conflicts (or --force-conflicts takes them over); 1 conflicts predicted,
@@ -501,12 +501,13 @@ def csa_upgrade(entries: Sequence[ManagedFieldsEntry], csa_managers: Sequence[st
 
 def kubectl_followup(plan: ApplyPlan, manifest: Mapping[str, Any], rules: ResourceRules,
                      now: str) -> KubectlFollowup | None:
-    """What ``kubectl apply --server-side`` (>= 1.26) does after the apply request succeeded, on an
-    object with client-side-apply history: the ``Update`` managers that own the last-applied
-    annotation are merged into the applier's entry (csaupgrade, a JSON patch of managedFields) and
-    the manifest is applied again — which deletes what only those managers kept (the prediction
-    above is the single request every other SSA client sends). With the manager ``kubectl`` the
-    annotation is first applied by ``kubectl-last-applied``, so that it survives.
+    """What ``kubectl apply --server-side`` (1.36: the ``wire`` of the conformance case
+    cur-real-kubectl-server-side-upgrade) does after a successful apply request on an object with
+    client-side-apply history: the ``Update`` managers that own the last-applied annotation are
+    merged into the applier's entry (csaupgrade, a JSON patch of managedFields) and the manifest is
+    applied again — which deletes what only those managers kept (the plan itself is the single
+    request other SSA clients send). With the manager ``kubectl`` the annotation is first applied
+    by ``kubectl-last-applied``, so that it survives.
 
     None when kubectl would do nothing more (no such managers, or the apply failed)."""
     from ..fieldmanager import FieldManagerError, simulate_apply
@@ -672,12 +673,13 @@ def compare_dry_run(
     report: ConflictReport,
     answer: Mapping[str, Any] | ApiError,
     builtin: bool,
+    predicted_object: Mapping[str, Any] | None = None,
 ) -> DryRunCheck:
     """Does the server's answer to the same apply (``dryRun=All``) match the prediction?
 
     Conflicts are compared as (manager, path) sets; a success by the managedFields path sets of
     every entry and the object's spec, labels and annotations (times, resourceVersion and
-    generation are ignored)."""
+    generation are ignored). ``predicted_object`` is the unredacted result (default: the report's)."""
     from ..kube.errors import Forbidden
     from ..render.conflicts import AGREES, DISAGREES, UNCHECKED, DryRunCheck
 
@@ -686,10 +688,11 @@ def compare_dry_run(
         if report.result_object is None:
             return DryRunCheck(DISAGREES, f"predicted {predicted}, server said the apply succeeds")
         diffs = _managed_differences(report.result_managed_fields, _metadata(answer).get("managedFields"))
+        mine = predicted_object if predicted_object is not None else report.result_object
         if builtin:
-            obj_diff = _owned_value_difference(report.result_object, answer)
+            obj_diff = _owned_value_difference(mine, answer)
         else:
-            obj_diff = _first_difference(_object_view(report.result_object), _object_view(answer), "")
+            obj_diff = _first_difference(_object_view(mine), _object_view(answer), "")
         if obj_diff:
             diffs.append(f"predicted {obj_diff.lstrip('.')}")
         if diffs:
@@ -708,8 +711,8 @@ def compare_dry_run(
             + (f" and {n - 3} more" if n > 3 else "")
         from ..fieldpath import path_string
 
-        mine = {(c.manager, path_string(c.path)) for c in report.conflicts}
-        if report.blocked and not report.error and mine == server:
+        predicted_set = {(c.manager, path_string(c.path)) for c in report.conflicts}
+        if report.blocked and not report.error and predicted_set == server:
             return DryRunCheck(AGREES)
         return DryRunCheck(DISAGREES, f"predicted {predicted}, server said {said}")
     said = f"{answer.code} {answer.reason}".strip()
@@ -777,7 +780,7 @@ def predict(
     where: str,
     status_subresource: bool,
     status_source: str,
-) -> ConflictReport:
+) -> tuple[ConflictReport, ApplyPlan]:
     """One document: plan the apply, explain it, and add what kubectl does after it."""
     from ..applyplan import plan_apply
 
@@ -785,7 +788,7 @@ def predict(
     report = analyse(plan, where=where, status_subresource=status_subresource, status_source=status_source,
                      show_secret_values=req.show_secret_values)
     report.kubectl_followup = kubectl_followup(plan, manifest, rules, req.now)
-    return report
+    return report, plan
 
 
 def predict_online(docs: Sequence[InputDocument], req: Request, schemas: Schemas, client: ClusterClient,
@@ -810,8 +813,8 @@ def predict_online(docs: Sequence[InputDocument], req: Request, schemas: Schemas
             builtin = schemas.is_builtin(gvk)
             status = "status" in res.subresources
             rules = make_rules(schema, status, builtin)
-            report = predict(live, manifest, rules, req, where=doc.where, status_subresource=status,
-                             status_source="from discovery")
+            report, plan = predict(live, manifest, rules, req, where=doc.where, status_subresource=status,
+                                   status_source="from discovery")
             if req.server_dry_run:
                 answer: Mapping[str, Any] | ApiError
                 try:
@@ -821,7 +824,8 @@ def predict_online(docs: Sequence[InputDocument], req: Request, schemas: Schemas
                     if _is_fatal(e):
                         raise
                     answer = e
-                report.dry_run = compare_dry_run(report, answer, builtin)
+                report.dry_run = compare_dry_run(report, answer, builtin,
+                                                 plan.result.object if plan.result is not None else None)
                 if report.dry_run.outcome == "unchecked":
                     outcome.errors.append(f"{doc.where}: {Identity(api_version, kind, ns, name).title()}: "
                                           f"server dry-run: {report.dry_run.detail}")
@@ -895,8 +899,9 @@ def predict_offline(docs: Sequence[InputDocument], live_docs: Sequence[InputDocu
             builtin = schemas.is_builtin(gvk)
             status, status_source = offline_status(schemas, schema, builtin)
             rules = make_rules(schema, status, builtin)
-            outcome.reports.append(predict(found.obj if found is not None else None, manifest, rules, req,
-                                           where=doc.where, status_subresource=status, status_source=status_source))
+            report, _ = predict(found.obj if found is not None else None, manifest, rules, req, where=doc.where,
+                                status_subresource=status, status_source=status_source)
+            outcome.reports.append(report)
         except DocumentError as e:
             outcome.errors.append(f"{doc.where}: {e}")
     for ident, live in index.items():
