@@ -105,18 +105,32 @@ class Migration:
         """The guarded JSON patches, in order; empty when nothing changes.
 
         The server attributes a field the patch itself changes (the annotation) to the patch's field
-        manager, so when both change the annotation goes first and managedFields second: the second
-        patch changes no field, and the server keeps exactly the entries it carries. Each patch
-        tests the resourceVersion; the executor fills in the one returned by the previous write
+        manager, so when the annotation gets a value it goes first and managedFields second: the
+        second patch changes no field, and the server keeps exactly the entries it carries. That
+        second patch is sent even when the plan keeps the entries as they were, or the attribution
+        of the first would stay. Removing the annotation attributes nothing, so a removal travels
+        with the managedFields in one patch: one atomic write, and a re-plan after a conflict never
+        sees the annotation gone but the entries not yet moved. Each patch tests the
+        resourceVersion; the executor fills in the one returned by the previous write
         (:data:`RESOURCE_VERSION`).
         """
-        out = []
+        out: list[list[dict[str, Any]]] = []
+        if not self.changed:
+            return out
+        value: list[dict[str, Any]] = [{}] if self.reset or not self.after else [e.to_dict() for e in self.after]
+        # "add" replaces a member that exists and creates one that does not: after a reset the object
+        # has no managedFields, and "replace" would be rejected (422)
+        managed_fields_op = {"op": "add", "path": "/metadata/managedFields", "value": value}
+        if self.last_applied_changed and self.last_applied_after is None:
+            ops = [self._test(self.resource_version), self._annotation_op(annotations_present)]
+            if self.managed_fields_changed:
+                ops.append(managed_fields_op)
+            return [ops]
         if self.last_applied_changed:
             out.append([self._test(self.resource_version), self._annotation_op(annotations_present)])
-        if self.managed_fields_changed:
+        if self.managed_fields_changed or out:
             rv = RESOURCE_VERSION if out else self.resource_version
-            value: list[dict[str, Any]] = [{}] if self.reset or not self.after else [e.to_dict() for e in self.after]
-            out.append([self._test(rv), {"op": "replace", "path": "/metadata/managedFields", "value": value}])
+            out.append([self._test(rv), managed_fields_op])
         return out
 
     @staticmethod
@@ -138,10 +152,14 @@ RESOURCE_VERSION = "$RESOURCE_VERSION"
 
 
 def _entries_key(entries: Sequence[ManagedFieldsEntry]) -> list[tuple[Any, ...]]:
+    """What makes two lists of entries a different state for the server. Neither order (the server
+    sorts entries on every write) nor times count: the API server ignores a write whose only change
+    is managedFields timestamps (it keeps the stored ones; observed on 1.36), so a plan that differs
+    only there would be a no-op that can never converge."""
     from .fieldpath import encode_fields_v1
 
-    return [(e.manager, e.operation, e.api_version, e.subresource, e.time, encode_fields_v1(e.fields))
-            for e in entries]
+    return sorted((e.manager, e.operation, e.api_version, e.subresource, encode_fields_v1(e.fields))
+                  for e in entries)
 
 
 def _start(obj: Mapping[str, Any]) -> tuple[ObjectRef, str, list[ManagedFieldsEntry], str | None]:
@@ -175,6 +193,8 @@ def plan_to_server_side(
     keep = (target == KUBECTL) if keep_last_applied is None else keep_last_applied
     notes: list[str] = []
     live_set = to_field_set(obj, root)
+    la_fields = _last_applied_fields(la, ref, root)
+    unowned: list[FieldSet] = []
     after = list(entries)
     moved_any = False
     for sub in sorted({e.subresource for e in entries}):
@@ -188,12 +208,13 @@ def plan_to_server_side(
         if tgt is None:
             tgt = sources[0]
             first = after[tgt]
-            after[tgt] = ManagedFieldsEntry(target, APPLY, first.api_version, first.fields, first.time, sub)
+            after[tgt] = ManagedFieldsEntry(target, APPLY, first.api_version, _moved(first, sub, la_fields, unowned),
+                                            first.time, sub)
             sources = sources[1:]
         union = after[tgt].fields
         versions = {after[tgt].api_version}
         for i in sources:
-            union = union.union(after[i].fields)
+            union = union.union(_moved(after[i], sub, la_fields, unowned))
             versions.add(after[i].api_version)
         names = sorted({entries[i].manager for i in range(len(entries)) if entries[i].operation == UPDATE
                         and entries[i].subresource == sub and entries[i].manager != target
@@ -213,7 +234,18 @@ def plan_to_server_side(
         after[tgt] = ManagedFieldsEntry(base.manager, APPLY, base.api_version, union, base.time, sub)
         after = [e for i, e in enumerate(after) if i not in set(sources)]
     if not moved_any:
+        # nothing is managed client-side here: leave the object (and whoever owns its annotation) alone,
+        # so that a namespace-wide run does not rewrite objects it has no business with
         notes.append(f"no Update entries of {', '.join(source_managers)} to move")
+        return Migration(ref, rv, entries, list(entries), la, la, notes=notes)
+    left = FieldSet()
+    for u in unowned:
+        left = left.union(u)
+    left = left.intersection(live_set).difference(FieldSet([LAST_APPLIED_PATH]))
+    if not left.is_empty():
+        notes.append(f"left {len(left)} field(s) of {KUBECTL_CLIENT_SIDE_APPLY} that are not in the last-applied "
+                     "manifest unowned (defaulted by the server or set by a webhook): an apply of the manifest "
+                     "would not own them")
     la_after = la
     if la is not None:
         if keep:
@@ -236,6 +268,37 @@ def plan_to_server_side(
             notes.append("removed the last-applied annotation")
     after = [e for e in after if not e.fields.is_empty()]
     return Migration(ref, rv, entries, after, la, la_after, notes=notes)
+
+
+def _moved(e: ManagedFieldsEntry, sub: str, la_fields: FieldSet | None, unowned: list[FieldSet]) -> FieldSet:
+    """The fields of a source entry that move to the applier.
+
+    The client-side manager's fields are those of the manifest it last applied (the annotation);
+    the rest of its set is what the server defaulted, or a webhook added, during its writes. An
+    apply of that manifest would not own them, so owning them would make the first re-apply rewrite
+    managedFields (and remove them, were they not defaulted again).
+    """
+    if sub == "" and la_fields is not None and e.manager == KUBECTL_CLIENT_SIDE_APPLY:
+        unowned.append(e.fields.difference(la_fields))
+        return e.fields.intersection(la_fields)
+    return e.fields
+
+
+def _last_applied_fields(la: str | None, ref: ObjectRef, root: Type) -> FieldSet | None:
+    """The fields the manifest in the annotation sets (None when it cannot be used: absent, not
+    JSON, or of another apiVersion, whose schema could name fields differently)."""
+    if la is None:
+        return None
+    try:
+        doc = json.loads(la)
+    except ValueError:
+        return None
+    if not isinstance(doc, dict) or doc.get("apiVersion") != ref.api_version:
+        return None
+    try:
+        return to_field_set(doc, root).difference(STRIPPED_METADATA)
+    except ValueError:  # items that cannot be identified: keep csaupgrade's plain union
+        return None
 
 
 def _server_form(la: str) -> str:
@@ -299,6 +362,7 @@ def last_applied_manifest(
     body = extract_owned(copy_json(obj), owned.difference(FieldSet([LAST_APPLIED_PATH])), root)
     if not isinstance(body, dict):
         body = {}
+    _omit_defaulted_keys(body, owned, root)
     md_live = obj.get("metadata") or {}
     md = body.get("metadata") if isinstance(body.get("metadata"), dict) else {}
     assert isinstance(md, dict)
@@ -315,6 +379,46 @@ def last_applied_manifest(
     body["apiVersion"] = obj.get("apiVersion")
     body["kind"] = obj.get("kind")
     return body
+
+
+def _omit_defaulted_keys(v: Any, owned: FieldSet, t: Type) -> None:
+    """Drop the key fields of list items that the owner did not set (in place).
+
+    An item's key fields are copied into the extracted manifest so that it can be identified, but
+    a key field the owner does not own and whose value is the schema default was filled in by the
+    server (``ports[].protocol``): the manifest had left it out, and the item is identified by the
+    default all the same. Keeping it would make the rebuilt annotation differ from what kubectl
+    writes for the same manifest, and the next ``kubectl apply`` rewrite it.
+    """
+    from .schema.types import DEDUCED, NO_DEFAULT
+    from .typed.items import LIST, MAP, ItemError, item_element, side
+
+    s = side(t, v)
+    if s == MAP and type(v) is dict and t.map is not None and not t.map.atomic:
+        m = t.map
+        for k, x in v.items():
+            sub = owned.children.get((FIELD, k))
+            if sub is not None:
+                f = m.fields.get(k)
+                _omit_defaulted_keys(x, sub, f.type if f is not None else (m.element or DEDUCED))
+    elif s == LIST and type(v) is list and t.list is not None and t.list.relationship != "atomic" and t.list.keys:
+        lt = t.list
+        item_map = lt.item.map
+        for item in v:
+            try:
+                pe = item_element(lt, item)
+            except ItemError:
+                continue
+            sub = owned.children.get(pe)
+            if sub is None or type(item) is not dict:
+                continue
+            for k in lt.keys:
+                f = item_map.fields.get(k) if item_map is not None else None
+                default = f.default if f is not None else NO_DEFAULT
+                if (k in item and (FIELD, k) not in sub.members and default is not NO_DEFAULT
+                        and values_equal(default, item[k])):
+                    del item[k]
+            _omit_defaulted_keys(item, sub, lt.item)
 
 
 def last_applied_text(manifest: Mapping[str, Any]) -> str:

@@ -1,0 +1,211 @@
+"""Output of the commands that write ownership (migrate, strip-last-applied, handover, reset, undo).
+
+Text: one line per object as soon as it is done (``changed``, ``unchanged``, ``failed: <reason>``;
+``would change`` in dry runs), its notes with ``-v``, the patches of a dry run, then a summary.
+
+``-o json`` is a contract (docs/migrate.md); keys are only ever added::
+
+    {"command", "dryRun": "none"|"client"|"server", "backupDir": str|null,
+     "summary": {"changed", "unchanged", "failed", "retries"},
+     "items": [{"apiVersion", "kind", "namespace", "name", "result", "retries", "patchesSent",
+                "notes": [str], "backup": str|null, "error": str|null,
+                "patches"?: [[op, ...], ...]   (dry runs only),
+                "steps"?: [{...}, ...]         (handover only)}]}
+
+The last-applied annotation of a Secret holds its data in clear; it is replaced by
+``<redacted>`` wherever it would be printed (patch values, applied manifests).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from ..managedfields import LAST_APPLIED_ANNOTATION
+
+if TYPE_CHECKING:
+    from ..kube.writes import WriteOutcome
+
+__all__ = [
+    "Progress",
+    "object_label",
+    "outcome_to_dict",
+    "redacted_patches",
+    "render_json",
+    "render_outcome",
+    "render_summary",
+    "summary_counts",
+]
+
+REDACTED = "<redacted>"
+_LA_POINTER = "/metadata/annotations/" + LAST_APPLIED_ANNOTATION.replace("~", "~0").replace("/", "~1")
+
+
+def object_label(o: WriteOutcome) -> str:
+    """``widget.example.com/w1 -n shop``: kind.group as kubectl prints it after writes."""
+    group = o.api_version.rpartition("/")[0]
+    kind = f"{o.kind.lower()}.{group}" if group else o.kind.lower()
+    return f"{kind}/{o.name}" + (f" -n {o.namespace}" if o.namespace else "")
+
+
+def _redact_op(op: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(op)
+    path = str(op.get("path", ""))
+    if "value" in out and out.get("op") != "test":
+        if path == _LA_POINTER:
+            out["value"] = REDACTED
+        elif path == "/metadata/annotations" and isinstance(out["value"], Mapping):
+            out["value"] = {k: (REDACTED if k == LAST_APPLIED_ANNOTATION else v) for k, v in out["value"].items()}
+    return out
+
+
+def redacted_patches(o: WriteOutcome) -> list[list[dict[str, Any]]]:
+    """The outcome's patches as they may be shown: a Secret's annotation (its data) is redacted."""
+    if not o.is_secret:
+        return [list(p) for p in o.patches]
+    return [[_redact_op(op) for op in p] for p in o.patches]
+
+
+def _redact_manifest(doc: Any) -> Any:
+    if not isinstance(doc, Mapping):
+        return doc
+    out = {k: v for k, v in doc.items() if k not in ("data", "stringData")}
+    for section in ("data", "stringData"):
+        v = doc.get(section)
+        if isinstance(v, Mapping):
+            out[section] = {k: REDACTED for k in v}
+        elif section in doc:
+            out[section] = REDACTED
+    md = doc.get("metadata")
+    if isinstance(md, Mapping) and isinstance(md.get("annotations"), Mapping):
+        ann = md["annotations"]
+        out["metadata"] = {**md, "annotations": {k: (REDACTED if k == LAST_APPLIED_ANNOTATION else v)
+                                                 for k, v in ann.items()}}
+    return out
+
+
+def _steps(o: WriteOutcome) -> list[dict[str, Any]]:
+    if not o.is_secret:
+        return [dict(s) for s in o.steps]
+    out = []
+    for s in o.steps:
+        s = dict(s)
+        if "manifest" in s:
+            s["manifest"] = _redact_manifest(s["manifest"])
+        if "patches" in s:
+            s["patches"] = [[_redact_op(op) for op in p] for p in s["patches"]]
+        out.append(s)
+    return out
+
+
+def outcome_to_dict(o: WriteOutcome) -> dict[str, Any]:
+    d: dict[str, Any] = {
+        "apiVersion": o.api_version,
+        "kind": o.kind,
+        "namespace": o.namespace,
+        "name": o.name,
+        "result": o.result.value,
+        "retries": o.retries,
+        "patchesSent": o.patches_sent,
+        "notes": list(o.notes),
+        "backup": str(o.backup) if o.backup is not None else None,
+        "error": o.error,
+    }
+    if o.dry_run != "none":
+        d["patches"] = redacted_patches(o)
+    if o.steps:
+        d["steps"] = _steps(o)
+    return d
+
+
+def summary_counts(outcomes: Sequence[WriteOutcome]) -> dict[str, int]:
+    counts = {"changed": 0, "unchanged": 0, "failed": 0, "retries": 0}
+    for o in outcomes:
+        counts[o.result.value] += 1
+        counts["retries"] += o.retries
+    return counts
+
+
+def render_json(command: str, dry_run: str, outcomes: Sequence[WriteOutcome], backup_dir: Path | None,
+                out: TextIO) -> None:
+    doc = {
+        "command": command,
+        "dryRun": dry_run,
+        "backupDir": str(backup_dir) if backup_dir is not None else None,
+        "summary": summary_counts(outcomes),
+        "items": [outcome_to_dict(o) for o in outcomes],
+    }
+    out.write(json.dumps(doc, indent=2) + "\n")
+
+
+def _result_text(o: WriteOutcome) -> str:
+    if o.result.value == "failed":
+        return f"failed: {o.error or 'unknown error'}"
+    if o.dry_run != "none" and o.result.value == "changed":
+        return "would change" + (" (server dry run)" if o.dry_run == "server" else "")
+    return o.result.value
+
+
+def render_outcome(o: WriteOutcome, out: TextIO, *, verbose: bool = False) -> None:
+    """One object: its line, then notes (``-v``), steps and dry-run patches."""
+    extra = []
+    if o.retries:
+        extra.append(f"{o.retries} retr{'y' if o.retries == 1 else 'ies'}")
+    if verbose and o.patches_sent:
+        extra.append(f"{o.patches_sent} patch{'es' if o.patches_sent != 1 else ''}")
+    suffix = f" ({', '.join(extra)})" if extra else ""
+    out.write(f"{object_label(o)}: {_result_text(o)}{suffix}\n")
+    if verbose or o.dry_run != "none":
+        for n in o.notes:
+            out.write(f"  - {n}\n")
+    for s in _steps(o):
+        if verbose or o.dry_run != "none" or s.get("failed"):
+            out.write(f"  step {s.get('step')}: {s.get('description', '')}\n")
+            if o.dry_run != "none" and "manifest" in s:
+                out.write(f"    apply: {json.dumps(s['manifest'], sort_keys=True)}\n")
+            if o.dry_run != "none":
+                for p in s.get("patches") or ():
+                    out.write(f"    patch: {json.dumps(p)}\n")
+    if o.dry_run != "none":
+        for p in redacted_patches(o):
+            out.write(f"  patch: {json.dumps(p)}\n")
+    if verbose and o.backup is not None:
+        out.write(f"  backup: {o.backup}\n")
+
+
+def render_summary(outcomes: Sequence[WriteOutcome], backup_dir: Path | None, dry_run: str, out: TextIO) -> None:
+    c = summary_counts(outcomes)
+    changed = "would change" if dry_run != "none" else "changed"
+    line = f"{c['changed']} {changed}, {c['unchanged']} unchanged, {c['failed']} failed"
+    if c["retries"]:
+        line += f" ({c['retries']} retr{'y' if c['retries'] == 1 else 'ies'} after concurrent changes)"
+    out.write(line + "\n")
+    if dry_run != "none":
+        out.write("dry run: nothing was written\n")
+    elif backup_dir is not None:
+        out.write(f"backups: {backup_dir} (undo with: kubectl fieldown undo {backup_dir})\n")
+
+
+class Progress:
+    """``[i/N] object`` on stderr, rewritten in place; only for bulk runs on a terminal."""
+
+    def __init__(self, total: int, stream: TextIO | None = None) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.enabled = total > 1 and bool(getattr(self.stream, "isatty", lambda: False)())
+        self.total = total
+        self._shown = False
+
+    def update(self, i: int, label: str) -> None:
+        if self.enabled:
+            self.stream.write(f"\r\033[K[{i}/{self.total}] {label}")
+            self.stream.flush()
+            self._shown = True
+
+    def clear(self) -> None:
+        if self._shown:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+            self._shown = False

@@ -1,0 +1,235 @@
+"""Bulk migrate, strip-last-applied and reset over 200 objects while another writer patches them.
+
+200 Widgets are created by one client-side ``kubectl apply``. A background thread merge-patches an
+annotation of random objects in a loop (manager ``writer``), recording every successful write.
+Meanwhile ``migrate --to server-side -n NS`` runs over the whole namespace (twice: the second run
+must change nothing), then ``strip-last-applied`` on one label-selected subset, then ``reset
+--to-manager`` on another. At the end no write of either side is lost — every object carries the
+writer's last value, and the writer's ownership of it survived every managedFields rewrite — and
+every object is in the state the native path gives (checked with the real kubectl).
+
+The figures (objects, retries, wall times, writer's writes) are printed; run with ``-s`` to see them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import random
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import lab
+import pytest
+import yaml
+
+from kubectl_fieldown.cli.main import main
+from kubectl_fieldown.fieldpath import decode_fields_v1, parse_path, path_from_fields
+from kubectl_fieldown.kube import ClusterClient, ClusterOptions
+
+N = 200
+GROUPS = {"a": range(0, 100), "b": range(100, 150), "c": range(150, 200)}
+ANNOTATION = "writer.example.com/counter"
+LA = "kubectl.kubernetes.io/last-applied-configuration"
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(args))
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture(autouse=True)
+def _env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, cluster: lab.Cluster) -> Iterator[None]:
+    monkeypatch.delenv("FIELDOWN_DEBUG", raising=False)
+    monkeypatch.setenv("KUBECONFIG", str(cluster.kubeconfig))
+    monkeypatch.setenv("FIELDOWN_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("FIELDOWN_BACKUP_DIR", str(tmp_path / "backups"))
+    yield
+
+
+def annotation_path(key: str) -> tuple[Any, ...]:
+    # annotation keys have dots, which a path string would split
+    return path_from_fields("metadata", "annotations", key)
+
+
+def group_of(i: int) -> str:
+    return next(g for g, r in GROUPS.items() if i in r)
+
+
+def manifest(i: int, namespace: str, replicas: bool = True) -> dict[str, Any]:
+    spec: dict[str, Any] = {"color": "blue", "args": [f"--id={i}"]}
+    if replicas:
+        spec["replicas"] = 1
+    return {"apiVersion": "example.com/v1", "kind": "Widget",
+            "metadata": {"name": f"w{i:03d}", "namespace": namespace, "labels": {"group": group_of(i)}},
+            "spec": spec}
+
+
+def write_manifests(path: Path, docs: list[dict[str, Any]]) -> Path:
+    path.write_text(yaml.safe_dump_all(docs))
+    return path
+
+
+class Writer(threading.Thread):
+    """Merge-patches ANNOTATION of random objects until stopped; remembers every successful write."""
+
+    def __init__(self, kubeconfig: Path, namespace: str) -> None:
+        super().__init__(daemon=True)
+        self.client = ClusterClient(ClusterOptions(kubeconfig=str(kubeconfig)))
+        self.widgets = self.client.discovery.resolve("widgets")
+        self.namespace = namespace
+        self.stop = threading.Event()
+        self.last: dict[str, int] = {}
+        self.writes = 0
+        self.errors: list[str] = []
+
+    def run(self) -> None:
+        rnd = random.Random(99003)
+        counter = 0
+        try:
+            while not self.stop.is_set():
+                name = f"w{rnd.randrange(N):03d}"
+                counter += 1
+                body = {"metadata": {"annotations": {ANNOTATION: str(counter)}}}
+                try:
+                    self.client.patch(self.widgets, name, self.namespace, body, "merge", field_manager="writer")
+                except Exception as e:  # recorded, and the test fails on it: the writer must never fail
+                    self.errors.append(f"{name}: {e}")
+                    continue
+                self.last[name] = counter
+                self.writes += 1
+        finally:
+            self.client.close()
+
+
+def owners(obj: dict[str, Any], path: str | tuple[Any, ...]) -> set[str]:
+    p = parse_path(path) if isinstance(path, str) else path
+    return {e["manager"] for e in obj["metadata"].get("managedFields") or [] if decode_fields_v1(e["fieldsV1"]).has(p)}
+
+
+def test_bulk_rewrites_race_a_writer_and_lose_nothing(cluster: lab.Cluster, namespace: str, tmp_path: Path) -> None:
+    ns = namespace
+    t0 = time.monotonic()
+    cluster.kubectl("apply", "-f", str(write_manifests(tmp_path / "all.yaml", [manifest(i, ns) for i in range(N)])))
+    t_create = time.monotonic() - t0
+
+    writer = Writer(cluster.kubeconfig, ns)
+    writer.start()
+    figures: dict[str, Any] = {"objects": N, "create_s": round(t_create, 1)}
+    try:
+        time.sleep(0.3)  # the writer is under way before the first LIST
+
+        t = time.monotonic()
+        code, out, err = run("migrate", "--to", "server-side", "-n", ns, "-o", "json")
+        figures["migrate_s"] = round(time.monotonic() - t, 1)
+        assert code == 0, err + out
+        doc = json.loads(out)
+        assert doc["summary"]["changed"] == N and doc["summary"]["failed"] == 0, doc["summary"]
+        figures["migrate_retries"] = doc["summary"]["retries"]
+        figures["migrate_max_retries_one_object"] = max(i["retries"] for i in doc["items"])
+
+        t = time.monotonic()
+        code, out, err = run("migrate", "--to", "server-side", "-n", ns, "-o", "json")
+        figures["migrate_again_s"] = round(time.monotonic() - t, 1)
+        assert code == 0, err
+        again = json.loads(out)["summary"]
+        assert again == {"changed": 0, "unchanged": N, "failed": 0, "retries": 0}, again
+
+        t = time.monotonic()
+        code, out, err = run("strip-last-applied", "widgets", "-n", ns, "-l", "group=b", "--field", ".spec.replicas",
+                             "-o", "json")
+        figures["strip_s"] = round(time.monotonic() - t, 1)
+        assert code == 0, err + out
+        doc = json.loads(out)
+        assert doc["summary"]["changed"] == len(GROUPS["b"]) and doc["summary"]["failed"] == 0
+        figures["strip_retries"] = doc["summary"]["retries"]
+
+        t = time.monotonic()
+        code, out, err = run("reset", "widgets", "-n", ns, "-l", "group=c", "--to-manager", "owner", "-o", "json")
+        figures["reset_s"] = round(time.monotonic() - t, 1)
+        assert code == 0, err + out
+        doc = json.loads(out)
+        assert doc["summary"]["changed"] == len(GROUPS["c"]) and doc["summary"]["failed"] == 0
+        figures["reset_retries"] = doc["summary"]["retries"]
+        time.sleep(0.3)  # and the writer goes on after the last rewrite
+    finally:
+        writer.stop.set()
+        writer.join(timeout=30)
+    figures["writer_writes"] = writer.writes
+    figures["objects_written_by_writer"] = len(writer.last)
+    print(f"\n[concurrent] {json.dumps(figures)}")
+    assert not writer.errors, writer.errors[:5]
+    assert writer.writes > N, "the writer must really race the rewrites"
+
+    client = ClusterClient(ClusterOptions(kubeconfig=str(cluster.kubeconfig)))
+    try:
+        widgets = client.discovery.resolve("widgets")
+        live = {o["metadata"]["name"]: o for o in client.list(widgets, ns)}
+    finally:
+        client.close()
+    assert len(live) == N
+
+    # no lost write: the writer's last value is there, and so is its ownership of it (group c: or the
+    # manager the reset gave every field to, when the reset came after the writer's last write)
+    for name, value in writer.last.items():
+        obj = live[name]
+        assert obj["metadata"]["annotations"][ANNOTATION] == str(value), name
+        who = owners(obj, annotation_path(ANNOTATION))
+        assert who == {"writer"} or (group_of(int(name[1:])) == "c" and who == {"owner"}), (name, who)
+
+    for name, obj in live.items():
+        i = int(name[1:])
+        managers = {(e["manager"], e["operation"]) for e in obj["metadata"]["managedFields"]}
+        writer_entry = {("writer", "Update")} if name in writer.last else set()
+        if group_of(i) in "ab":
+            # what kubectl apply --server-side leaves: the applier, the annotation's co-owner, the writer
+            assert managers - writer_entry == {("kubectl", "Apply"), ("kubectl-last-applied", "Apply")}, name
+            la = json.loads(obj["metadata"]["annotations"][LA])
+            assert ("replicas" in la["spec"]) == (group_of(i) == "a"), name
+        else:
+            assert managers - {("writer", "Update")} == {("owner", "Apply")}, (name, managers)
+            for path in (".spec.color", ".spec.replicas", ".spec.args", ".metadata.labels.group"):
+                assert owners(obj, path) == {"owner"}, (name, path)
+
+    # the native path: kubectl apply --server-side of the original manifests (group a) conflicts with
+    # nobody and changes nothing, not even managedFields
+    a_file = write_manifests(tmp_path / "a.yaml", [manifest(i, ns) for i in GROUPS["a"]])
+    cluster.kubectl("apply", "--server-side", "-f", str(a_file))
+    # stripped objects: a plain kubectl apply of the manifests without replicas leaves replicas alone
+    b_file = write_manifests(tmp_path / "b.yaml", [manifest(i, ns, replicas=False) for i in GROUPS["b"]])
+    cluster.kubectl("apply", "-f", str(b_file))
+    # group c: as if "owner" had applied the whole object: applying everything it owns, with the values
+    # there, conflicts with nobody and changes nothing
+    client = ClusterClient(ClusterOptions(kubeconfig=str(cluster.kubeconfig)))
+    try:
+        widgets = client.discovery.resolve("widgets")
+        for i in GROUPS["c"]:
+            obj = live[f"w{i:03d}"]
+            md = obj["metadata"]
+            mine = {k: v for k, v in md["annotations"].items() if "owner" in owners(obj, annotation_path(k))}
+            body = {"apiVersion": obj["apiVersion"], "kind": obj["kind"],
+                    "metadata": {"name": md["name"], "namespace": ns, "labels": md["labels"], "annotations": mine},
+                    "spec": obj["spec"]}
+            out = client.patch(widgets, md["name"], ns, body, "apply", field_manager="owner", force=False)
+            assert out["metadata"]["resourceVersion"] == md["resourceVersion"], md["name"]
+    finally:
+        client.close()
+
+    client = ClusterClient(ClusterOptions(kubeconfig=str(cluster.kubeconfig)))
+    try:
+        after = {o["metadata"]["name"]: o for o in client.list(client.discovery.resolve("widgets"), ns)}
+    finally:
+        client.close()
+    for name, obj in after.items():
+        i = int(name[1:])
+        assert obj["spec"]["replicas"] == 1 and obj["spec"]["color"] == "blue", name
+        if group_of(i) == "a":
+            assert obj["metadata"]["resourceVersion"] == live[name]["metadata"]["resourceVersion"], name
+        if name in writer.last:
+            assert obj["metadata"]["annotations"][ANNOTATION] == str(writer.last[name]), name

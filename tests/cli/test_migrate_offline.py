@@ -1,0 +1,321 @@
+"""The write executor, backups and rendering of the writing commands, without a server.
+
+The executor's retry policy is driven here by a scripted fake client (the real server's answers,
+409 and the bare 422 of a failed ``test`` op, are reproduced from what it sends; the real thing is
+exercised by tests/cli/test_migrate_cluster.py and test_migrate_concurrent.py).
+"""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kubectl_fieldown.cli.handover import HandoverError, build_manifest
+from kubectl_fieldown.fieldpath import FieldSet, parse_path, path_from_fields
+from kubectl_fieldown.kube import Conflict, Invalid, ResourceInfo
+from kubectl_fieldown.kube.writes import (
+    BACKUP_FORMAT,
+    BackupError,
+    BackupRun,
+    ObjectTarget,
+    Result,
+    WriteOptions,
+    WriteOutcome,
+    _Residue,
+    backup_files,
+    execute,
+    load_backup,
+)
+from kubectl_fieldown.managedfields import ManagedFieldsEntry, decode_entries
+from kubectl_fieldown.migration import Migration, ObjectRef, apply_json_patch, plan_strip_last_applied
+from kubectl_fieldown.render.migrate import outcome_to_dict, render_outcome, render_summary
+
+LA = "kubectl.kubernetes.io/last-applied-configuration"
+WIDGETS = ResourceInfo(group="example.com", version="v1", resource="widgets", kind="Widget", namespaced=True,
+                       verbs=frozenset({"get", "list", "patch"}))
+SECRETS = ResourceInfo(group="", version="v1", resource="secrets", kind="Secret", namespaced=True)
+
+
+def widget(rv: str = "10") -> dict[str, Any]:
+    la = '{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"annotations":{},"name":"w","namespace":"ns"},' \
+         '"spec":{"color":"blue","replicas":3}}\n'
+    return {
+        "apiVersion": "example.com/v1", "kind": "Widget",
+        "metadata": {"name": "w", "namespace": "ns", "uid": "uid-1", "resourceVersion": rv, "annotations": {LA: la},
+                     "managedFields": [{"manager": "kubectl-client-side-apply", "operation": "Update",
+                                        "apiVersion": "example.com/v1", "time": "2026-01-01T00:00:00Z",
+                                        "fieldsType": "FieldsV1",
+                                        "fieldsV1": {"f:metadata": {"f:annotations": {f"f:{LA}": {}}},
+                                                     "f:spec": {"f:color": {}, "f:replicas": {}}}}]},
+        "spec": {"color": "blue", "replicas": 3},
+    }
+
+
+class FakeClient:
+    """One object; JSON patches applied like the server does (test op, resourceVersion bump), with
+    ``interfere(n)`` making another writer change the object before the n-th patch."""
+
+    server = "https://fake:6443"
+    context = "fake"
+
+    def __init__(self, obj: dict[str, Any]) -> None:
+        self.obj = obj
+        self.patches: list[list[dict[str, Any]]] = []
+        self.interfere_before: set[int] = set()
+        self.reject: str | None = None
+        self.gets = 0
+
+    def _bump(self) -> None:
+        self.obj["metadata"]["resourceVersion"] = str(int(self.obj["metadata"]["resourceVersion"]) + 1)
+
+    def get(self, res: ResourceInfo, name: str, namespace: str | None = None) -> dict[str, Any]:
+        self.gets += 1
+        return copy.deepcopy(self.obj)
+
+    def patch(self, res: ResourceInfo, name: str, namespace: str | None, body: Any, patch_type: str = "apply",
+              *, field_manager: str | None = None, dry_run: bool = False, **kw: Any) -> dict[str, Any]:
+        n = len(self.patches)
+        self.patches.append(body)
+        if n in self.interfere_before:
+            self.obj["metadata"].setdefault("labels", {})["other"] = str(n)
+            self._bump()
+        if self.reject:
+            raise Invalid(self.reject, code=422, reason="Invalid")
+        current = self.obj["metadata"]["resourceVersion"]
+        if body[0]["value"] != current:
+            raise Invalid("the server rejected our request due to an error in our request", code=422,
+                          reason="Invalid")
+        result = apply_json_patch(self.obj, body)
+        if dry_run:
+            return result
+        self.obj = result
+        self._bump()
+        return copy.deepcopy(self.obj)
+
+
+def strip_replicas(obj: dict[str, Any]) -> Migration:
+    return plan_strip_last_applied(obj, [parse_path(".spec.replicas")])
+
+
+def no_sleep(_: float) -> None:
+    pass
+
+
+TARGET = ObjectTarget(WIDGETS, "w", "ns")
+
+
+def test_writes_in_order_with_the_returned_resource_version(tmp_path: Path) -> None:
+    c = FakeClient(widget())
+    backups = BackupRun(tmp_path / "b", "strip-last-applied")
+    out = execute(c, TARGET, strip_replicas, WriteOptions(sleep=no_sleep), backups)  # type: ignore[arg-type]
+    assert out.result is Result.changed and out.retries == 0 and out.patches_sent == 2
+    assert [p[0]["value"] for p in c.patches] == ["10", "11"]
+    assert out.backup is not None and load_backup(out.backup).resource_version == "10"
+    assert "replicas" not in json.loads(c.obj["metadata"]["annotations"][LA])["spec"]
+
+
+def test_a_changed_object_is_read_planned_and_written_again(tmp_path: Path) -> None:
+    c = FakeClient(widget())
+    c.interfere_before = {1}  # between the annotation patch and the managedFields patch
+    out = execute(c, TARGET, strip_replicas, WriteOptions(sleep=no_sleep), BackupRun(tmp_path, "x"))  # type: ignore[arg-type]
+    assert out.result is Result.changed and out.retries == 1
+    assert c.obj["metadata"]["labels"] == {"other": "1"}  # the other writer's change is kept
+    (e,) = decode_entries(c.obj["metadata"]["managedFields"])
+    assert not e.fields.has(parse_path(".spec.replicas"))
+
+
+def test_gives_up_after_max_retries() -> None:
+    c = FakeClient(widget())
+    c.interfere_before = set(range(100))
+    sleeps: list[float] = []
+    out = execute(c, TARGET, strip_replicas, WriteOptions(max_retries=3, sleep=sleeps.append), None)  # type: ignore[arg-type]
+    assert out.result is Result.failed and out.retries == 3
+    assert "kept changing while being written; gave up after 3 retries" in (out.error or "")
+    assert len(sleeps) == 2  # the first retry has a fresh read in hand and does not wait
+    assert all(0 < s <= 1.5 for s in sleeps)
+
+
+def test_a_real_422_fails_at_once() -> None:
+    c = FakeClient(widget())
+    c.reject = 'patch of widgets.example.com "w" rejected as invalid: spec.replicas: Invalid value'
+    out = execute(c, TARGET, strip_replicas, WriteOptions(sleep=no_sleep), None)  # type: ignore[arg-type]
+    assert out.result is Result.failed and out.retries == 0
+    assert out.error == c.reject
+
+
+def test_409_is_a_retry_too() -> None:
+    c = FakeClient(widget())
+    calls = {"n": 0}
+    original = c.patch
+
+    def once_conflict(*a: Any, **kw: Any) -> dict[str, Any]:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise Conflict("conflict", code=409, reason="Conflict")
+        return original(*a, **kw)
+
+    c.patch = once_conflict  # type: ignore[method-assign]
+    out = execute(c, TARGET, strip_replicas, WriteOptions(sleep=no_sleep), None)  # type: ignore[arg-type]
+    assert out.result is Result.changed and out.retries == 1
+
+
+def test_dry_runs(tmp_path: Path) -> None:
+    c = FakeClient(widget())
+    out = execute(c, TARGET, strip_replicas, WriteOptions(dry_run="client"), BackupRun(tmp_path / "b", "x"))  # type: ignore[arg-type]
+    assert out.result is Result.changed and c.patches == [] and out.backup is None
+    assert out.patches[1][0]["value"] == "<resourceVersion of the previous write>"
+    assert not (tmp_path / "b").exists()
+    out = execute(c, TARGET, strip_replicas, WriteOptions(dry_run="server"), None)  # type: ignore[arg-type]
+    assert out.result is Result.changed and [p[0]["value"] for p in c.patches] == ["10", "10"]
+    assert c.obj["metadata"]["resourceVersion"] == "10"
+
+
+def test_unchanged_and_deleted_recreated() -> None:
+    c = FakeClient(widget())
+    done = execute(c, TARGET, strip_replicas, WriteOptions(sleep=no_sleep), None)  # type: ignore[arg-type]
+    assert done.result is Result.changed
+    again = execute(c, TARGET, strip_replicas, WriteOptions(sleep=no_sleep), None)  # type: ignore[arg-type]
+    assert again.result is Result.unchanged and c.patches[2:] == []
+
+    c = FakeClient(widget())
+    original = c.get
+
+    def recreated(*a: Any, **kw: Any) -> dict[str, Any]:
+        obj = original(*a, **kw)
+        if c.gets > 1:
+            obj["metadata"]["uid"] = "uid-2"
+        return obj
+
+    c.get = recreated  # type: ignore[method-assign]
+    c.interfere_before = {0}
+    out = execute(c, TARGET, strip_replicas, WriteOptions(sleep=no_sleep), None)  # type: ignore[arg-type]
+    assert out.result is Result.failed and "deleted and created again" in (out.error or "")
+
+
+def test_residue_of_an_interrupted_annotation_patch_is_taken_back() -> None:
+    la = path_from_fields("metadata", "annotations", LA)
+    before = [ManagedFieldsEntry("kubectl-last-applied", "Apply", "example.com/v1", FieldSet([la])),
+              ManagedFieldsEntry("kubectl", "Apply", "example.com/v1", FieldSet([parse_path(".spec.color")]), "t")]
+    # the annotation patch was written by kubectl-client-side-apply, which took the annotation over
+    now = widget("12")
+    now["metadata"]["annotations"][LA] = "new"
+    now["metadata"]["managedFields"] = [
+        before[1].to_dict(),
+        ManagedFieldsEntry("kubectl-client-side-apply", "Update", "example.com/v1", FieldSet([la]), "t2").to_dict()]
+    residue = _Residue(before, "kubectl-client-side-apply", "new")
+    fixed = residue.taken_back(now)
+    got = {(e.manager, e.operation): e.fields for e in decode_entries(fixed["metadata"]["managedFields"])}
+    assert got == {("kubectl", "Apply"): before[1].fields, ("kubectl-last-applied", "Apply"): FieldSet([la])}
+    # someone wrote the annotation since: theirs it is
+    now["metadata"]["annotations"][LA] = "someone else's"
+    assert residue.taken_back(now) is now
+
+
+# --- backups ----------------------------------------------------------------------------------------------
+
+
+def test_backup_layout_and_permissions(tmp_path: Path) -> None:
+    run = BackupRun(tmp_path / "root", "migrate --to server-side", server="https://s", context="ctx")
+    p = run.save(WIDGETS, widget())
+    assert run.save(WIDGETS, widget("99")) == p  # one backup per object and run: the first one
+    assert p.name == "example.com_Widget_ns_w.json"
+    assert (tmp_path / "root").stat().st_mode & 0o777 == 0o700
+    assert p.parent.stat().st_mode & 0o777 == 0o700 and p.stat().st_mode & 0o777 == 0o600
+    b = load_backup(p)
+    assert (b.command, b.server, b.context, b.uid, b.resource_version) == (
+        "migrate --to server-side", "https://s", "ctx", "uid-1", "10")
+    assert (b.api_version, b.name, b.namespace, b.kind) == ("example.com/v1", "w", "ns", "Widget")
+    assert json.loads(p.read_text())["format"] == BACKUP_FORMAT
+    secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s/../x", "uid": "u2"}}
+    q = run.save(SECRETS, secret)
+    assert q.parent == p.parent and q.name == "core_Secret__cluster_s-..-x.json"
+    assert backup_files([p.parent]) == sorted([p, q])
+
+
+def test_backup_errors(tmp_path: Path) -> None:
+    with pytest.raises(BackupError, match="no such file or directory"):
+        backup_files([tmp_path / "nope"])
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(BackupError, match="no backup files"):
+        backup_files([tmp_path / "empty"])
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"kind": "Widget"}')
+    with pytest.raises(BackupError, match="not a fieldown backup"):
+        load_backup(bad)
+    ro = tmp_path / "ro"
+    ro.mkdir(mode=0o500)
+    if os.geteuid() != 0:  # root writes anywhere
+        with pytest.raises(BackupError, match="nothing was written"):
+            BackupRun(ro / "sub", "x").save(WIDGETS, widget())
+
+
+# --- handover manifests -----------------------------------------------------------------------------------
+
+
+def test_handover_manifest_is_minimal() -> None:
+    obj = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w", "namespace": "ns"},
+           "spec": {"replicas": 3, "color": "x", "finalizers": ["a", "b"],
+                    "containers": [{"name": "a", "image": "i", "ports": [{"containerPort": 80, "protocol": "TCP"}]},
+                                   {"name": "b", "image": "j"}]}}
+    m = build_manifest(obj, [parse_path(".spec.replicas"), parse_path('.spec.containers[name="a"].image'),
+                             parse_path('.spec.finalizers[="b"]')])
+    assert m == {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w", "namespace": "ns"},
+                 "spec": {"replicas": 3, "containers": [{"name": "a", "image": "i"}], "finalizers": ["b"]}}
+    with pytest.raises(HandoverError, match="not set"):
+        build_manifest(obj, [parse_path(".spec.args")])
+
+
+# --- rendering -----------------------------------------------------------------------------------------------
+
+
+def secret_outcome() -> WriteOutcome:
+    pointer = "/metadata/annotations/" + LA.replace("/", "~1")
+    return WriteOutcome(api_version="v1", kind="Secret", namespace="ns", name="db", result=Result.changed,
+                        dry_run="client", notes=["rebuilt"],
+                        patches=[[{"op": "test", "path": "/metadata/resourceVersion", "value": "1"},
+                                  {"op": "replace", "path": pointer, "value": '{"data":{"pw":"aHVudGVyMg=="}}'}],
+                                 [{"op": "add", "path": "/metadata/annotations",
+                                   "value": {LA: '{"stringData":{"pw":"hunter2"}}', "keep": "me"}}]],
+                        steps=[{"step": 1, "description": "apply",
+                                "manifest": {"kind": "Secret", "stringData": {"pw": "hunter2"},
+                                             "metadata": {"annotations": {LA: "hunter2"}}}}])
+
+
+def test_secret_annotation_is_never_printed() -> None:
+    o = secret_outcome()
+    text = io.StringIO()
+    render_outcome(o, text, verbose=True)
+    doc = json.dumps(outcome_to_dict(o))
+    for shown in (text.getvalue(), doc):
+        assert "hunter2" not in shown and "aHVudGVyMg" not in shown
+        assert "<redacted>" in shown and '"keep": "me"' in shown
+
+
+def test_text_lines_and_summary(tmp_path: Path) -> None:
+    ok = WriteOutcome(api_version="example.com/v1", kind="Widget", namespace="ns", name="a", result=Result.changed,
+                      retries=2, patches_sent=2)
+    bad = WriteOutcome(api_version="example.com/v1", kind="Widget", namespace=None, name="b", result=Result.failed,
+                       error="boom")
+    out = io.StringIO()
+    for o in (ok, bad):
+        render_outcome(o, out)
+    render_summary([ok, bad], tmp_path, "none", out)
+    assert out.getvalue().splitlines() == [
+        "widget.example.com/a -n ns: changed (2 retries)",
+        "widget.example.com/b: failed: boom",
+        "1 changed, 0 unchanged, 1 failed (2 retries after concurrent changes)",
+        f"backups: {tmp_path} (undo with: kubectl fieldown undo {tmp_path})",
+    ]
+    assert outcome_to_dict(ok) == {"apiVersion": "example.com/v1", "kind": "Widget", "namespace": "ns", "name": "a",
+                                   "result": "changed", "retries": 2, "patchesSent": 2, "notes": [], "backup": None,
+                                   "error": None}
+
+
+def test_migration_ref_round_trip() -> None:
+    assert str(ObjectRef.of(widget())) == "widget.example.com/w -n ns"

@@ -1,0 +1,184 @@
+"""The pure migration planner (kubectl_fieldown.migration), offline, on objects recorded from the real
+API server (kubectl 1.36 client-side and server-side applies of a Widget) and the Widget CRD schema.
+
+The end-to-end behaviour is checked against the server in tests/cli/test_migrate_cluster.py; these
+pin the planner details that those results depend on.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import lab
+import pytest
+
+from kubectl_fieldown.fieldpath import FieldSet, parse_path, path_from_fields
+from kubectl_fieldown.managedfields import ManagedFieldsEntry, decode_entries
+from kubectl_fieldown.migration import (
+    RESOURCE_VERSION,
+    Migration,
+    ObjectRef,
+    apply_json_patch,
+    plan_reset,
+    plan_strip_last_applied,
+    plan_to_client_side,
+    plan_to_server_side,
+)
+from kubectl_fieldown.schema.registry import SchemaRegistry
+from kubectl_fieldown.schema.types import Type
+
+LA = "kubectl.kubernetes.io/last-applied-configuration"
+PORT = '.spec.containers[name="a"].ports[containerPort=80,protocol="TCP"]'
+
+
+@pytest.fixture(scope="module")
+def root() -> Type:
+    registry = SchemaRegistry()
+    for crd in lab.conformance_crds():
+        registry.add_crd(crd)
+    return registry.lookup_api_version("example.com/v1", "Widget").root
+
+
+def csa_widget() -> dict[str, Any]:
+    """``kubectl apply`` (client-side) of a Widget whose port leaves the defaulted protocol out."""
+    la = ('{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"annotations":{},"labels":{"app":"x"},'
+          '"name":"w1","namespace":"t1"},"spec":{"color":"blue","containers":[{"image":"nginx","name":"a",'
+          '"ports":[{"containerPort":80}]}],"replicas":3}}\n')
+    port = {".": {}, "f:containerPort": {}, "f:protocol": {}}
+    container = {".": {}, "f:image": {}, "f:name": {},
+                 "f:ports": {".": {}, 'k:{"containerPort":80,"protocol":"TCP"}': port}}
+    fields = {"f:metadata": {"f:annotations": {".": {}, f"f:{LA}": {}}, "f:labels": {".": {}, "f:app": {}}},
+              "f:spec": {".": {}, "f:color": {}, "f:containers": {".": {}, 'k:{"name":"a"}': container},
+                         "f:replicas": {}}}
+    return {
+        "apiVersion": "example.com/v1", "kind": "Widget",
+        "metadata": {"name": "w1", "namespace": "t1", "uid": "u1", "resourceVersion": "11", "labels": {"app": "x"},
+                     "annotations": {LA: la},
+                     "managedFields": [{"apiVersion": "example.com/v1", "fieldsType": "FieldsV1", "fieldsV1": fields,
+                                        "manager": "kubectl-client-side-apply", "operation": "Update",
+                                        "time": "2026-11-22T03:59:25Z"}]},
+        "spec": {"color": "blue", "containers": [{"image": "nginx", "name": "a",
+                                                  "ports": [{"containerPort": 80, "protocol": "TCP"}]}], "replicas": 3},
+    }
+
+
+def written(m: Migration, obj: dict[str, Any]) -> dict[str, Any]:
+    """The object after the plan's patches, as the server would leave it (patch by patch)."""
+    out = obj
+    rv = int(obj["metadata"]["resourceVersion"])
+    for patch in m.patches():
+        ops = [dict(op, value=str(rv)) if op.get("value") == RESOURCE_VERSION else op for op in patch]
+        out = apply_json_patch(out, ops)
+        rv += 1
+        out["metadata"]["resourceVersion"] = str(rv)
+    return out
+
+
+def entry(m: Migration, manager: str) -> ManagedFieldsEntry:
+    return next(e for e in m.after if e.manager == manager)
+
+
+# --- to server-side ---------------------------------------------------------------------------------------
+
+
+def test_to_server_side_owns_what_an_apply_of_the_manifest_owns(root: Type) -> None:
+    m = plan_to_server_side(csa_widget(), root)
+    kubectl = entry(m, "kubectl")
+    assert kubectl.operation == "Apply" and kubectl.time == "2026-11-22T03:59:25Z"
+    assert kubectl.fields.has(parse_path(PORT + ".containerPort"))
+    # defaulted by the server, never in the manifest: a re-apply would drop it and rewrite managedFields
+    assert not kubectl.fields.has(parse_path(PORT + ".protocol"))
+    assert not kubectl.fields.has(parse_path(".spec"))  # the "." markers of an update are not apply ownership
+    assert entry(m, "kubectl-last-applied").fields == FieldSet([path_from_fields("metadata", "annotations", LA)])
+    assert any("left 1 field(s) of kubectl-client-side-apply" in n for n in m.notes)
+    assert "annotations" not in json.loads(m.last_applied_after or "")["metadata"]
+
+
+def test_to_server_side_is_idempotent_and_leaves_unmanaged_objects_alone(root: Type) -> None:
+    obj = csa_widget()
+    m = plan_to_server_side(obj, root)
+    after = written(m, obj)
+    again = plan_to_server_side(after, root)
+    assert not again.changed and again.patches() == []
+    # an object without client-side entries is left as it is, whoever owns its annotation
+    other = copy.deepcopy(after)
+    for e in other["metadata"]["managedFields"]:
+        e["manager"] = "deployer"
+    assert not plan_to_server_side(other, root).changed
+
+
+def test_to_server_side_other_manager_drops_the_annotation_in_one_patch(root: Type) -> None:
+    m = plan_to_server_side(csa_widget(), root, target="flux")
+    assert m.last_applied_after is None
+    (patch,) = m.patches()
+    assert [op["op"] for op in patch] == ["test", "remove", "add"]
+    assert patch[0]["value"] == "11"
+    assert patch[2]["path"] == "/metadata/managedFields"
+
+
+def test_annotation_change_is_followed_by_a_managed_fields_patch(root: Type) -> None:
+    m = plan_to_server_side(csa_widget(), root)
+    first, second = m.patches()
+    assert first[0] == {"op": "test", "path": "/metadata/resourceVersion", "value": "11"}
+    assert first[1]["op"] == "replace"
+    assert second[0]["value"] == RESOURCE_VERSION
+    # even when the entries stay as they are, the attribution of the annotation change is undone
+    ref = ObjectRef.of(csa_widget())
+    entries = decode_entries(csa_widget()["metadata"]["managedFields"])
+    la_only = Migration(ref, "11", entries, list(entries), "a", "b")
+    assert [p[1]["path"] for p in la_only.patches()] == [f"/metadata/annotations/{LA.replace('/', '~1')}",
+                                                          "/metadata/managedFields"]
+
+
+def test_times_and_order_are_not_a_change() -> None:
+    obj = csa_widget()
+    entries = decode_entries(obj["metadata"]["managedFields"])
+    retimed = [ManagedFieldsEntry(e.manager, e.operation, e.api_version, e.fields, None, e.subresource)
+               for e in entries]
+    m = Migration(ObjectRef.of(obj), "11", entries, retimed, None, None)
+    assert not m.changed  # the API server ignores a write that only changes managedFields times
+
+
+# --- to client-side ---------------------------------------------------------------------------------------
+
+
+def test_round_trip_rebuilds_the_annotation_kubectl_wrote(root: Type) -> None:
+    obj = csa_widget()
+    ssa = written(plan_to_server_side(obj, root), obj)
+    m = plan_to_client_side(ssa, root)
+    # the defaulted key field the applier does not own is left out, as the user's manifest left it out
+    assert m.last_applied_after == obj["metadata"]["annotations"][LA]
+    back = written(m, ssa)
+    (csa,) = decode_entries(back["metadata"]["managedFields"])
+    assert (csa.manager, csa.operation) == ("kubectl-client-side-apply", "Update")
+    assert csa.fields.has(path_from_fields("metadata", "annotations", LA))
+
+
+# --- strip and reset ------------------------------------------------------------------------------------
+
+
+def test_strip_removes_from_annotation_and_client_side_manager_and_is_idempotent(root: Type) -> None:
+    obj = csa_widget()
+    m = plan_strip_last_applied(obj, [parse_path(".spec.replicas")])
+    assert "replicas" not in json.loads(m.last_applied_after or "")["spec"]
+    assert not entry(m, "kubectl-client-side-apply").fields.has(parse_path(".spec.replicas"))
+    after = written(m, obj)
+    again = plan_strip_last_applied(after, [parse_path(".spec.replicas")])
+    assert not again.changed
+    assert again.notes == [".spec.replicas was not in the last-applied annotation"]
+
+
+def test_reset_plans(root: Type) -> None:
+    obj = csa_widget()
+    m = plan_reset(obj, root)
+    assert m.patches()[0][1] == {"op": "add", "path": "/metadata/managedFields", "value": [{}]}
+    cleared = written(m, obj)
+    cleared["metadata"].pop("managedFields")  # what the server does with [{}]
+    assert not plan_reset(cleared, root).changed
+    one = plan_reset(obj, root, to_manager="owner", reset_fields=FieldSet([path_from_fields("status")]))
+    (owner,) = one.after
+    assert (owner.manager, owner.operation) == ("owner", "Apply")
+    assert owner.fields.has(parse_path(PORT + ".protocol")) and owner.fields.has(parse_path(".metadata.labels.app"))
+    assert not plan_reset(written(one, obj), root, to_manager="owner").changed
