@@ -40,11 +40,10 @@ from .errors import (
 if TYPE_CHECKING:
     from ..applyplan import ApplyPlan, PlannedConflict
     from ..fieldmanager import ResourceRules
-    from ..fieldpath import FieldSet, Path
+    from ..fieldpath import FieldSet
     from ..kube.client import ClusterClient
     from ..kube.discovery import ResourceInfo
     from ..kube.errors import ApiError
-    from ..managedfields import ManagedFieldsEntry
     from ..render.conflicts import ConflictReport, DryRunCheck, KubectlFollowup
     from ..schema.registry import SchemaRegistry
     from ..schema.types import GroupVersionKind, KindSchema
@@ -467,86 +466,32 @@ def analyse(
 # --- analyse: what kubectl does after a successful apply --------------------------------------------
 
 
-def csa_upgrade(entries: Sequence[ManagedFieldsEntry], csa_managers: Sequence[str],
-                ssa_manager: str) -> list[ManagedFieldsEntry] | None:
-    """client-go ``csaupgrade.UpgradeManagedFields`` (subresource ""), as kubectl runs it; None when
-    nothing changes (kubectl then sends no patch and does not apply again)."""
-    from ..managedfields import APPLY, UPDATE
+def kubectl_followup(plan: ApplyPlan, live: Mapping[str, Any] | None, manifest: Mapping[str, Any],
+                     rules: ResourceRules, now: str) -> KubectlFollowup | None:
+    """What ``kubectl apply --server-side`` does after a successful apply request on an object with
+    client-side-apply history (``plan_apply(kubectl_flow=True)``): the ``Update`` managers that own
+    the last-applied annotation are merged into the applier's entry (client-go csaupgrade) and the
+    manifest is applied again, which deletes what only those managers kept. The plan itself stays
+    the single apply request, which is what the server answers and what other SSA clients send.
 
-    out = list(entries)
-    changed = False
-
-    def is_csa(e: ManagedFieldsEntry, name: str) -> bool:
-        return e.manager == name and e.operation == UPDATE and not e.subresource
-
-    # the Go code ranges over a set (random order); the union below does not depend on it
-    for name in sorted(csa_managers):
-        target = next((i for i, e in enumerate(out)
-                       if e.manager == ssa_manager and e.operation == APPLY and not e.subresource), None)
-        if target is None:
-            target = next((i for i, e in enumerate(out) if is_csa(e, name)), None)
-            if target is None:
-                continue
-            out[target] = dataclasses.replace(out[target], operation=APPLY, manager=ssa_manager)
-            changed = True
-        t = out[target]
-        source = next((e for e in out if is_csa(e, name) and e.api_version == t.api_version), None)
-        if source is not None:
-            out[target] = t.with_fields(t.fields.union(source.fields))
-        before = len(out)
-        out = [e for e in out if not is_csa(e, name)]
-        changed = changed or len(out) != before
-    return out if changed else None
-
-
-def kubectl_followup(plan: ApplyPlan, manifest: Mapping[str, Any], rules: ResourceRules,
-                     now: str) -> KubectlFollowup | None:
-    """What ``kubectl apply --server-side`` (1.36: the ``wire`` of the conformance case
-    cur-real-kubectl-server-side-upgrade) does after a successful apply request on an object with
-    client-side-apply history: the ``Update`` managers that own the last-applied annotation are
-    merged into the applier's entry (csaupgrade, a JSON patch of managedFields) and the manifest is
-    applied again — which deletes what only those managers kept (the plan itself is the single
-    request other SSA clients send). With the manager ``kubectl`` the annotation is first applied
-    by ``kubectl-last-applied``, so that it survives.
-
-    None when kubectl would do nothing more (no such managers, or the apply failed)."""
-    from ..fieldmanager import FieldManagerError, simulate_apply
-    from ..fieldpath import path_from_fields
-    from ..managedfields import KUBECTL, KUBECTL_LAST_APPLIED, LAST_APPLIED_ANNOTATION, UPDATE
+    None when kubectl would do nothing more (no such managers, or the first apply fails)."""
+    from ..applyplan import plan_apply
+    from ..fieldpath import is_prefix, path_from_fields
+    from ..managedfields import LAST_APPLIED_ANNOTATION, UPDATE
     from ..render.conflicts import KubectlFollowup
 
     if plan.result is None:
         return None
     la_path = path_from_fields("metadata", "annotations", LAST_APPLIED_ANNOTATION)
-    obj, entries = plan.result.object, plan.result.entries
-    csa = sorted({e.manager for e in entries if e.operation == UPDATE and e.fields.has(la_path)})
+    csa = sorted({e.manager for e in plan.result.entries if e.operation == UPDATE and e.fields.has(la_path)})
     if not csa:
-        return None
-    try:
-        la = (_metadata(obj).get("annotations") or {}).get(LAST_APPLIED_ANNOTATION)
-        if plan.manager == KUBECTL and isinstance(la, str):
-            md = _metadata(obj)
-            body_md: dict[str, Any] = {"name": md.get("name"), "annotations": {LAST_APPLIED_ANNOTATION: la}}
-            if md.get("namespace"):
-                body_md["namespace"] = md["namespace"]
-            body = {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"), "metadata": body_md}
-            saved = simulate_apply(obj, body, KUBECTL_LAST_APPLIED, rules, now=now)
-            obj, entries = saved.object, saved.entries
-        upgraded = csa_upgrade(entries, csa, plan.manager)
-        if upgraded is None:
-            return None
-        patched = dict(obj)
-        patched["metadata"] = {**_metadata(obj), "managedFields": [e.to_dict() for e in upgraded]}
-        again = simulate_apply(patched, manifest, plan.manager, rules, now=now, force=plan.forced)
-    except FieldManagerError as e:
-        return KubectlFollowup(tuple(csa), [], error=e.message)
-    deletes: list[Path] = []
-    if again.comparison is not None:
-        from ..fieldpath import is_prefix
-
-        for p in again.comparison.removed.sorted_paths():
-            if not (deletes and is_prefix(deletes[-1], p)):
-                deletes.append(p)
+        return None  # the common case: no second simulation
+    flow = plan_apply(live, manifest, plan.manager, rules, now=now, force=plan.forced, kubectl_flow=True)
+    if flow.error is not None:
+        return KubectlFollowup(tuple(csa), [], error=flow.error.message)
+    if not any(step.startswith("apply again") for step in flow.steps):
+        return None  # csaupgrade changed nothing, so kubectl sends nothing more
+    deletes = [p for p in flow.deleted if not any(is_prefix(d, p) for d in plan.deleted)]
     return KubectlFollowup(tuple(csa), deletes)
 
 
@@ -787,7 +732,7 @@ def predict(
     plan = plan_apply(live, manifest, req.manager, rules, now=req.now, force=req.force)
     report = analyse(plan, where=where, status_subresource=status_subresource, status_source=status_source,
                      show_secret_values=req.show_secret_values)
-    report.kubectl_followup = kubectl_followup(plan, manifest, rules, req.now)
+    report.kubectl_followup = kubectl_followup(plan, live, manifest, rules, req.now)
     return report, plan
 
 

@@ -533,3 +533,36 @@ def test_dry_run_predicted_rejection() -> None:
         == "agrees"
     check = compare_dry_run(_report(result_object={}, result_managed_fields=[]), err, False)
     assert check.outcome == "disagrees" and check.detail.startswith("predicted success, server said 422 Invalid")
+
+
+# --- the client-side → server-side trap, offline ------------------------------------------------------
+
+
+def test_csa_trap_retained_and_kubectls_followup(csa: Files) -> None:
+    """Drop ``color`` from the manifest kubectl applied client-side and apply it server-side as
+    ``kubectl``: the request keeps it (retained); kubectl's csaupgrade and second apply delete it."""
+    live = csa.case["live"]
+    la = json.loads(live["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"])
+    del la["spec"]["color"]
+    del la["metadata"]["annotations"]
+    p = csa.write("no-color.yaml", la)
+    args = ["conflicts", "-f", str(p), "--live", str(csa.live), "--schema", str(csa.crd), "--field-manager", "kubectl"]
+    r = run(*args, "-o", "json")
+    assert r.code == 0, r.err
+    (item,) = r.json()["items"]
+    assert item["conflicts"] == [] and item["retained"] == [".spec.color"] and item["deleted"] == []
+    assert item["result"]["object"]["spec"]["color"] == "blue", "the contract describes the apply request"
+    t = run(*args).text
+    assert 'stays (still owned by "kubectl-client-side-apply" using example.com/v1): .spec.color' in t
+    assert ('with kubectl apply --server-side: kubectl then moves what "kubectl-client-side-apply" owns to '
+            '"kubectl" and applies again, which deletes: .spec.color') in t
+
+    # another manager: kubectl migrates into it too, and drops the annotation only "kubectl" keeps
+    other = run("conflicts", "-f", str(p), "--live", str(csa.live), "--schema", str(csa.crd),
+                "--field-manager", "ci")
+    assert "which deletes: .metadata.annotations, .spec.color" in other.text
+
+
+def test_no_followup_without_client_side_history(tmp_path: Path) -> None:
+    f = Files(tmp_path, load_case("cur-shared-ownership-then-drop"))
+    assert "with kubectl apply --server-side" not in run(*f.args()).text
