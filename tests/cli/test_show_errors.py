@@ -163,7 +163,7 @@ def test_json_output_always_prints_a_document_even_when_everything_failed(tmp_pa
         (["show", "widgets", "w1", "-l", "app=x"], "name cannot be provided when a selector is specified"),
         (["show", "widgets", "w1", "-A"], "cannot be retrieved by name across all namespaces"),
         (["show", "-i", str(DEPLOYMENT), "--path", "spec.replicas"], "invalid path"),
-        (["show", "-i", str(DEPLOYMENT), "--path", ".spec.containers[name=web]"], "invalid path"),
+        (["show", "-i", str(DEPLOYMENT), "--path", ".spec.containers[name=]"], "invalid path"),
         (["nope"], "no such command"),
     ],
 )
