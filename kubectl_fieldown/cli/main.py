@@ -50,7 +50,7 @@ Set FIELDOWN_DEBUG=1 to get a traceback with errors."""
 # The command modules (cli/<module>.py, each with a register(app)), in the order of the help.
 # Add one name per new module. A command named like its module (dashes become underscores) is
 # run without importing the other modules; any other name makes main() import them all.
-COMMAND_MODULES: tuple[str, ...] = ("show", "conflicts", "migrate", "version")
+COMMAND_MODULES: tuple[str, ...] = ("show", "conflicts", "audit", "migrate", "version")
 
 
 def _root() -> None:

@@ -1,0 +1,528 @@
+"""``kubectl fieldown audit``: every object that will hurt when a fleet switches appliers.
+
+Thin shell around the pure rules of :mod:`kubectl_fieldown.audit`: resolve the types to scan
+(discovery, or ``--kinds``), stream their LIST pages through a few threads
+(:class:`kubectl_fieldown.kube.stream.PageStream`), run the rules on each object as its page
+arrives and drop it, then render the report (:mod:`kubectl_fieldown.render.audit`).
+
+Exit codes: 0 no finding at or above ``--fail-on`` (default ``error``); 1 some; 2 usage,
+configuration, connection or discovery errors and unreadable ``-f`` manifests; 130 interrupted
+(Ctrl-C: the findings so far are printed first, marked as partial; an interrupted audit never
+passes, whatever it found). A type that cannot be listed (403, or an error after retries) is a
+``type-forbidden``/``type-error`` finding, not a failure of the command.
+
+Nothing is ever written to the cluster. ``rich`` is imported only for text output and for the
+progress bar (drawn on stderr when it is a terminal); the objects are never deserialised into the
+official client's models (raw JSON pages only).
+"""
+
+from __future__ import annotations
+
+import enum
+import sys
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from . import options
+from .errors import EXIT_USAGE, UsageError, handle_errors, print_error
+
+if TYPE_CHECKING:
+    from ..audit import AuditContext, Finding, ObjectKey
+    from ..fieldmanager import ResourceRules
+    from ..kube.client import AllNamespaces, ClusterClient
+    from ..kube.discovery import ResourceInfo
+    from ..render.audit import AuditReport
+    from ..schema.registry import SchemaRegistry
+
+__all__ = ["AuditOutput", "FailOn", "audit", "exit_code", "register", "select_types"]
+
+EXIT_FINDINGS = 1
+EXIT_INTERRUPTED = 130
+
+#: listed only when named with --kinds: events are written by controllers, never applied, and
+#: are usually the largest collections of a cluster (the two types are the same objects)
+DEFAULT_EXCLUDED = frozenset({"events", "events.events.k8s.io"})
+
+
+class AuditOutput(str, enum.Enum):
+    text = "text"
+    json = "json"
+    junit = "junit"
+
+
+class FailOn(str, enum.Enum):
+    info = "info"
+    warning = "warning"
+    error = "error"
+    none = "none"
+
+
+HELP = """Audit field ownership before switching appliers (kubectl to --server-side, Helm 3 to 4,
+client-side pipelines to Argo CD or Flux): every object that will hurt, why, and the command that
+fixes it.
+
+\b
+Scans every listable type (or --kinds) in the namespace (-n, default: the context's) or in all
+namespaces (-A). Read-only. With --field-manager NAME -f DIR the engine also predicts the conflicts
+an apply of those manifests by NAME would have. See docs/audit.md for the findings and the JSON
+schema. Exit codes: 0 nothing at or above --fail-on, 1 findings, 2 usage or connection error,
+130 interrupted (partial results are printed)."""
+
+EPILOG = """\b
+Examples:
+  # The whole cluster, summary and details
+  kubectl fieldown audit -A
+\b
+  # Some types in one namespace, as JSON for scripts
+  kubectl fieldown audit -n prod --kinds deployments.apps,widgets -o json
+\b
+  # CI: JUnit report, fail on warnings too
+  kubectl fieldown audit -A -o junit --fail-on warning > audit.xml
+\b
+  # What Argo CD would run into when it starts applying these manifests
+  kubectl fieldown audit -A --field-manager argocd-controller -f k8s/ -R"""
+
+
+# --- scope -----------------------------------------------------------------------------------------
+
+
+def select_types(resources: Sequence[ResourceInfo], all_namespaces: bool) -> list[ResourceInfo]:
+    """The types a plain audit scans: listable and patchable (nothing can apply to the others), the
+    preferred version of each, no events; cluster-scoped types only with ``-A``."""
+    out: list[ResourceInfo] = []
+    seen: set[str] = set()
+    for r in resources:
+        if r.group_resource in seen:
+            continue  # discovery lists each group's preferred version first
+        seen.add(r.group_resource)
+        if not {"list", "patch"} <= r.verbs or r.group_resource in DEFAULT_EXCLUDED:
+            continue
+        if not r.namespaced and not all_namespaces:
+            continue
+        out.append(r)
+    return out
+
+
+def _parse_kinds(values: Sequence[str]) -> list[str]:
+    return [t.strip() for v in values for t in v.split(",") if t.strip()]
+
+
+def _resolve_kinds(client: ClusterClient, names: Sequence[str]) -> list[ResourceInfo]:
+    from ..kube.errors import UnknownResourceType
+
+    out: list[ResourceInfo] = []
+    for n in names:
+        try:
+            r = client.discovery.resolve(n)
+        except UnknownResourceType as e:
+            raise UsageError(f"--kinds: {e}") from None
+        if "list" not in r.verbs:
+            raise UsageError(f"--kinds: {r.group_resource} cannot be listed")
+        if r not in out:
+            out.append(r)
+    return out
+
+
+def _parse_concurrency(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise UsageError(f"--concurrency must be a whole number, not {text!r}") from None
+    if not 1 <= n <= 32:
+        raise UsageError(f"--concurrency must be between 1 and 32, not {n}")
+    return n
+
+
+# --- manifests for predicted conflicts ---------------------------------------------------------------
+
+
+@dataclass
+class Manifests:
+    """The ``-f`` manifests by live-object key, with the engine rules of each kind."""
+
+    by_key: dict[ObjectKey, dict[str, Any]] = field(default_factory=dict)
+    resources: dict[ObjectKey, ResourceInfo] = field(default_factory=dict)
+    rules: dict[tuple[str, str], ResourceRules] = field(default_factory=dict)
+
+
+def _read_manifests(paths: Sequence[str], recursive: bool) -> list[dict[str, Any]]:
+    from ..sources import load_sources
+
+    docs: list[dict[str, Any]] = []
+    for p in paths:
+        result = load_sources(p, recursive=recursive)
+        if result.errors:
+            raise UsageError(str(result.errors[0]))
+        for d in result.documents:
+            md = d.obj.get("metadata")
+            md = md if isinstance(md, Mapping) else {}
+            missing = [k for k, v in (("apiVersion", d.obj.get("apiVersion")), ("kind", d.obj.get("kind")),
+                                      ("metadata.name", md.get("name"))) if not v]
+            if missing:
+                raise UsageError(f"{d.where}: a manifest to apply needs {' and '.join(missing)}")
+            docs.append(d.obj)
+    return docs
+
+
+def _load_manifests(client: ClusterClient, docs: Sequence[dict[str, Any]], flag_namespace: str | None) -> Manifests:
+    from ..kube.errors import UnknownResourceType
+    from ..schema.registry import SchemaRegistry
+
+    out = Manifests()
+    registry = SchemaRegistry()
+    for doc in docs:
+        api_version, kind = str(doc["apiVersion"]), str(doc["kind"])
+        try:
+            res = client.discovery.resolve_kind(api_version, kind)
+        except UnknownResourceType:
+            continue  # the applier would create the type first: there is no live object to conflict with
+        md = dict(doc.get("metadata") or {})
+        ns = ""
+        if res.namespaced:
+            ns = str(md.get("namespace") or flag_namespace or client.default_namespace)
+            md["namespace"] = ns
+        key: ObjectKey = (api_version, kind, ns, str(md["name"]))
+        out.by_key[key] = {**doc, "metadata": md}
+        out.resources[key] = res
+        if (api_version, kind) not in out.rules:
+            out.rules[(api_version, kind)] = _rules(client, registry, res, api_version, kind)
+    return out
+
+
+def _rules(client: ClusterClient, registry: SchemaRegistry, res: ResourceInfo, api_version: str,
+           kind: str) -> ResourceRules:
+    """The engine's view of a kind: the CRD as the cluster serves it for custom resources (the
+    exact schema apiextensions builds), else the cluster's OpenAPI v3, else the offline built-ins."""
+    from ..fieldmanager import ResourceRules
+    from ..kube.errors import KubeError
+    from ..kube.stream import FATAL_ERRORS
+    from ..schema import gotypes
+
+    normalize = gotypes.normalizer_for(api_version, kind)
+    builtin = normalize is not None
+    added = False
+    if not builtin and res.group:
+        try:
+            crds = client.discovery.resolve_kind("apiextensions.k8s.io/v1", "CustomResourceDefinition")
+            registry.add_crd(client.get(crds, f"{res.resource}.{res.group}"), "the cluster")
+            added = True
+        except FATAL_ERRORS:
+            raise
+        except KubeError:
+            pass  # an aggregated API, or no right to read CRDs: try OpenAPI
+    if not added:
+        try:
+            registry.add_openapi_v3(client.openapi.document(api_version), f"cluster OpenAPI v3 ({api_version})")
+        except FATAL_ERRORS:
+            raise
+        except KubeError:
+            pass  # offline built-ins, else a deduced schema (the source says so)
+    schema = registry.lookup_api_version(api_version, kind)
+    status = "status" in res.subresources
+    if builtin:
+        return ResourceRules.for_kind(gotypes.with_builtin_zero(schema), status, normalize=normalize,
+                                      custom_resource=False)
+    return ResourceRules.for_kind(schema, status)
+
+
+def _now() -> str:
+    from ..managedfields import format_time
+
+    return format_time(time.time())
+
+
+# --- the scan --------------------------------------------------------------------------------------
+
+
+@dataclass
+class ScanResult:
+    findings: list[Finding] = field(default_factory=list)
+    objects: int = 0
+    objects_by_type: dict[str, int] = field(default_factory=dict)
+    complete_types: set[str] = field(default_factory=set)
+    seen_manifests: set[ObjectKey] = field(default_factory=set)
+    interrupted: bool = False
+
+
+class _Progress:
+    """A rich progress bar on stderr when stderr is a terminal; nothing (and no rich) otherwise."""
+
+    def __init__(self, total_types: int) -> None:
+        self._bar: Any = None
+        self._task: Any = None
+        try:
+            tty = sys.stderr.isatty()
+        except (AttributeError, ValueError):
+            tty = False
+        if not tty or total_types == 0:
+            return
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self._bar = Progress(TextColumn("auditing"), BarColumn(), MofNCompleteColumn(), TextColumn("types"),
+                             TextColumn("{task.fields[objects]:,} objects"), TimeElapsedColumn(),
+                             console=Console(file=sys.stderr), transient=True)
+        self._task = self._bar.add_task("audit", total=total_types, objects=0)
+        self._bar.start()
+
+    def update(self, objects: int, types_done: int) -> None:
+        if self._bar is not None:
+            self._bar.update(self._task, completed=types_done, objects=objects)
+
+    def stop(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None
+
+
+def scan(client: ClusterClient, types: Sequence[ResourceInfo], namespace: str | AllNamespaces | None,
+         selector: str | None, ctx: AuditContext, workers: int) -> ScanResult:
+    """Stream every page of ``types`` through the rules; Ctrl-C ends it with what was found."""
+    from ..audit import audit_object, object_key, type_finding
+    from ..kube.errors import Forbidden
+    from ..kube.stream import PageStream
+
+    result = ScanResult()
+    findings = result.findings
+    by_type = result.objects_by_type
+    manifests = ctx.manifests
+    scope_ns = None if not isinstance(namespace, str) else namespace
+    progress = _Progress(len(types))
+    stream = PageStream(client, types, namespace, label_selector=selector, workers=workers)
+    done = 0
+    try:
+        for ev in stream:
+            res = ev.resource
+            if ev.items is not None:
+                for obj in ev.items:
+                    found = audit_object(obj, ctx)
+                    if found:
+                        findings.extend(found)
+                    if manifests:
+                        key = object_key(obj)
+                        if key in manifests:
+                            result.seen_manifests.add(key)
+                n = len(ev.items)
+                result.objects += n
+                by_type[res.group_resource] = by_type.get(res.group_resource, 0) + n
+            elif ev.done:
+                done += 1
+                result.complete_types.add(res.group_resource)
+            elif ev.error is not None:
+                done += 1
+                listed = by_type.get(res.group_resource, 0)
+                after = f" (after {listed} objects)" if listed else ""
+                if isinstance(ev.error, Forbidden):
+                    findings.append(type_finding("type-forbidden", res.api_version, res.kind, res.group_resource,
+                                                 scope_ns if res.namespaced else None, f"{ev.error}{after}"))
+                else:
+                    findings.append(type_finding("type-error", res.api_version, res.kind, res.group_resource,
+                                                 scope_ns if res.namespaced else None, f"{ev.error}{after}"))
+            progress.update(result.objects, done)
+    except KeyboardInterrupt:
+        result.interrupted = True
+    finally:
+        stream.close()
+        progress.stop()
+    return result
+
+
+def _unseen_manifests(client: ClusterClient, m: Manifests, result: ScanResult, ctx: AuditContext,
+                      namespace: str | AllNamespaces | None, selector: str | None) -> None:
+    """Predicted conflicts of manifests whose live object the scan did not meet: outside ``-n``,
+    ``-l`` or ``--kinds``. An object of a type listed completely in its namespace does not exist."""
+    from ..audit import predicted_conflicts, type_finding
+    from ..kube.errors import Forbidden, KubeError, NotFound
+    from ..kube.stream import FATAL_ERRORS
+
+    for key in m.by_key:
+        if key in result.seen_manifests:
+            continue
+        res = m.resources[key]
+        in_scope = not res.namespaced or not isinstance(namespace, str) or namespace == key[2]
+        if res.group_resource in result.complete_types and in_scope and selector is None:
+            continue
+        try:
+            live = client.get(res, key[3], key[2] or None)
+        except NotFound:
+            continue  # the applier creates it: nothing to conflict with
+        except FATAL_ERRORS:
+            raise
+        except KubeError as e:
+            rule = "type-forbidden" if isinstance(e, Forbidden) else "type-error"
+            result.findings.append(type_finding(rule, res.api_version, res.kind, res.group_resource,
+                                                key[2] or None, str(e)))
+            continue
+        result.findings.extend(predicted_conflicts(live, ctx))
+
+
+# --- exit code -------------------------------------------------------------------------------------
+
+
+def exit_code(findings: Sequence[Finding], fail_on: FailOn, interrupted: bool) -> int:
+    from ..audit import Severity
+
+    if interrupted:
+        return EXIT_INTERRUPTED
+    if fail_on is FailOn.none:
+        return 0
+    threshold = Severity(fail_on.value).rank
+    return EXIT_FINDINGS if any(f.severity.rank >= threshold for f in findings) else 0
+
+
+@contextmanager
+def _usage_exit() -> Iterator[None]:
+    """Configuration, connection and discovery failures exit 2 here: 1 means "findings"."""
+    from ..kube.errors import KubeError
+
+    try:
+        yield
+    except KubeError as e:
+        print_error(str(e))
+        raise typer.Exit(EXIT_USAGE) from None
+
+
+# --- the command -----------------------------------------------------------------------------------
+
+
+@handle_errors
+def audit(
+    kinds: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--kinds",
+            metavar="TYPE[,TYPE...]",
+            help="Only these types, named as kubectl does (widgets, deployments.apps, deploy); repeatable. "
+            "Default: every type that can be listed and patched, except events.",
+            show_default=False,
+        ),
+    ] = None,
+    output: Annotated[
+        AuditOutput,
+        options.output_option("Output format: text (summary and details, default), json (the documented "
+                              "schema, docs/audit.md) or junit (one test case per finding, for CI)."),
+    ] = AuditOutput.text,
+    fail_on: Annotated[
+        FailOn,
+        typer.Option(
+            "--fail-on",
+            metavar="info|warning|error|none",
+            help="Exit 1 when a finding has this severity or a higher one (none: exit 0 whatever was found).",
+            case_sensitive=False,
+        ),
+    ] = FailOn.error,
+    field_manager: Annotated[
+        str | None,
+        options.field_manager_option(
+            "The new applier: fixes hand fields over to it, and with -f its apply is simulated to predict "
+            "conflicts."),
+    ] = None,
+    filename: options.Filename = None,
+    recursive: options.Recursive = False,
+    ignore: Annotated[
+        list[str] | None,
+        typer.Option("--ignore", metavar="ID", help="Do not report this finding id (repeatable).",
+                     show_default=False),
+    ] = None,
+    concurrency: Annotated[
+        str,
+        typer.Option("--concurrency", metavar="N", help="Types listed at the same time (1-32)."),
+    ] = "4",
+    namespace: options.Namespace = None,
+    all_namespaces: options.AllNamespaces = False,
+    selector: options.Selector = None,
+    kubeconfig: options.Kubeconfig = None,
+    context: options.Context = None,
+) -> None:
+    from ..audit import RULES, AuditContext
+
+    started = time.monotonic()
+    workers = _parse_concurrency(concurrency)
+    ignored = frozenset(ignore or ())
+    unknown = sorted(ignored - set(RULES))
+    if unknown:
+        raise UsageError(f"--ignore: unknown finding id {unknown[0]!r} (one of {', '.join(RULES)})")
+    if filename and not field_manager:
+        raise UsageError("-f names the manifests of the new applier: give its name with --field-manager")
+    docs = _read_manifests(filename, recursive) if filename else []
+    cluster = options.ClusterArgs(kubeconfig, context, namespace, all_namespaces)
+
+    from ..kube.client import ALL_NAMESPACES, ClusterClient
+
+    with _usage_exit():
+        client = ClusterClient(options.cluster_options(cluster))
+    try:
+        with _usage_exit():
+            if kinds:
+                types = _resolve_kinds(client, _parse_kinds(kinds))
+            else:
+                types = select_types(client.discovery.resources(), all_namespaces)
+            ns: str | AllNamespaces = ALL_NAMESPACES if all_namespaces else (namespace or client.default_namespace)
+            manifests = _load_manifests(client, docs, namespace) if docs else Manifests()
+            ctx = AuditContext(field_manager=field_manager, manifests=manifests.by_key, rules=manifests.rules,
+                               now=_now(), ignore=ignored)
+            result = scan(client, types, ns, selector, ctx, workers)
+            if manifests.by_key and not result.interrupted and "predicted-conflict" not in ignored:
+                try:
+                    _unseen_manifests(client, manifests, result, ctx, ns, selector)
+                except KeyboardInterrupt:
+                    result.interrupted = True
+    finally:
+        client.close()
+
+    report = _report(result, types, ns if isinstance(ns, str) else None, selector, fail_on, field_manager,
+                     time.monotonic() - started)
+    _render(report, output)
+    if result.interrupted:
+        print_error(f"interrupted: partial results ({len(result.complete_types)} of {len(types)} types complete)")
+    code = exit_code(report.findings, fail_on, result.interrupted)
+    if code:
+        raise typer.Exit(code)
+
+
+def _report(result: ScanResult, types: Sequence[ResourceInfo], namespace: str | None, selector: str | None,
+            fail_on: FailOn, field_manager: str | None, seconds: float) -> AuditReport:
+    from ..audit import sort_findings
+    from ..render.audit import AuditReport
+
+    findings = sort_findings(result.findings)
+    return AuditReport(
+        findings=findings,
+        objects=result.objects,
+        types=[t.group_resource for t in types],
+        complete_types=sorted(result.complete_types),
+        objects_by_type=dict(sorted(result.objects_by_type.items())),
+        namespace=namespace,
+        selector=selector,
+        fail_on=fail_on.value,
+        failed=exit_code(findings, fail_on, False) != 0,
+        field_manager=field_manager,
+        interrupted=result.interrupted,
+        seconds=seconds,
+    )
+
+
+def _render(report: AuditReport, output: AuditOutput) -> None:
+    out = sys.stdout
+    if output is AuditOutput.json:
+        from ..render.audit import render_json
+
+        render_json(report, out)
+    elif output is AuditOutput.junit:
+        from ..render.audit import render_junit
+
+        render_junit(report, out)
+    else:
+        from ..render.audit import render_text
+
+        render_text(report, out)
+    out.flush()
+
+
+def register(app: typer.Typer) -> None:
+    app.command("audit", help=HELP, epilog=EPILOG, no_args_is_help=False)(audit)

@@ -1,0 +1,238 @@
+"""Rendering an audit report: a rich summary and details, the JSON document, JUnit XML.
+
+The JSON document is a contract (docs/audit.md): keys are only ever added, never renamed or
+removed, and ``version`` changes if that promise is ever broken::
+
+    {"kind": "FieldownAudit", "version": 1, "complete", "interrupted", "failed", "failOn",
+     "scope": {"namespace", "allNamespaces", "selector", "fieldManager", "types": [...]},
+     "summary": {"objects", "objectsByType", "findings", "bySeverity", "byId", "byKind", "byNamespace"},
+     "items": [{"id", "severity", "apiVersion", "kind", "namespace", "name", "resource",
+                "message", "fix", "details"}]}
+
+JUnit: one ``<testsuite>`` per finding id and one ``<testcase>`` per finding, failed when its
+severity is at or above ``--fail-on`` (a passing case carries the message in ``<system-out>``),
+plus a ``summary`` suite whose single case records the scope and fails when the audit was
+interrupted. Clean objects do not appear: a cluster of 100,000 objects would otherwise give a
+100,000-case report.
+
+``rich`` is imported by :func:`render_text` only.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+from xml.sax.saxutils import escape as xml_escape
+from xml.sax.saxutils import quoteattr
+
+from ..audit import RULES, Finding, Severity
+
+__all__ = ["FORMAT_VERSION", "AuditReport", "render_json", "render_junit", "render_text", "to_document"]
+
+FORMAT_VERSION = 1
+
+
+@dataclass(frozen=True)
+class AuditReport:
+    """Everything a renderer needs; ``findings`` are already in report order."""
+
+    findings: Sequence[Finding]
+    objects: int
+    types: Sequence[str]
+    complete_types: Sequence[str] = ()
+    objects_by_type: dict[str, int] = field(default_factory=dict)
+    namespace: str | None = None
+    """None: all namespaces."""
+    selector: str | None = None
+    fail_on: str = "error"
+    failed: bool = False
+    field_manager: str | None = None
+    interrupted: bool = False
+    seconds: float = 0.0
+
+    @property
+    def complete(self) -> bool:
+        return not self.interrupted and len(self.complete_types) == len(self.types)
+
+
+def _where(f: Finding) -> str:
+    return f.namespace or ""
+
+
+def to_document(report: AuditReport) -> dict[str, Any]:
+    findings = report.findings
+    by_severity = Counter(f.severity.value for f in findings)
+    return {
+        "kind": "FieldownAudit",
+        "version": FORMAT_VERSION,
+        "complete": report.complete,
+        "interrupted": report.interrupted,
+        "failed": report.failed,
+        "failOn": report.fail_on,
+        "scope": {
+            "namespace": report.namespace,
+            "allNamespaces": report.namespace is None,
+            "selector": report.selector,
+            "fieldManager": report.field_manager,
+            "types": list(report.types),
+        },
+        "summary": {
+            "objects": report.objects,
+            "objectsByType": dict(report.objects_by_type),
+            "findings": len(findings),
+            "bySeverity": {s.value: by_severity.get(s.value, 0) for s in Severity},
+            "byId": dict(Counter(f.id for f in findings)),
+            "byKind": dict(Counter(f.kind for f in findings)),
+            "byNamespace": dict(Counter(_where(f) for f in findings)),
+        },
+        "items": [f.to_json() for f in findings],
+    }
+
+
+def _dumps(doc: Any) -> str:
+    try:
+        import orjson
+    except ImportError:  # pragma: no cover - orjson is a dependency
+        return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    try:
+        return bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2)).decode() + "\n"
+    except TypeError:  # integers beyond 64 bits in a value: the standard encoder takes them
+        return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def render_json(report: AuditReport, out: TextIO) -> None:
+    out.write(_dumps(to_document(report)))
+
+
+# --- JUnit -------------------------------------------------------------------------------------------
+
+
+def _object_label(f: Finding) -> str:
+    if f.name is None:
+        return f"{f.resource} (type)" + (f" in {f.namespace}" if f.namespace else "")
+    where = f"{f.namespace}/" if f.namespace else ""
+    label = f"{f.kind} {where}{f.name}"
+    manager = f.details.get("manager") if f.id == "imperative-writer" else None
+    return f"{label} ({manager})" if manager else label
+
+
+def render_junit(report: AuditReport, out: TextIO) -> None:
+    threshold = Severity(report.fail_on).rank if report.fail_on in Severity.__members__ else 99
+    by_id: dict[str, list[Finding]] = {}
+    for f in report.findings:
+        by_id.setdefault(f.id, []).append(f)
+    suites: list[str] = []
+    total = failures = 0
+
+    scope = "all namespaces" if report.namespace is None else f"namespace {report.namespace}"
+    summary = (f"{report.objects} objects in {len(report.types)} types ({scope}), "
+               f"{len(report.findings)} findings, {report.seconds:.1f}s")
+    summary_fail = ""
+    if report.interrupted:
+        summary_fail = (f'<failure type="interrupted" message="interrupted: partial results">'
+                        f"{xml_escape(summary)}</failure>")
+    suites.append(
+        f'  <testsuite name="summary" tests="1" failures="{1 if report.interrupted else 0}" errors="0" '
+        f'skipped="0" time="{report.seconds:.3f}">\n'
+        f'    <testcase classname="fieldown.audit" name="scope" time="{report.seconds:.3f}">{summary_fail}'
+        f"<system-out>{xml_escape(summary)}</system-out></testcase>\n"
+        "  </testsuite>\n")
+    total += 1
+    failures += 1 if report.interrupted else 0
+
+    for rule_id in [r for r in RULES if r in by_id] + sorted(set(by_id) - set(RULES)):
+        cases: list[str] = []
+        suite_failures = 0
+        for f in by_id[rule_id]:
+            text = f"{f.message}\nfix: {f.fix}" if f.fix else f.message
+            if f.severity.rank >= threshold:
+                suite_failures += 1
+                body = (f"<failure type={quoteattr(f.severity.value)} message={quoteattr(f.message)}>"
+                        f"{xml_escape(text)}</failure>")
+            else:
+                body = f"<system-out>{xml_escape(f'{f.severity.value}: {text}')}</system-out>"
+            cases.append(f'    <testcase classname={quoteattr("fieldown.audit." + rule_id)} '
+                         f"name={quoteattr(_object_label(f))}>{body}</testcase>\n")
+        total += len(cases)
+        failures += suite_failures
+        suites.append(f"  <testsuite name={quoteattr(rule_id)} tests=\"{len(cases)}\" failures=\"{suite_failures}\" "
+                      f'errors="0" skipped="0">\n' + "".join(cases) + "  </testsuite>\n")
+    out.write('<?xml version="1.0" encoding="UTF-8"?>\n'
+              f'<testsuites name="kubectl fieldown audit" tests="{total}" failures="{failures}" errors="0" '
+              f'time="{report.seconds:.3f}">\n' + "".join(suites) + "</testsuites>\n")
+
+
+# --- text --------------------------------------------------------------------------------------------
+
+_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+_TOP = 10
+
+
+def render_text(report: AuditReport, out: TextIO) -> None:
+    """A summary (counts by finding, kind and namespace), then the findings object by object."""
+    from rich.text import Text
+
+    from .common import columns, make_console, print_lines
+
+    console = make_console(out)
+    findings = report.findings
+    scope = "all namespaces" if report.namespace is None else f"namespace {report.namespace}"
+    if report.selector:
+        scope += f", -l {report.selector}"
+    sev = Counter(f.severity.value for f in findings)
+    head = Text(f"Audited {report.objects:,} objects of {len(report.types)} types ({scope}) in "
+                f"{report.seconds:.1f}s: ")
+    if findings:
+        parts = [(f"{sev[s.value]} {s.value}{'s' if s is not Severity.info and sev[s.value] != 1 else ''}",
+                  _STYLE[s.value]) for s in reversed(Severity) if sev[s.value]]
+        for i, (label, style) in enumerate(parts):
+            head.append(label, style=style)
+            head.append(", " if i < len(parts) - 1 else "")
+    else:
+        head.append("no findings", style="green")
+    if report.interrupted:
+        head.append("  (interrupted: partial results)", style="bold red")
+    console.print(head)
+    if not findings:
+        return
+
+    by_id = Counter(f.id for f in findings)
+    rows = [[Text(h, style="bold") for h in ("SEVERITY", "FINDING", "COUNT", "WHAT")]]
+    for rule_id in [r for r in RULES if r in by_id] + sorted(set(by_id) - set(RULES)):
+        rule = RULES.get(rule_id)
+        worst = max((f.severity for f in findings if f.id == rule_id), key=lambda s: s.rank)
+        rows.append([Text(worst.value, style=_STYLE[worst.value]), Text(rule_id), Text(str(by_id[rule_id])),
+                     Text(rule.title if rule else "")])
+    console.print()
+    print_lines(console, columns(rows, gap="  ", right=frozenset({2})))
+
+    for title, counts in (("kind", Counter(f.kind for f in findings)),
+                          ("namespace", Counter(_where(f) or "(cluster)" for f in findings))):
+        items = counts.most_common()
+        line = ", ".join(f"{k} {n}" for k, n in items[:_TOP])
+        if len(items) > _TOP:
+            line += f", … {len(items) - _TOP} more"
+        console.print(Text(f"By {title}: ", style="bold").append(line, style=""))
+
+    console.print()
+    console.print(Text("Details", style="bold"))
+    current: tuple[Any, ...] | None = None
+    for f in findings:
+        key = (f.api_version, f.kind, f.namespace, f.name)
+        if key != current:
+            current = key
+            if f.name is None:
+                label = f"{f.resource} (type)" + (f" in namespace {f.namespace}" if f.namespace else "")
+            else:
+                label = f"{f.kind} {f.namespace + '/' if f.namespace else ''}{f.name}"
+            console.print(Text(label, style="bold"))
+        row = Text("  ")
+        row.append(f"{f.severity.value.upper():<8}", style=_STYLE[f.severity.value])
+        row.append(f"{f.id}  ", style="bold")
+        row.append(f.message)
+        console.print(row)
+        if f.fix:
+            console.print(Text("          fix: ", style="dim").append(f.fix))

@@ -1,0 +1,414 @@
+"""``kubectl fieldown audit`` end to end against the real API server.
+
+Objects are put in every interesting state with the real kubectl (1.36) — client-side apply,
+kubectl scale, patches under kubectl's imperative manager names, managedFields resets — or with
+raw API requests where a controller or GitOps tool would send them; then the audit runs as a
+subprocess (``kubectl-fieldown audit -A -o json`` with the cluster's KUBECONFIG) and the findings
+of each object are checked exactly. Other tests of the session write to the same server, so only
+this module's namespace and cluster-scoped names are looked at.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import subprocess
+import sys
+import uuid
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import lab
+import pytest
+import yaml
+
+from kubectl_fieldown.cli.main import main
+from kubectl_fieldown.kube import ClusterClient, ClusterOptions, ResourceInfo
+
+W = "example.com/v1"
+BIG = 245_000  # characters of a spec value: the annotation then holds ~240 KiB, over 90% of 256 KiB
+
+#: what each object must have, exactly (ids in report order)
+EXPECTED: dict[str, list[str]] = {
+    "clean": [],
+    "csa": ["client-side-apply"],
+    "mixed": ["mixed-appliers", "client-side-apply"],
+    "hpa": ["hpa-replicas-trap", "client-side-apply"],
+    "edit": ["imperative-writer"],
+    "bfa": ["before-first-apply"],
+    "ancient": ["ancient-changes"],
+    "big": ["last-applied-size", "client-side-apply"],
+    "drift": ["client-side-apply", "last-applied-drift"],
+    "untracked": ["untracked"],
+}
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+    def json(self) -> Any:
+        return json.loads(self.out)
+
+
+class Objects:
+    """The module's objects: one Widget per state in one namespace, plus a cluster-scoped Gizmo."""
+
+    def __init__(self, cluster: lab.Cluster, tmp: Path) -> None:
+        self.cluster = cluster
+        self.ns = f"audit-{uuid.uuid4().hex[:8]}"
+        self.gizmo = f"audit-gizmo-{uuid.uuid4().hex[:8]}"
+        self.tmp = tmp
+        self.client = ClusterClient(ClusterOptions(kubeconfig=str(cluster.kubeconfig)))
+        self.widgets: ResourceInfo = self.client.discovery.resolve("widgets")
+        self.files = 0
+
+    def manifest(self, name: str, spec: dict[str, Any], kind: str = "Widget", ns: bool = True) -> Path:
+        self.files += 1
+        md: dict[str, Any] = {"name": name, "labels": {"audit-case": name}}
+        if ns:
+            md["namespace"] = self.ns
+        path = self.tmp / f"m{self.files}.yaml"
+        path.write_text(yaml.safe_dump({"apiVersion": W, "kind": kind, "metadata": md, "spec": spec}))
+        return path
+
+    def kubectl(self, *args: str) -> None:
+        self.cluster.kubectl(*args)
+
+    def apply_raw(self, name: str, spec: dict[str, Any], manager: str) -> None:
+        body = {"apiVersion": W, "kind": "Widget",
+                "metadata": {"name": name, "namespace": self.ns, "labels": {"audit-case": name}}, "spec": spec}
+        self.client.patch(self.widgets, name, self.ns, body, "apply", field_manager=manager, force=True)
+
+    def create_raw(self, name: str, spec: dict[str, Any], manager: str) -> None:
+        body = {"apiVersion": W, "kind": "Widget",
+                "metadata": {"name": name, "namespace": self.ns, "labels": {"audit-case": name}}, "spec": spec}
+        self.client.create(self.widgets, body, self.ns, field_manager=manager)
+
+    def merge(self, name: str, patch: dict[str, Any], manager: str) -> None:
+        self.client.patch(self.widgets, name, self.ns, patch, "merge", field_manager=manager)
+
+    def reset(self, name: str) -> None:
+        # [{}] is the reliable form of "forget every manager" (semantics notes §4)
+        self.client.patch(self.widgets, name, self.ns, [{"op": "replace", "path": "/metadata/managedFields",
+                                                         "value": [{}]}], "json")
+
+    def live(self, name: str) -> dict[str, Any]:
+        return self.client.get(self.widgets, name, self.ns)
+
+    def build(self) -> None:
+        spec = {"color": "red", "replicas": 2}
+        self.apply_raw("clean", spec, "argocd-controller")
+
+        self.kubectl("apply", "-f", str(self.manifest("csa", spec)))
+
+        self.kubectl("apply", "-f", str(self.manifest("mixed", spec)))
+        self.apply_raw("mixed", {**spec, "args": ["x"]}, "argocd-controller")  # not kubectl: no csaupgrade
+
+        self.kubectl("apply", "-f", str(self.manifest("hpa", spec)))
+        self.kubectl("scale", "widget/hpa", "-n", self.ns, "--replicas=5")
+
+        self.apply_raw("edit", spec, "argocd-controller")
+        self.kubectl("patch", "widget/edit", "-n", self.ns, "--type=merge", "-p", '{"spec":{"color":"blue"}}',
+                     "--field-manager=kubectl-edit")
+
+        self.create_raw("bfa", spec, "some-controller")
+        self.reset("bfa")
+        self.apply_raw("bfa", {"color": "red"}, "argocd-controller")
+
+        self.apply_raw("ancient", spec, "argocd-controller")
+        for i in range(12):
+            self.merge("ancient", {"spec": {"labels": {f"k{i}": "v"}}}, f"controller-{i}")
+
+        self.kubectl("apply", "-f", str(self.manifest("big", {**spec, "config": {"blob": "x" * BIG}})))
+
+        self.kubectl("apply", "-f", str(self.manifest("drift", spec)))
+        self.merge("drift", {"spec": {"color": "green"}}, "drift-maker")
+
+        self.create_raw("untracked", spec, "some-controller")
+        self.reset("untracked")
+
+        self.kubectl("apply", "-f", str(self.manifest(self.gizmo, {"owner": "me"}, kind="Gizmo", ns=False)))
+
+
+@pytest.fixture(scope="module")
+def objs(cluster: lab.Cluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Objects]:
+    o = Objects(cluster, tmp_path_factory.mktemp("audit"))
+    try:
+        o.build()
+        # the states the findings rely on, as the server recorded them
+        assert not o.live("untracked")["metadata"].get("managedFields")
+        assert {e["manager"] for e in o.live("bfa")["metadata"]["managedFields"]} == \
+            {"before-first-apply", "argocd-controller"}
+        assert "ancient-changes" in {e["manager"] for e in o.live("ancient")["metadata"]["managedFields"]}
+        scale = [e for e in o.live("hpa")["metadata"]["managedFields"] if e.get("subresource") == "scale"]
+        assert [(e["manager"], e["operation"]) for e in scale] == [("kubectl", "Update")]
+        yield o
+    finally:
+        o.client.close()
+
+
+@pytest.fixture
+def env(cluster: lab.Cluster, tmp_path: Path) -> dict[str, str]:
+    e = cluster.env()
+    for var in ("NO_COLOR", "FORCE_COLOR", "FIELDOWN_DEBUG"):
+        e.pop(var, None)
+    e["FIELDOWN_CACHE_DIR"] = str(tmp_path / "cache")
+    return e
+
+
+def cli(env: dict[str, str], *args: str) -> Result:
+    exe = Path(sys.executable).parent / "kubectl-fieldown"
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "kubectl_fieldown"]
+    proc = subprocess.run([*cmd, *args], capture_output=True, text=True, env=env, timeout=300, check=False)
+    return Result(proc.returncode, proc.stdout, proc.stderr)
+
+
+@pytest.fixture
+def inproc(monkeypatch: pytest.MonkeyPatch, env: dict[str, str]) -> Any:
+    for k in ("KUBECONFIG", "FIELDOWN_CACHE_DIR", "KUBECACHEDIR"):
+        if k in env:
+            monkeypatch.setenv(k, env[k])
+
+    def run(*args: str) -> Result:
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(["audit", *args])
+        return Result(code, out.getvalue(), err.getvalue())
+
+    return run
+
+
+def mine(doc: dict[str, Any], objs: Objects) -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = {}
+    for item in doc["items"]:
+        if item["namespace"] == objs.ns or item["name"] == objs.gizmo:
+            out.setdefault(item["name"], []).append(item)
+    return out
+
+
+# --- the findings --------------------------------------------------------------------------------------
+
+
+def test_findings_per_object(objs: Objects, env: dict[str, str]) -> None:
+    r = cli(env, "audit", "-A", "-o", "json")
+    assert r.code == 1, r.err  # hpa-replicas-trap and last-applied-size are errors
+    assert r.err == ""
+    doc = r.json()
+    assert doc["kind"] == "FieldownAudit" and doc["version"] == 1
+    assert doc["complete"] is True and doc["interrupted"] is False and doc["failed"] is True
+    assert doc["scope"]["allNamespaces"] is True
+    assert {"widgets.example.com", "gizmos.example.com", "gadgets.example.com",
+            "customresourcedefinitions.apiextensions.k8s.io"} <= set(doc["scope"]["types"])
+    found = mine(doc, objs)
+    got = {name: [i["id"] for i in items] for name, items in found.items()}
+    want = {k: v for k, v in EXPECTED.items() if v}
+    want[objs.gizmo] = ["client-side-apply"]
+    assert got == want
+
+    for items in found.values():
+        for i in items:
+            assert list(i) == ["id", "severity", "apiVersion", "kind", "namespace", "name", "resource", "message",
+                               "fix", "details"]
+            assert "\n" not in i["message"] and i["fix"].startswith("kubectl fieldown ")
+    by = {(name, i["id"]): i for name, items in found.items() for i in items}
+    ns = objs.ns
+
+    hpa = by[("hpa", "hpa-replicas-trap")]
+    assert hpa["severity"] == "error"
+    assert hpa["message"] == (".spec.replicas is in the last-applied annotation (2) and kubectl (subresource scale) "
+                              "scales it: remove replicas from the manifest and the annotation")
+    assert hpa["fix"] == f"kubectl fieldown strip-last-applied widget.example.com/hpa -n {ns} --field .spec.replicas"
+
+    assert by[("mixed", "mixed-appliers")]["fix"] == (
+        f"kubectl fieldown migrate widget.example.com/mixed -n {ns} --to server-side "
+        "--field-manager argocd-controller")
+    assert by[("csa", "client-side-apply")]["fix"] == \
+        f"kubectl fieldown migrate widget.example.com/csa -n {ns} --to server-side"
+    gizmo = by[(objs.gizmo, "client-side-apply")]
+    assert gizmo["namespace"] is None and gizmo["kind"] == "Gizmo"
+    assert gizmo["fix"] == f"kubectl fieldown migrate gizmo.example.com/{objs.gizmo} --to server-side"
+
+    edit = by[("edit", "imperative-writer")]
+    assert edit["message"] == "kubectl-edit owns .spec.color"
+    assert edit["details"] == {"manager": "kubectl-edit", "subresources": [], "fields": [".spec.color"]}
+    assert edit["fix"] == (f"kubectl fieldown migrate widget.example.com/edit -n {ns} --to server-side "
+                           "--from-manager kubectl-edit --field-manager argocd-controller")
+
+    bfa = by[("bfa", "before-first-apply")]
+    assert bfa["details"]["manager"] == "before-first-apply" and bfa["details"]["fields"] >= 1
+    assert by[("ancient", "ancient-changes")]["severity"] == "info"
+
+    big = by[("big", "last-applied-size")]
+    assert big["severity"] == "error"
+    assert 0.9 * 262144 < big["details"]["bytes"] < 262144
+
+    drift = by[("drift", "last-applied-drift")]
+    assert drift["message"] == ('1 field differs from the last-applied annotation: .spec.color '
+                                '(annotation "red", live "green")')
+    assert drift["fix"] == f"kubectl fieldown strip-last-applied widget.example.com/drift -n {ns} --field .spec.color"
+
+    assert by[("untracked", "untracked")]["fix"] == \
+        f"kubectl fieldown reset widget.example.com/untracked -n {ns} --to-manager kubectl"
+
+    summary = doc["summary"]
+    assert summary["objects"] >= len(EXPECTED) + 1
+    assert summary["objectsByType"]["widgets.example.com"] >= len(EXPECTED)
+    assert summary["bySeverity"]["error"] >= 2
+    assert summary["findings"] == len(doc["items"])
+
+
+def test_namespace_selector_and_kinds_scope(objs: Objects, env: dict[str, str]) -> None:
+    r = cli(env, "audit", "-n", objs.ns, "-l", "audit-case in (csa,drift)", "--kinds", "widgets", "-o", "json")
+    doc = r.json()
+    assert doc["scope"] == {"namespace": objs.ns, "allNamespaces": False, "selector": "audit-case in (csa,drift)",
+                            "fieldManager": None, "types": ["widgets.example.com"]}
+    assert doc["summary"]["objects"] == 2
+    assert {(i["name"], i["id"]) for i in doc["items"]} == {
+        ("csa", "client-side-apply"), ("drift", "client-side-apply"), ("drift", "last-applied-drift")}
+    assert r.code == 0  # warnings only, --fail-on error
+    # without -A the cluster-scoped types are not scanned
+    r = cli(env, "audit", "-n", objs.ns, "-o", "json")
+    assert all(t != "gizmos.example.com" for t in r.json()["scope"]["types"])
+    assert {i["namespace"] for i in r.json()["items"]} == {objs.ns}
+
+
+@pytest.mark.parametrize(("case", "fail_on", "code"), [
+    ("clean", "info", 0),
+    ("untracked", "info", 1),
+    ("untracked", "warning", 0),
+    ("edit", "warning", 1),
+    ("edit", "error", 0),
+    ("hpa", None, 1),  # the default is error
+    ("hpa", "none", 0),
+])
+def test_fail_on_exit_codes(objs: Objects, inproc: Any, case: str, fail_on: str | None, code: int) -> None:
+    args = ["-n", objs.ns, "--kinds", "widgets", "-l", f"audit-case={case}", "-o", "json"]
+    if fail_on:
+        args += ["--fail-on", fail_on]
+    r = inproc(*args)
+    assert r.code == code, r.err
+    assert r.json()["failed"] is (code == 1)
+
+
+def test_junit(objs: Objects, env: dict[str, str]) -> None:
+    r = cli(env, "audit", "-n", objs.ns, "--kinds", "widgets", "-o", "junit", "--fail-on", "warning")
+    assert r.code == 1
+    root = ET.fromstring(r.out)
+    assert root.tag == "testsuites"
+    suites = {s.get("name"): s for s in root.findall("testsuite")}
+    assert suites["summary"].find("testcase") is not None
+    expected_ids = {i for ids in EXPECTED.values() for i in ids}
+    assert set(suites) == {"summary"} | expected_ids
+    cases = {(s.get("name"), c.get("name")): c for s in root.findall("testsuite") for c in s.findall("testcase")}
+    trap = cases[("hpa-replicas-trap", f"Widget {objs.ns}/hpa")]
+    failure = trap.find("failure")
+    assert failure is not None and failure.get("type") == "error"
+    assert "fix: kubectl fieldown strip-last-applied" in (failure.text or "")
+    info = cases[("untracked", f"Widget {objs.ns}/untracked")]  # info is below --fail-on warning
+    assert info.find("failure") is None and "info:" in (info.findtext("system-out") or "")
+    total = sum(len(v) for v in EXPECTED.values()) + 1
+    assert int(root.get("tests") or 0) == total
+    assert int(root.get("failures") or 0) == sum(1 for ids in EXPECTED.values() for i in ids
+                                                 if i not in ("ancient-changes", "untracked"))
+
+
+def test_text_output(objs: Objects, inproc: Any) -> None:
+    r = inproc("-n", objs.ns, "--kinds", "widgets")
+    assert r.code == 1
+    lines = r.out.splitlines()
+    assert lines[0].startswith(f"Audited {len(EXPECTED)} objects of 1 types (namespace {objs.ns}) in ")
+    assert lines[0].endswith("2 errors, 9 warnings, 2 info")
+    assert any(line.split()[:3] == ["error", "hpa-replicas-trap", "1"] for line in lines)
+    assert f"By kind: Widget {sum(len(v) for v in EXPECTED.values())}" in lines
+    assert f"Widget {objs.ns}/hpa" in lines
+    i = lines.index(f"Widget {objs.ns}/hpa")
+    assert lines[i + 1].startswith("  ERROR   hpa-replicas-trap  .spec.replicas is in the last-applied annotation")
+    assert lines[i + 2] == (f"          fix: kubectl fieldown strip-last-applied widget.example.com/hpa -n {objs.ns} "
+                            "--field .spec.replicas")
+    assert "\x1b[" not in r.out  # not a terminal: no colours
+
+
+def test_ignore(objs: Objects, inproc: Any) -> None:
+    r = inproc("-n", objs.ns, "--kinds", "widgets", "-o", "json", "--ignore", "client-side-apply",
+               "--ignore", "hpa-replicas-trap", "--ignore", "last-applied-size")
+    assert r.code == 0
+    assert {i["id"] for i in r.json()["items"]} == {
+        "mixed-appliers", "imperative-writer", "before-first-apply", "ancient-changes", "last-applied-drift",
+        "untracked"}
+
+
+# --- predicted conflicts --------------------------------------------------------------------------------
+
+
+def test_predicted_conflicts_match_the_server(objs: Objects, env: dict[str, str], tmp_path: Path) -> None:
+    d = tmp_path / "flux"
+    d.mkdir()
+    docs = [
+        {"apiVersion": W, "kind": "Widget", "metadata": {"name": "edit", "namespace": objs.ns},
+         "spec": {"color": "red", "replicas": 2}},
+        {"apiVersion": W, "kind": "Widget", "metadata": {"name": "hpa", "namespace": objs.ns},
+         "spec": {"color": "red", "replicas": 3}},
+        {"apiVersion": W, "kind": "Widget", "metadata": {"name": "clean", "namespace": objs.ns},
+         "spec": {"color": "red", "replicas": 2}},  # the same values: shared, no conflict
+        {"apiVersion": W, "kind": "Widget", "metadata": {"name": "not-there-yet", "namespace": objs.ns},
+         "spec": {"color": "red"}},  # created by the apply: nothing to conflict with
+    ]
+    (d / "widgets.yaml").write_text(yaml.safe_dump_all(docs))
+    r = cli(env, "audit", "-n", objs.ns, "--kinds", "widgets", "--field-manager", "flux", "-f", str(d), "-o", "json")
+    assert r.code == 1, r.err
+    predicted = {i["name"]: i for i in r.json()["items"] if i["id"] == "predicted-conflict"}
+    assert set(predicted) == {"edit", "hpa"}
+    assert predicted["edit"]["details"]["conflicts"] == [
+        {"path": ".spec.color", "manager": "kubectl-edit", "operation": "Update", "subresource": ""}]
+    assert predicted["hpa"]["details"]["conflicts"] == [
+        {"path": ".spec.replicas", "manager": "kubectl", "operation": "Update", "subresource": "scale"}]
+    assert predicted["edit"]["fix"] == \
+        f"kubectl fieldown handover widget.example.com/edit -n {objs.ns} --field .spec.color --to flux"
+    assert r.json()["scope"]["fieldManager"] == "flux"
+
+    # the server agrees: a dry-run apply of each manifest by flux fails on exactly those fields
+    for name, field in (("edit", ".spec.color"), ("hpa", ".spec.replicas")):
+        doc = next(x for x in docs if x["metadata"]["name"] == name)
+        proc = objs.cluster.kubectl("apply", "--server-side", "--dry-run=server", "--field-manager=flux", "-f", "-",
+                                    input=json.dumps(doc), check=False)
+        assert proc.returncode != 0
+        assert "conflict" in proc.stderr.lower() and field in proc.stderr
+    for name in ("clean", "not-there-yet"):
+        doc = next(x for x in docs if x["metadata"]["name"] == name)
+        objs.cluster.kubectl("apply", "--server-side", "--dry-run=server", "--field-manager=flux", "-f", "-",
+                             input=json.dumps(doc))
+
+
+def test_predicted_conflicts_outside_the_scan_are_fetched(objs: Objects, inproc: Any, tmp_path: Path) -> None:
+    m = tmp_path / "edit.yaml"
+    m.write_text(yaml.safe_dump({"apiVersion": W, "kind": "Widget", "metadata": {"name": "edit"},
+                                 "spec": {"color": "red"}}))
+    # -l selects only the clean object; the manifest's object is read on its own (namespace from -n)
+    r = inproc("-n", objs.ns, "--kinds", "widgets", "-l", "audit-case=clean", "--field-manager", "flux",
+               "-f", str(m), "-o", "json")
+    assert [(i["name"], i["id"]) for i in r.json()["items"]] == [("edit", "predicted-conflict")]
+
+
+# --- usage errors ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--kinds", "nosuchthings"], 'error: --kinds: the server doesn\'t have a resource type "nosuchthings"'),
+    (["-f", "x.yaml"], "error: -f names the manifests of the new applier: give its name with --field-manager"),
+    (["--ignore", "bogus"], "error: --ignore: unknown finding id 'bogus'"),
+    (["--concurrency", "0"], "error: --concurrency must be between 1 and 32, not 0"),
+    (["--fail-on", "bogus"], "error: invalid value for '--fail-on'"),
+    (["--field-manager", "x", "-f", "/nonexistent/dir"], "error: /nonexistent/dir: "),
+])
+def test_usage_errors_exit_2(objs: Objects, inproc: Any, args: list[str], message: str) -> None:
+    r = inproc(*args)
+    assert r.code == 2
+    assert r.err.startswith(message), r.err
+    assert len(r.err.strip().splitlines()) == 1 and "Traceback" not in r.err
