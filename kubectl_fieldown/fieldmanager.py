@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .fieldpath import FieldSet, Path, path_from_fields, path_string
+from .fieldpath.element import FIELD
 from .fieldpath.lookup import MISSING, value_at
 from .managedfields import (
     ANCIENT_CHANGES,
@@ -166,7 +167,11 @@ class ResourceRules:
     ) -> ResourceRules:
         reset: dict[str, FieldSet] = {}
         if status_subresource:
-            reset = {"": FieldSet([path_from_fields("status")]), "status": FieldSet([path_from_fields("spec")])}
+            status_reset = [path_from_fields("spec")]
+            if custom_resource:
+                # apiextensions statusStrategy.GetResetFields: a status write keeps nothing but status
+                status_reset = [path_from_fields(f) for f in ("apiVersion", "kind", "metadata", "spec")]
+            reset = {"": FieldSet([path_from_fields("status")]), "status": FieldSet(status_reset)}
         return cls(schema, reset, normalize, custom_resource)
 
     @property
@@ -293,6 +298,7 @@ def simulate_apply(
     result = result_obj if result_obj is not None else live_obj
     changed = result_obj is not None
     if changed:
+        result = prepare_for_write(result, live_obj, rules, subresource)
         if rules.normalize is not None:
             result = rules.normalize(result)
         elif rules.custom_resource:
@@ -345,6 +351,7 @@ def simulate_update(
         tracked = False
     if tracked:
         managed = _update(live_obj, new_obj, managed, manager or "unknown", rules, now, subresource)
+    new_obj = prepare_for_write(new_obj, live_obj, rules, subresource)
     out = _encode(new_obj, managed)
     changed = not values_equal(live_obj, new_obj)
     return WriteResult(out, managed.entries(), changed, compare(live_obj, new_obj, rules.root))
@@ -683,6 +690,50 @@ def copy_json(v: Any) -> Any:
     if isinstance(v, Mapping):
         return {k: copy_json(x) for k, x in v.items()}
     return v
+
+
+def prepare_for_write(obj: dict[str, Any], live: dict[str, Any], rules: ResourceRules,
+                      subresource: str) -> dict[str, Any]:
+    """The registry strategy's ``PrepareForCreate``/``PrepareForUpdate``, which runs after the field
+    manager: the endpoint's reset fields get the live object's values back (or vanish when the live
+    object has none). So an apply or update of ``status`` through the main endpoint of a kind with a
+    status subresource changes nothing there (nor on create), and a status write of a custom
+    resource keeps nothing but ``status`` (apiextensions ``statusStrategy`` copies the old object).
+    The field manager has already left these fields out of every manager's set."""
+    reset = rules.reset(subresource)
+    if reset.is_empty():
+        return obj
+    if subresource == "status" and rules.custom_resource:
+        out: dict[str, Any] = copy_json(live)
+        if "status" in obj:
+            out["status"] = copy_json(obj["status"])
+        else:
+            out.pop("status", None)
+        return out
+    out = dict(obj)
+    for path in reset:
+        names = [pe[1] for pe in path if pe[0] == FIELD]
+        if len(names) != len(path) or not names:
+            continue
+        src: Any = live
+        for n in names:
+            src = src.get(n, MISSING) if isinstance(src, dict) else MISSING
+        dst: Any = out
+        for n in names[:-1]:
+            child = dst.get(n)
+            if not isinstance(child, dict):
+                if src is MISSING:
+                    break
+                child = {}
+            child = dict(child)
+            dst[n] = child
+            dst = child
+        else:
+            if src is MISSING:
+                dst.pop(names[-1], None)
+            else:
+                dst[names[-1]] = copy_json(src)
+    return out
 
 
 # metav1.ObjectMeta's JSON fields, with what runtime.DefaultUnstructuredConverter omits: every field

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
-from .conformance_cases import differences, expected, predict
+from .conformance_cases import Outcome, differences, expected, predict
 
 GROUP = "example.com"
 VERSION = "v1"
@@ -417,8 +417,9 @@ def generate(seed: int, namespace: str, name_suffix: str = "") -> Scenario:
         if steps[-1]["saveConfig"]:
             csa_manifest = steps[-1]["manifest"]
 
-    ops = ["apply", "merge-patch", "json-patch", "put", "reset", "kubectl-ssa", "kubectl-apply", "burst", "meta"]
-    weights = [30, 14, 6, 7, 4, 5, 4, 2, 3]
+    ops = ["apply", "merge-patch", "json-patch", "put", "reset", "kubectl-ssa", "kubectl-apply", "burst", "meta",
+           "la-tamper"]
+    weights = [30, 14, 6, 7, 4, 5, 4, 2, 3, 1]
     if info.status_subresource or info.has_status_field:
         ops.append("status")
         weights.append(6)
@@ -492,6 +493,18 @@ def generate(seed: int, namespace: str, name_suffix: str = "") -> Scenario:
             else:
                 body = {"metadata": {"annotations": {r.choice(["note", "owner"]): r.choice(["n1", "n3", None])}}}
                 steps.append({"op": "merge-patch", "manager": "kubectl-annotate", "body": body})
+        elif op == "la-tamper":
+            # someone edits the last-applied annotation: unparsable, another apiVersion, or a config
+            # that was never applied (the kubectl waiver must cope with each)
+            la = r.choice([
+                "{",
+                json.dumps({"apiVersion": f"{GROUP}/v2", "kind": kind, "metadata": g.metadata(False),
+                            "spec": g.spec()}),
+                json.dumps(g.manifest(g.spec(), False), sort_keys=True, separators=(",", ":")) + "\n",
+                json.dumps(csa_manifest, sort_keys=True, separators=(",", ":")) + "\n" if csa_manifest else "",
+            ])
+            steps.append({"op": "merge-patch", "manager": r.choice(UPDATERS),
+                          "body": {"metadata": {"annotations": {LAST_APPLIED: la}}}})
         elif op == "scale-put":
             steps.append({"op": "put", "manager": "hpa-controller", "subresource": "scale",
                           "mutation": [["set", ["spec", "replicas"], r.choice([2, 3, 4, 5])]]})
@@ -523,6 +536,8 @@ def generate(seed: int, namespace: str, name_suffix: str = "") -> Scenario:
     manifest = g.manifest(spec_f)
     if info.has_status_field and _maybe(r, 0.06):
         manifest["status"] = g.status()
+        if info.status_subresource and _maybe(r, 0.4):
+            manifest["status"]["phase"] = None  # reset by the main endpoint before validation: no 422
     if manager == "kubectl" and csa_manifest is not None and spec_f == csa_manifest.get("spec") and _maybe(r, 0.7):
         manifest["metadata"] = copy.deepcopy(csa_manifest["metadata"])
     return Scenario(seed, kind, name, g.namespace, steps, {"manager": manager, "manifest": manifest, "force": False},
@@ -1055,11 +1070,29 @@ def unmodeled_422(answer: dict[str, Any]) -> bool:
     return any(not _MODELED_422.search(str(c.get("message", ""))) for c in causes)
 
 
+def _more_differences(exp: Outcome, got: Outcome) -> list[str]:
+    """Beyond conformance_cases.differences (spec, labels, annotations): the rest of the object
+    that scenarios change, i.e. status (reset by the main endpoint of a kind with a status
+    subresource) and metadata.finalizers."""
+    if exp.status != 200 or got.status != 200 or exp.obj is None or got.obj is None:
+        return []
+    out = []
+    for what, e, g in (
+        ("status", exp.obj.get("status"), got.obj.get("status")),
+        ("metadata.finalizers", (exp.obj.get("metadata") or {}).get("finalizers"),
+         (got.obj.get("metadata") or {}).get("finalizers")),
+    ):
+        if e != g:
+            out.append(f"{what}: expected {json.dumps(e, sort_keys=True)}, got {json.dumps(g, sort_keys=True)}")
+    return out
+
+
 def case_differences(case: dict[str, Any]) -> dict[str, list[str]]:
     """The engine's disagreements with the server for both answers: {"expect": [...], "expectForced": [...]}."""
     out: dict[str, list[str]] = {}
     for key, force in (("expect", False), ("expectForced", True)):
-        d = differences(expected(case[key]), predict(case, force))
+        exp, got = expected(case[key]), predict(case, force)
+        d = differences(exp, got) + _more_differences(exp, got)
         if d:
             out[key] = d
     return out
