@@ -13,6 +13,7 @@ total order over mixed types. This module supplies the server's rules (SMD ``val
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
@@ -39,6 +40,54 @@ class ValueError_(ValueError):
     """A value that the API server could not represent (NaN, an unsupported Python type)."""
 
 
+_EXACT_FLOAT_LIMIT = 2**53
+
+
+@functools.total_ordering
+class BigInt:
+    """An integer beyond 2**53 inside a :func:`value_key`.
+
+    SMD compares an int with a float by converting the int to float64, and the server decodes the
+    numbers of managedFields (``k:``/``v:``) as float64 — so ``k:{"id":9007199254740992}`` read back
+    from an entry must equal the object's int ``9007199254740993``. Two ints still compare exactly,
+    as Go compares two int64. Hash is that of the float64, so all of them meet in sets and dicts.
+    """
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: int) -> None:
+        self.value = value
+
+    def _other(self, other: object) -> int | float | None:
+        if isinstance(other, BigInt):
+            return other.value
+        if isinstance(other, (int, float)) and not isinstance(other, bool):
+            return other
+        return None
+
+    def __eq__(self, other: object) -> bool:
+        o = self._other(other)
+        if o is None:
+            return NotImplemented
+        if type(o) is float:
+            return float(self.value) == o
+        return self.value == o
+
+    def __lt__(self, other: object) -> bool:
+        o = self._other(other)
+        if o is None:
+            return NotImplemented
+        if type(o) is float:
+            return float(self.value) < o
+        return self.value < o
+
+    def __hash__(self) -> int:
+        return hash(float(self.value))
+
+    def __repr__(self) -> str:
+        return f"BigInt({self.value})"
+
+
 def value_key(v: Any) -> ValueKey:
     """A hashable key with the server's equality and order.
 
@@ -54,8 +103,10 @@ def value_key(v: Any) -> ValueKey:
         return (RANK_STRING, v)
     if t is bool:
         return (RANK_BOOL, v)
-    if t is int or t is float:
+    if t is float:
         return (RANK_NUMBER, v)
+    if t is int:
+        return (RANK_NUMBER, v if -_EXACT_FLOAT_LIMIT <= v <= _EXACT_FLOAT_LIMIT else BigInt(v))
     if isinstance(v, Mapping):
         return (RANK_MAP, tuple(sorted((k, value_key(x)) for k, x in v.items())))
     if isinstance(v, (list, tuple)):
@@ -63,7 +114,7 @@ def value_key(v: Any) -> ValueKey:
     if isinstance(v, bool):
         return (RANK_BOOL, bool(v))
     if isinstance(v, (int, float)):
-        return (RANK_NUMBER, v)
+        return value_key(float(v) if isinstance(v, float) else int(v))
     if isinstance(v, str):
         return (RANK_STRING, str(v))
     raise ValueError_(f"unsupported value of type {type(v).__name__}")
@@ -78,6 +129,8 @@ def key_value(k: ValueKey) -> Any:
         return [key_value(x) for x in k[1]]
     if rank == RANK_MAP:
         return {name: key_value(x) for name, x in k[1]}
+    if type(k[1]) is BigInt:
+        return k[1].value
     return k[1]
 
 
@@ -88,7 +141,8 @@ def values_equal(a: Any, b: Any) -> bool:
         return bool(a == b)
     if ta is float or tb is float:
         if ta in (int, float) and tb in (int, float):
-            return bool(a == b)
+            # Go compares an int with a float as float64 (exact below 2**53, rounded above)
+            return bool(float(a) == float(b))
         return False
     if ta is bool or tb is bool:
         return ta is tb and a == b

@@ -448,3 +448,18 @@ TO_STRING = [
 @pytest.mark.parametrize(("v", "text"), TO_STRING)
 def test_go_value_string(v: Any, text: str) -> None:
     assert go_value_string(v) == text
+
+
+def test_integers_beyond_2_53_meet_floats_as_float64() -> None:
+    # the server reads numbers in managedFields as float64 and SMD compares int with float as
+    # float64: an object's id 2**53+1 is the stored key 2**53 (tests/conformance/regressions/diff-807693)
+    from kubectl_fieldown.value import key_value
+
+    big, stored = 2**53 + 1, float(2**53)
+    assert value_key(big) == value_key(stored) and hash(value_key(big)) == hash(value_key(stored))
+    assert values_equal(big, stored)
+    assert value_key(big) != value_key(2**53)  # two ints compare exactly, as two int64 do
+    assert key_value(value_key(big)) == big and type(key_value(value_key(big))) is int
+    assert sorted([value_key(stored + 4096), value_key(big), value_key(1)]) == [
+        value_key(1), value_key(big), value_key(stored + 4096)
+    ]

@@ -20,7 +20,12 @@ CASES = Path(__file__).resolve().parent.parent / "conformance"
 
 
 def case_files() -> list[Path]:
-    return sorted(CASES.glob("*.json")) + sorted((CASES / "builtin").glob("*.json"))
+    """The recorded cases, the built-in ones, and regressions kept from the differential test."""
+    return (
+        sorted(CASES.glob("*.json"))
+        + sorted((CASES / "builtin").glob("*.json"))
+        + sorted((CASES / "regressions").glob("*.json"))
+    )
 
 
 def load(path: Path) -> dict[str, Any]:
@@ -90,7 +95,8 @@ def predict(case: dict[str, Any], force: bool, now: str = "2026-11-22T03:00:00Z"
 
 def object_view(obj: dict[str, Any]) -> dict[str, Any]:
     md = obj.get("metadata") or {}
-    return {"spec": obj.get("spec"), "labels": md.get("labels"), "annotations": md.get("annotations")}
+    return {"spec": obj.get("spec"), "status": obj.get("status"), "labels": md.get("labels"),
+            "annotations": md.get("annotations"), "finalizers": md.get("finalizers")}
 
 
 def differences(exp: Outcome, got: Outcome) -> list[str]:

@@ -357,11 +357,9 @@ class _Gen:
 _KEY_FIELDS = {"name", "containerPort", "id"}
 # rare keys and numbers that stress escaping in path strings and FieldsV1
 ODD_KEYS = ("", "ñ", 'q"k', "x\ty", "a.b", "<&>", "k:{}")
-# (2**53 + 1 is left out for now: the engine compares int and float numbers exactly where SMD
-# compares a mixed pair as float64, so an integer beyond 2**53 in a list-map key or set value stops
-# matching its own FieldsV1 element once the server has decoded and re-encoded it. Reproduced by
-# tests/conformance/regressions/diff-807693.json and diff-700276.json; add it back with the fix.)
-ODD_INTS = (-1, 1000000, 123456789012)
+# 2**53 + 1: beyond float64's exact integers, so it meets the float64 the server decodes from
+# FieldsV1 (tests/conformance/regressions/diff-807693.json and diff-700276.json)
+ODD_INTS = (-1, 1000000, 123456789012, 2**53 + 1)
 
 
 def _drop_somewhere(r: random.Random, spec: dict[str, Any]) -> None:

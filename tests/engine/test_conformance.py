@@ -3,7 +3,8 @@
 For each case the prediction for ``apply`` on ``live`` must equal the server's answer without
 force (``expect``) and with force (``expectForced``): the status; for 409 the exact set of
 (manager, path) conflicts and the message; for 200 the managedFields as path sets per (manager,
-operation, apiVersion, subresource), times ignored, and the object's spec, labels and annotations.
+operation, apiVersion, subresource), times ignored, and the object's spec, status, labels,
+annotations and finalizers. tests/conformance/regressions holds cases the differential test found.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ CASES = case_files()
 
 
 def _id(p: Path) -> str:
-    return ("builtin/" if p.parent.name == "builtin" else "") + p.stem
+    return (f"{p.parent.name}/" if p.parent.name in ("builtin", "regressions") else "") + p.stem
 
 
 def test_there_are_recorded_cases() -> None:
