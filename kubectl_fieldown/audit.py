@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
 
-from .fieldpath import Path, element_string, parse_element, path_string
+from .fieldpath import FIELD, Path, element_string, parse_element, path_string
 from .fieldpath.element import field as field_pe
 from .fieldpath.element import index as index_pe
 from .fieldpath.element import key as key_pe
@@ -665,7 +665,12 @@ def _walk(la: Any, live: Any, path: Path, out: list[Drift]) -> None:
             return
         for k, v in la.items():
             lv = live.get(k, _MISSING)
-            _walk(v, lv, (*path, field_pe(k)), out)
+            tv = type(v)
+            # most leaves are equal strings or numbers of the same type: no call for them (bool is
+            # its own type here, so True never passes for 1)
+            if (tv is str or tv is int or tv is bool) and type(lv) is tv and v == lv:
+                continue
+            _walk(v, lv, (*path, (FIELD, k)), out)
         return
     if type(la) is list:
         if live is _MISSING:

@@ -9,6 +9,7 @@ import base64
 import contextlib
 import io
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -357,3 +358,31 @@ def test_concurrency_does_not_change_the_findings(env: dict[str, str], namespace
 
     assert of_ns(one) == of_ns(many) == [("Widget", n, "client-side-apply") for n in csa_widgets]
 
+
+
+def test_progress_bar_only_on_a_terminal(env: dict[str, str], namespace: str, csa_widgets: list[str],
+                                         tmp_path: Path) -> None:
+    import pty
+
+    exe = Path(sys.executable).parent / "kubectl-fieldown"
+    out = tmp_path / "out.json"
+    master, slave = pty.openpty()
+    with out.open("wb") as f:
+        proc = subprocess.Popen([str(exe), "audit", "-n", namespace, "-o", "json"], stdout=f, stderr=slave, env=env)
+    os.close(slave)
+    drawn = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # the terminal closed with the process
+            break
+        if not chunk:
+            break
+        drawn += chunk
+    os.close(master)
+    assert proc.wait(timeout=60) == 0
+    assert b"auditing" in drawn and b"types" in drawn and b"objects" in drawn
+    assert json.loads(out.read_text())["summary"]["objects"] == len(csa_widgets)  # stdout untouched
+    # not a terminal: nothing on stderr at all
+    r = subprocess.run([str(exe), "audit", "-n", namespace, "-o", "json"], capture_output=True, env=env, check=False)
+    assert r.returncode == 0 and r.stderr == b""
