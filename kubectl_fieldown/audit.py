@@ -237,13 +237,20 @@ class AuditContext:
 
 def object_ref(api_version: str, kind: str, name: str) -> str:
     """``widget.example.com/w1``, ``secret/s`` (kubectl resolves singular.group like the plural)."""
+    return f"{_type_ref(api_version, kind)}/{name}"
+
+
+@functools.lru_cache(maxsize=1024)
+def _type_ref(api_version: str, kind: str) -> str:
     group = api_version.rpartition("/")[0]
-    typ = f"{kind.lower()}.{group}" if group else kind.lower()
-    return f"{typ}/{name}"
+    return f"{kind.lower()}.{group}" if group else kind.lower()
+
+
+_SAFE_WORD = re.compile(r"[\w@%+=:,./-]+\Z", re.ASCII).match  # shlex.quote's own test, in one C call
 
 
 def _command(*words: str) -> str:
-    return " ".join(["kubectl", "fieldown", *(shlex.quote(w) for w in words)])
+    return "kubectl fieldown " + " ".join([w if _SAFE_WORD(w) else shlex.quote(w) for w in words])
 
 
 def _target(ref: str, namespace: str | None) -> list[str]:
@@ -347,8 +354,8 @@ class _Obj:
         self.name = str(md.get("name") or "")
         ns = md.get("namespace")
         self.namespace = str(ns) if ns else None
-        self.ref = object_ref(self.api_version, self.kind, self.name)
-        self.resource = self.ref.rpartition("/")[0]
+        self.resource = _type_ref(self.api_version, self.kind)
+        self.ref = f"{self.resource}/{self.name}"
 
     def finding(self, rule_id: str, message: str, fix: str, details: Mapping[str, Any] | None = None,
                 severity: Severity | None = None) -> Finding:
@@ -420,9 +427,9 @@ def audit_object(obj: Mapping[str, Any], ctx: AuditContext) -> list[Finding]:
 
     # hpa-replicas-trap
     trapped: list[dict[str, Any]] = []
-    if la_doc is not None and isinstance(la_doc, Mapping):
+    if type(la_doc) is dict:
         la_spec = la_doc.get("spec")
-        if isinstance(la_spec, Mapping) and la_spec.get("replicas") is not None:
+        if type(la_spec) is dict and la_spec.get("replicas") is not None:
             for e in entries:
                 manager = e.get("manager") or ""
                 if e.get("operation") == APPLY and manager == KUBECTL:
@@ -535,7 +542,7 @@ def audit_object(obj: Mapping[str, Any], ctx: AuditContext) -> list[Finding]:
             ))
 
     if la is not None and "last-applied-drift" not in ignore:
-        if la_error is not None or not isinstance(la_doc, Mapping):
+        if la_error is not None or type(la_doc) is not dict:
             out.append(o.finding(
                 "last-applied-drift",
                 "the last-applied annotation is not a JSON object: kubectl apply cannot compute its patch",
@@ -670,6 +677,8 @@ def _walk(la: Any, live: Any, path: Path, out: list[Drift]) -> None:
             # its own type here, so True never passes for 1)
             if (tv is str or tv is int or tv is bool) and type(lv) is tv and v == lv:
                 continue
+            if tv is list and type(lv) is list and _same_scalars(v, lv):
+                continue
             _walk(v, lv, (*path, (FIELD, k)), out)
         return
     if type(la) is list:
@@ -695,6 +704,17 @@ def _walk(la: Any, live: Any, path: Path, out: list[Drift]) -> None:
         return
     if live is _MISSING or not (values_equal(la, live) or _same_quantity(la, live)):
         out.append(Drift(path_string(path), la, live))
+
+
+def _same_scalars(a: list[Any], b: list[Any]) -> bool:
+    """Equal lists of strings and numbers (args, finalizers, tags), each item of the same type."""
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b, strict=True):
+        tx = type(x)
+        if not (tx is str or tx is int or tx is float) or type(y) is not tx or x != y:
+            return False
+    return True
 
 
 _QUANTITY = r"^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?$"
