@@ -441,7 +441,7 @@ def audit_object(obj: Mapping[str, Any], ctx: AuditContext) -> list[Finding]:
                 owners = sorted({_describe(e) for e in trapped})
                 out.append(o.finding(
                     "hpa-replicas-trap",
-                    f".spec.replicas is in the last-applied annotation ({la_spec.get('replicas')!r}) and "
+                    f".spec.replicas is in the last-applied annotation ({_short(la_spec.get('replicas'))}) and "
                     f"{_listed(owners)} scales it: remove replicas from the manifest and the annotation",
                     _command("strip-last-applied", *o.target(), "--field", ".spec.replicas"),
                     {"owners": owners, "lastApplied": la_spec.get("replicas")},
@@ -449,15 +449,19 @@ def audit_object(obj: Mapping[str, Any], ctx: AuditContext) -> list[Finding]:
 
     is_secret = o.kind == "Secret" and o.api_version == "v1"
     if la is not None:
+        # the annotation is measured in UTF-8 bytes (key and value, as the server counts), but only
+        # when 4 bytes per character could reach the threshold: encoding every annotation costs
+        near = len(la) * 4 + len(LAST_APPLIED_ANNOTATION) >= ctx.size_warning
+        la_bytes = len(la.encode()) if is_secret or near else 0
         if is_secret and "secret-last-applied" not in ignore:
             out.append(o.finding(
                 "secret-last-applied",
-                f"the last-applied annotation ({_fmt_bytes(len(la))}) holds a copy of the Secret's data in clear",
+                f"the last-applied annotation ({_fmt_bytes(la_bytes)}) holds a copy of the Secret's data in clear",
                 _command("migrate", *o.target(), "--to", "server-side", "--drop-last-applied"),
-                {"bytes": len(la.encode())},
+                {"bytes": la_bytes},
             ))
-        if "last-applied-size" not in ignore:
-            size = len(LAST_APPLIED_ANNOTATION) + len(la.encode())
+        if near and "last-applied-size" not in ignore:
+            size = len(LAST_APPLIED_ANNOTATION) + la_bytes
             if size >= ctx.size_warning:
                 sev = ERROR if size >= ctx.size_error else WARNING
                 out.append(o.finding(
