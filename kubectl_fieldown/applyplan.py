@@ -198,9 +198,12 @@ def _without_mf(obj: Mapping[str, Any]) -> dict[str, Any]:
 def _planned(c: Conflict, live: Mapping[str, Any] | None, manifest: Mapping[str, Any]) -> PlannedConflict:
     entry_version = c.identity.api_version
     if live is not None and not entry_version:
-        for e in _entries(live):
-            if e.identity == c.identity:
-                entry_version = e.api_version
+        # an Apply identity has no apiVersion: take the entry's, from the raw list (no decoding)
+        for raw in (live.get("metadata") or {}).get("managedFields") or ():
+            if (isinstance(raw, Mapping) and raw.get("manager") == c.identity.manager
+                    and raw.get("operation") == c.identity.operation
+                    and (raw.get("subresource") or "") == c.identity.subresource):
+                entry_version = str(raw.get("apiVersion") or "")
                 break
     lv = value_at(live, c.path) if live is not None else MISSING
     av = value_at(manifest, c.path)

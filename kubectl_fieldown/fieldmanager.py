@@ -278,14 +278,16 @@ def simulate_apply(
             [{"reason": "FieldValueRequired", "message": "Required value: is required for apply patch",
               "field": "fieldManager"}],
         )
-    cfg = _plain(config)
+    # Inputs are only read: merge and prune build new containers where they change something and
+    # share the rest, and the result is copied once before anything writes into it.
+    cfg = _as_dict(config)
     if cfg.get("kind") != rules.schema.gvk.kind:
         raise BadRequest(f"invalid object type: {_gvk_text(cfg)}")
     md = cfg.get("metadata")
     if isinstance(md, dict) and md.get("managedFields") is not None:
         raise BadRequest("metadata.managedFields must be nil")
     creating = live is None
-    live_obj: dict[str, Any] = _plain(live) if live is not None else _empty_object(rules)
+    live_obj: dict[str, Any] = _as_dict(live) if live is not None else _empty_object(rules)
     try:
         entries = decode_entries((live_obj.get("metadata") or {}).get("managedFields"))
     except ManagedFieldsError as e:
@@ -303,6 +305,7 @@ def simulate_apply(
             result = rules.normalize(result)
         elif rules.custom_resource:
             result = coerce_object_meta(result)
+        result = copy_json(result)  # the one copy: defaulting writes into it
         _apply_defaults(result, rules.root)
         errs = null_errors(result, rules.root) if rules.custom_resource else []
         if errs:
@@ -315,7 +318,7 @@ def simulate_apply(
                 else f'{what} "{name}" is invalid: [' + ", ".join(f"{f}: {m}" for f, m in errs) + "]",
                 [{"reason": "FieldValueTypeInvalid", "message": m, "field": f} for f, m in errs],
             )
-    out = _encode(result, managed)
+    out = _encode(result, managed, copy=not changed)
     if creating and isinstance(out.get("metadata"), dict):
         out["metadata"].setdefault("creationTimestamp", now)
     return WriteResult(out, managed.entries(), changed or creating, managed.last_comparison)
@@ -465,7 +468,7 @@ def _smd_apply(
         s = s.recursive_difference(ignored)
     managed.fields[ident] = _Owned(s, gv, True)
     managed.times.setdefault(ident, None)
-    merged = _prune(merged, managed, last_set, t)
+    merged = _prune(merged, managed, last_set, t, s)
     c = _update_managers(live, merged, managed, ident, force, t, ignored)
     managed.last_comparison = c
     if values_equal(live, merged):
@@ -473,9 +476,11 @@ def _smd_apply(
     return merged, managed
 
 
-def _prune(merged: Any, managed: _Managed, last: FieldSet, t: Type) -> Any:
+def _prune(merged: Any, managed: _Managed, last: FieldSet, t: Type, applied: FieldSet) -> Any:
     """Delete what the applier owned last time, no longer applies, and nobody else owns."""
-    if last.is_empty():
+    if last.is_empty() or last.difference(applied).is_empty():
+        # Nothing the applier owned is dropped: N(last) ⊆ N(applied) ⊆ N(all owned), so SMD's
+        # remove-and-add-back below would put every removed node back.
         return merged
     n_last = ensure_named_fields_are_members(last, t)
     pruned = remove_items(merged, n_last, t)
@@ -635,8 +640,8 @@ def _strip(m: _Managed, ident: ManagerIdentity) -> None:
         m.fields[ident] = _Owned(fs, owned.api_version, owned.applied)
 
 
-def _encode(obj: dict[str, Any], managed: _Managed) -> dict[str, Any]:
-    out: dict[str, Any] = copy_json(obj)
+def _encode(obj: dict[str, Any], managed: _Managed, copy: bool = True) -> dict[str, Any]:
+    out: dict[str, Any] = copy_json(obj) if copy else obj
     entries = managed.entries()
     md = out.setdefault("metadata", {})
     if not isinstance(md, dict):
@@ -675,6 +680,11 @@ def _sorted_fields_object(s: FieldSet, include_self: bool) -> dict[str, Any]:
     return out
 
 
+def _as_dict(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """The object itself when it is a plain dict (read only), else a plain copy."""
+    return obj if type(obj) is dict else _plain(obj)
+
+
 def _plain(obj: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = copy_json(dict(obj))
     return out
@@ -687,6 +697,8 @@ def copy_json(v: Any) -> Any:
         return {k: copy_json(x) for k, x in v.items()}
     if t is list:
         return [copy_json(x) for x in v]
+    if t is str or t is int or t is float or t is bool or v is None:
+        return v
     if isinstance(v, Mapping):
         return {k: copy_json(x) for k, x in v.items()}
     return v

@@ -141,7 +141,7 @@ def decode(data: Mapping[str, Any] | str | bytes | None) -> FieldSet:
         data = parsed
     if not isinstance(data, Mapping):
         raise FieldsV1Error(f"FieldsV1 must be a JSON object, not {_kind(data)}")
-    node, _ = _decode_node(data, ())
+    node, _ = _decode_node(data, None)
     return node if node is not None else FieldSet()
 
 
@@ -159,29 +159,42 @@ def _kind(v: Any) -> str:
     return type(v).__name__
 
 
-def _decode_node(obj: Mapping[str, Any], where: tuple[str, ...]) -> tuple[FieldSet | None, bool]:
+_Where = Any
+"""Where a node is, as a linked chain ``(key, parent)`` (None at the top): built only as cheaply as a
+pair per level, turned into text only for an error message."""
+
+
+def _decode_node(obj: Mapping[str, Any], where: _Where) -> tuple[FieldSet | None, bool]:
     """Returns (the children below this entry or None, whether the entry itself is a member)."""
     members: set[PathElement] = set()
     children: dict[PathElement, FieldSet] = {}
     is_member = False
+    cache = _element_cache
     for k, v in obj.items():
         if k == ".":
             is_member = True
             continue
-        if not isinstance(k, str):
-            raise FieldsV1Error(f"key {k!r} is not a string", _where(where))
-        try:
-            pe = parse_element(k)
-        except _UnknownElement:
+        pe = cache.get(k)
+        if pe is None:
+            if type(k) is not str:
+                raise FieldsV1Error(f"key {k!r} is not a string", _where(where))
+            try:
+                pe = parse_element(k)
+            except _UnknownElement:
+                continue
+            except FieldsV1Error as e:
+                raise FieldsV1Error(e.reason, _where((k, where))) from None
+        if type(v) is not dict:
+            if v is None:
+                # json-iterator reads null where it expects an object as an empty object
+                v = {}
+            elif not isinstance(v, Mapping):
+                raise FieldsV1Error(f"the value of {k!r} must be a JSON object, not {_kind(v)}", _where(where))
+        if not v:
+            # a leaf ({}): the common case, no recursion needed
+            members.add(pe)
             continue
-        except FieldsV1Error as e:
-            raise FieldsV1Error(e.reason, _where((*where, k))) from None
-        if v is None:
-            # json-iterator reads null where it expects an object as an empty object
-            v = {}
-        elif not isinstance(v, Mapping):
-            raise FieldsV1Error(f"the value of {k!r} must be a JSON object, not {_kind(v)}", _where(where))
-        sub, sub_member = _decode_node(v, (*where, k))
+        sub, sub_member = _decode_node(v, (k, where))
         if sub_member:
             members.add(pe)
         if sub is not None:
@@ -192,8 +205,12 @@ def _decode_node(obj: Mapping[str, Any], where: tuple[str, ...]) -> tuple[FieldS
     return FieldSet._node(members, children), is_member
 
 
-def _where(chain: tuple[str, ...]) -> str:
-    return "fieldsV1 " + (" > ".join(chain) if chain else "(top level)")
+def _where(where: _Where) -> str:
+    chain: list[str] = []
+    while where is not None:
+        chain.append(where[0])
+        where = where[1]
+    return "fieldsV1 " + (" > ".join(reversed(chain)) if chain else "(top level)")
 
 
 # --- encoding ----------------------------------------------------------------------------------

@@ -107,7 +107,9 @@ def reconcile_with_schema(s: FieldSet, live: Any, t: Type) -> FieldSet | None:
     """
     changed = False
 
-    def walk(node: FieldSet, v: Any, nt: Type) -> FieldSet:
+    # The live value is only needed under types with both a map and a list side (untyped ones), so
+    # it is looked up lazily: ``ref`` is the value itself or ``(_LAZY, parent_ref, element)``.
+    def walk(node: FieldSet, ref: Any, nt: Type) -> FieldSet:
         nonlocal changed
         if not node.children:
             return node
@@ -130,33 +132,39 @@ def reconcile_with_schema(s: FieldSet, live: Any, t: Type) -> FieldSet | None:
             if ct is None or ct is DEDUCED:
                 children[pe] = c
                 continue
-            atomic = _atomic_at(ct, v, pe)
-            if atomic:
+            child_ref = (_LAZY, ref, pe)
+            if _atomic_at(ct, child_ref):
                 changed = True
                 members.add(pe)
                 continue
-            children[pe] = walk(c, _MISSING_VALUE if v is _MISSING_VALUE else _child_value(v, pe), ct)
+            children[pe] = walk(c, child_ref, ct)
         return FieldSet._node(members, children)
 
     out = walk(s, live, t)
     return out if changed else None
 
 
+_LAZY: Any = object()
 _MISSING_VALUE: Any = object()
 
 
-def _child_value(v: Any, pe: PathElement) -> Any:
-    from ..fieldpath.lookup import MISSING, child_value
+def _resolve(ref: Any) -> Any:
+    if type(ref) is tuple and len(ref) == 3 and ref[0] is _LAZY:
+        parent = _resolve(ref[1])
+        if parent is _MISSING_VALUE:
+            return _MISSING_VALUE
+        from ..fieldpath.lookup import MISSING, child_value
 
-    cv = child_value(v, pe)
-    return _MISSING_VALUE if cv is MISSING else cv
+        cv = child_value(parent, ref[2])
+        return _MISSING_VALUE if cv is MISSING else cv
+    return ref
 
 
-def _atomic_at(t: Type, parent: Any, pe: PathElement) -> bool:
-    """Is the node below ``pe`` atomic? Only a type with both a map and a list side needs the value."""
+def _atomic_at(t: Type, ref: Any) -> bool:
+    """Is the node atomic? Only a type with both a map and a list side needs the value to tell."""
     m, lt = t.map, t.list
     if m is not None and lt is not None:
-        v = _MISSING_VALUE if parent is _MISSING_VALUE else _child_value(parent, pe)
+        v = _resolve(ref)
         s = side(t, None if v is _MISSING_VALUE else v)
         return m.atomic if s == MAP else (lt.relationship == "atomic" if s == LIST else False)
     if m is not None:

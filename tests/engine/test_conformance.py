@@ -33,3 +33,19 @@ def test_prediction_matches_the_server(path: Path, forced: bool) -> None:
     answer = case["expectForced" if forced else "expect"]
     diffs = differences(expected(answer), predict(case, forced))
     assert not diffs, "\n".join(diffs)
+
+
+@pytest.mark.parametrize("forced", [False, True], ids=["expect", "expectForced"])
+def test_inputs_are_never_modified(forced: bool) -> None:
+    # the engine shares unchanged parts of the live object and the manifest with its result and
+    # copies only once; no input may be written to on the way
+    import copy
+    import json
+
+    for path in CASES:
+        case = load(path)
+        before = json.dumps(case, sort_keys=True)
+        snapshot = copy.deepcopy(case)
+        predict(case, forced)
+        assert json.dumps(case, sort_keys=True) == before, path.name
+        assert case == snapshot
