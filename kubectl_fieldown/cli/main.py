@@ -42,7 +42,9 @@ EPILOG = """\b
 Examples:
   kubectl fieldown show deployment/web -n prod
   kubectl fieldown show -i saved.yaml -o blame
-  kubectl fieldown show widgets.example.com -l app=shop -o json
+  kubectl fieldown conflicts -f web.yaml --field-manager argocd
+  kubectl fieldown migrate --to server-side -n prod --dry-run=client
+  kubectl fieldown audit -A --fail-on warning
 \b
 Run 'kubectl fieldown COMMAND --help' for the options of a command.
 Set FIELDOWN_DEBUG=1 to get a traceback with errors."""
@@ -51,6 +53,32 @@ Set FIELDOWN_DEBUG=1 to get a traceback with errors."""
 # Add one name per new module. A command named like its module (dashes become underscores) is
 # run without importing the other modules; any other name makes main() import them all.
 COMMAND_MODULES: tuple[str, ...] = ("show", "conflicts", "audit", "migrate", "version")
+
+
+# The first paragraph of each command's help, for the bare root help (`kubectl fieldown`, `--help`):
+# it need not build every command (typer evaluates all their options, most of the start-up time).
+# tests/cli/test_main_help.py keeps these equal to the commands' own help.
+COMMAND_SUMMARIES: tuple[tuple[str, str], ...] = (
+    ("show", "Show who owns each field of Kubernetes objects (server-side apply managedFields)."),
+    ("conflicts", "Predict a server-side apply: conflicts, shared fields, deletions and fields that stay."),
+    ("audit", "Audit field ownership before switching appliers (kubectl to --server-side, Helm 3 to 4, "
+              "client-side pipelines to Argo CD or Flux): every object that will hurt, why, and the command that "
+              "fixes it."),
+    ("migrate", "Move objects between client-side and server-side apply, keeping their ownership exact."),
+    ("strip-last-applied", "Remove fields from the last-applied annotation and from the client-side apply manager."),
+    ("handover", "Hand fields over to another manager (a controller, an imperative writer), with no value change."),
+    ("reset", "Clear managedFields, or give every field that is set to one manager."),
+    ("undo", "Put back the managedFields and last-applied annotation saved before a write."),
+    ("version", "Print the version of kubectl-fieldown and of the Python running it."),
+)
+
+
+def root_help_app() -> typer.Typer:
+    """The app as the bare root help shows it: the commands as one-line stand-ins."""
+    new_app = build_app(())
+    for name, summary in COMMAND_SUMMARIES:
+        new_app.command(name, help=summary)(_root)
+    return new_app
 
 
 def _root() -> None:
@@ -195,7 +223,8 @@ def _enum_member(cls: type[enum.Enum], value: Any, case_sensitive: bool, param: 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI with ``argv`` (default: ``sys.argv[1:]``) and return the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
-    command = typer.main.get_command(build_app(_modules_for(args)))
+    bare_help = args in ([], ["-h"], ["--help"])
+    command = typer.main.get_command(root_help_app() if bare_help else build_app(_modules_for(args)))
     install_fast_coercion(command)
     try:
         rv = command.main(

@@ -173,9 +173,8 @@ _TOP = 10
 
 def render_text(report: AuditReport, out: TextIO) -> None:
     """A summary (counts by finding, kind and namespace), then the findings object by object."""
-    from rich.text import Text
-
     from .common import columns, make_console, print_lines
+    from .styled import Text
 
     console = make_console(out)
     findings = report.findings

@@ -37,7 +37,7 @@ from .common import (
 )
 
 if TYPE_CHECKING:
-    from rich.text import Text
+    from .styled import Text
 
 __all__ = ["BlameLine", "blame_lines", "render_blame"]
 
@@ -63,7 +63,7 @@ def render_blame(
     colours: ManagerColours | None = None,
     now: _dt.datetime | None = None,
 ) -> None:
-    from rich.text import Text
+    from .styled import Text
 
     console = make_console(out)
     colours = colours or ManagerColours()
@@ -101,7 +101,7 @@ def _owner_text(line: BlameLine, view: ObjectView) -> str:
 
 
 def _owner_cell(line: BlameLine, label: str, width: int, view: ObjectView, colours: ManagerColours) -> Text:
-    from rich.text import Text
+    from .styled import Text
 
     cell = Text()
     if line.unowned:

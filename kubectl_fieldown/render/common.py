@@ -16,7 +16,7 @@ import sys
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from ..fieldpath import FIELD, KEY, VALUE, FieldSet, PathElement, element_string, key, set_value
 from ..fieldpath.element import index
@@ -26,7 +26,8 @@ from ..ownership import OwnedField, Owner
 
 if TYPE_CHECKING:
     from rich.console import Console
-    from rich.text import Text
+
+    from .styled import Text
 
 __all__ = [
     "MISSING",
@@ -321,7 +322,7 @@ def item_elements(items: Sequence[Any], owned_below: FieldSet) -> list[PathEleme
 def columns(rows: Sequence[Sequence[Text]], gap: str = "   ", right: frozenset[int] = frozenset()) -> list[Text]:
     """Lay out styled cells in kubectl's borderless columns: left-aligned (``right``: the column
     indexes to right-align), separated by ``gap``, no trailing blanks."""
-    from rich.text import Text
+    from .styled import Text
 
     if not rows:
         return []
@@ -347,7 +348,7 @@ def columns(rows: Sequence[Sequence[Text]], gap: str = "   ", right: frozenset[i
 
 def print_lines(console: Console, lines: Sequence[Text]) -> None:
     """Print many lines in one go: rich's per-call overhead dominates when printing line by line."""
-    from rich.text import Text
+    from .styled import Text
 
     console.print(Text("\n").join(lines), soft_wrap=True)
 
@@ -369,21 +370,28 @@ def colour_enabled(stream: TextIO) -> bool:
 
 
 def make_console(stream: TextIO | None = None) -> Console:
-    """A rich console for human output. Off a terminal it never wraps: the lines end up in files
-    and greps, where a wrapped path is a broken path."""
-    from rich.console import Console
+    """A console for human output. Off a terminal it never wraps: the lines end up in files and
+    greps, where a wrapped path is a broken path. Without colour it is a plain writer and the
+    renderers' :func:`.styled.Text` builds plain text, so rich is not even imported."""
+    from . import styled
 
     out = stream if stream is not None else sys.stdout
     colour = colour_enabled(out)
+    styled.use_plain(not colour)
+    if not colour:
+        plain: Any = styled.PlainConsole(out)
+        return cast("Console", plain)
+    from rich.console import Console
+
     try:
         tty = out.isatty()
     except (AttributeError, ValueError):
         tty = False
     return Console(
         file=out,
-        color_system="auto" if colour else None,
-        force_terminal=colour if colour else None,
-        no_color=not colour,
+        color_system="auto",
+        force_terminal=True,
+        no_color=False,
         highlight=False,
         emoji=False,
         markup=False,

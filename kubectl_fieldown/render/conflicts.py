@@ -27,7 +27,7 @@ from ..fieldpath import FIELD, KEY, Path, path_string
 from .common import display_value
 
 if TYPE_CHECKING:
-    from rich.text import Text
+    from .styled import Text
 
 __all__ = [
     "AGREES",
@@ -248,7 +248,7 @@ def _conflicts_by_path(conflicts: Sequence[PlannedConflict]) -> list[list[Planne
 def report_lines(report: ConflictReport, *, verbose: bool = False, details: bool = False) -> list[Text]:
     """The text block of one object. ``details`` adds where the schema and the status-subresource
     rule came from (always with ``verbose``; offline predictions show it because they rest on it)."""
-    from rich.text import Text
+    from .styled import Text
 
     lines: list[Text] = []
     head = Text(report.title, style="bold")
@@ -291,7 +291,7 @@ def report_lines(report: ConflictReport, *, verbose: bool = False, details: bool
 
 
 def _conflict_block(report: ConflictReport, group: Sequence[PlannedConflict]) -> list[Text]:
-    from rich.text import Text
+    from .styled import Text
 
     first = group[0]
     p = path_string(first.path)
@@ -324,7 +324,7 @@ def _conflict_block(report: ConflictReport, group: Sequence[PlannedConflict]) ->
 
 
 def _followup_line(f: KubectlFollowup, manager: str) -> Text:
-    from rich.text import Text
+    from .styled import Text
 
     who = _and([json.dumps(m) for m in f.managers])
     line = Text(f"{INDENT}with kubectl apply --server-side: kubectl then moves what {who} owns to "
@@ -341,7 +341,7 @@ def _followup_line(f: KubectlFollowup, manager: str) -> Text:
 
 
 def _dry_run_line(check: DryRunCheck) -> Text:
-    from rich.text import Text
+    from .styled import Text
 
     line = Text(f"{INDENT}server dry-run: ")
     if check.outcome == AGREES:
@@ -382,9 +382,8 @@ def render_text(
     details: bool = False,
     failed: int = 0,
 ) -> None:
-    from rich.text import Text
-
     from .common import make_console, print_lines
+    from .styled import Text
 
     console = make_console(out)
     lines: list[Text] = []

@@ -11,7 +11,7 @@ from ..fieldpath.lookup import MISSING
 from .common import ManagerColours, ObjectView, columns, display_value, make_console, owner_label, print_lines
 
 if TYPE_CHECKING:
-    from rich.text import Text
+    from .styled import Text
 
 __all__ = ["render_table", "table_rows"]
 
@@ -20,7 +20,7 @@ VALUE_WIDTH = 80
 
 def table_rows(view: ObjectView, colours: ManagerColours) -> list[list[Text]]:
     """PATH, OWNERS and VALUE cells of every field of ``view`` (styled, not padded)."""
-    from rich.text import Text
+    from .styled import Text
 
     rows: list[list[Text]] = []
     for f in view.fields:
@@ -37,7 +37,7 @@ def table_rows(view: ObjectView, colours: ManagerColours) -> list[list[Text]]:
 
 
 def render_table(views: Sequence[ObjectView], out: TextIO, colours: ManagerColours | None = None) -> None:
-    from rich.text import Text
+    from .styled import Text
 
     console = make_console(out)
     colours = colours or ManagerColours()

@@ -36,7 +36,7 @@ from .common import (
 )
 
 if TYPE_CHECKING:
-    from rich.text import Text
+    from .styled import Text
 
 __all__ = ["legend", "object_tree", "render_tree"]
 
@@ -70,7 +70,7 @@ def render_tree(
     now: _dt.datetime | None = None,
     time_mode: str = TIME_RELATIVE,
 ) -> None:
-    from rich.text import Text
+    from .styled import Text
 
     console = make_console(out)
     colours = colours or ManagerColours()
@@ -87,7 +87,7 @@ def render_tree(
 
 def object_tree(view: ObjectView, colours: ManagerColours) -> list[Text]:
     """The tree as lines: the object's kind and name, then one line per node."""
-    from rich.text import Text
+    from .styled import Text
 
     lines = [Text(view.title, style="bold")]
     if not view.entries:
@@ -100,7 +100,7 @@ def object_tree(view: ObjectView, colours: ManagerColours) -> list[Text]:
 
 
 def _add_children(lines: list[Text], node: _Node, prefix: str, view: ObjectView, colours: ManagerColours) -> None:
-    from rich.text import Text
+    from .styled import Text
 
     last_index = len(node.children) - 1
     for i, (pe, child) in enumerate(node.children.items()):
@@ -112,7 +112,7 @@ def _add_children(lines: list[Text], node: _Node, prefix: str, view: ObjectView,
 
 
 def _label(pe: PathElement, node: _Node, view: ObjectView, colours: ManagerColours) -> Text:
-    from rich.text import Text
+    from .styled import Text
 
     text = Text(element_label(pe))
     f = node.owned
@@ -144,7 +144,7 @@ def legend(
 ) -> list[Text]:
     """One row per managedFields entry: who, how (operation, subresource), which apiVersion, when,
     and how many paths it owns."""
-    from rich.text import Text
+    from .styled import Text
 
     titles = ["MANAGER", "OPERATION", "SUBRESOURCE", "API VERSION"]
     if time_mode != TIME_NONE:

@@ -1,0 +1,50 @@
+"""The bare root help is built from one-line stand-ins; it must read exactly like the real thing."""
+
+from __future__ import annotations
+
+import io
+from contextlib import redirect_stdout
+
+import typer
+
+from kubectl_fieldown.cli import main as cli_main
+
+
+def _help(app: typer.Typer) -> str:
+    command = typer.main.get_command(app)
+    buf = io.StringIO()
+    with redirect_stdout(buf):
+        command.main(args=["--help"], prog_name=cli_main.PROG_NAME, standalone_mode=False)
+    return buf.getvalue()
+
+
+def test_root_help_equals_the_full_apps() -> None:
+    assert _help(cli_main.root_help_app()) == _help(cli_main.build_app())
+
+
+def test_summaries_are_the_commands_own_first_paragraphs() -> None:
+    import inspect
+
+    command = typer.main.get_command(cli_main.build_app())
+    ctx = typer.Context(command)
+    real = []
+    for name in command.list_commands(ctx):
+        sub = command.get_command(ctx, name)
+        assert sub is not None
+        first = inspect.cleandoc(sub.help or "").split("\n\n")[0]
+        real.append((name, " ".join(first.split())))
+    assert real == list(cli_main.COMMAND_SUMMARIES)
+
+
+def test_root_help_does_not_import_command_modules() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, io, contextlib\n"
+        "from kubectl_fieldown.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()): main.main(['--help'])\n"
+        "print(sorted(m for m in sys.modules if m.startswith('kubectl_fieldown.cli.')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "['kubectl_fieldown.cli.errors', 'kubectl_fieldown.cli.main']"
