@@ -16,26 +16,17 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import functools
 import importlib
 import shlex
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from . import options
-from .errors import (
-    EXIT_INTERRUPTED,
-    UsageError,
-    debug_enabled,
-    describe,
-    one_line,
-    print_error,
-    silence_stdout,
-)
+from .errors import UsageError, handle_errors, one_line, print_error
 
 if TYPE_CHECKING:
     from ..applyplan import ApplyPlan, PlannedConflict
@@ -62,8 +53,6 @@ EXIT_OK = 0
 EXIT_CONFLICTS = 1
 EXIT_ERROR = 2
 
-P = ParamSpec("P")
-R = TypeVar("R")
 
 
 class ConflictsOutput(str, enum.Enum):
@@ -103,59 +92,8 @@ Examples:
 # --- errors: every failure is exit 2 here -----------------------------------------------------------
 
 
-class DocumentError(Exception):
+class DocumentError(UsageError):
     """One manifest document (or ``--live`` object) that cannot be predicted; ``str()`` is one line."""
-
-
-def _errors_exit_2(fn: Callable[P, R]) -> Callable[P, R]:
-    """Like :func:`.errors.handle_errors`, but a failure is exit 2: exit 1 means "conflicts"."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        try:
-            return fn(*args, **kwargs)
-        except BrokenPipeError:
-            silence_stdout()
-            raise typer.Exit(EXIT_ERROR) from None
-        except (Exception, KeyboardInterrupt) as e:
-            if type(e).__module__.startswith(("typer", "click")) or debug_enabled():
-                raise
-            print_error(_message(e))
-            raise typer.Exit(EXIT_INTERRUPTED if isinstance(e, KeyboardInterrupt) else EXIT_ERROR) from None
-
-    return wrapper
-
-
-def _message(e: BaseException) -> str:
-    if isinstance(e, DocumentError):
-        return str(e)
-    schema_errors = _schema_error_types()
-    if isinstance(e, schema_errors):
-        return str(e)
-    known = describe(e)
-    if known is not None:
-        return known[0]
-    from .errors import DEBUG_ENV
-
-    return (f"internal error: {type(e).__name__}: {e} "
-            f"(this is a bug; run with {DEBUG_ENV}=1 for a traceback and report it)")
-
-
-def _schema_error_types() -> tuple[type[BaseException], ...]:
-    """Schema errors are user input errors (a bad --schema file, an unknown --kube-version), but
-    the schema package is only imported when a prediction runs."""
-    out: list[type[BaseException]] = []
-    registry = sys.modules.get("kubectl_fieldown.schema.registry")
-    if registry is not None:
-        out.append(registry.SchemaFileError)
-    builtin = sys.modules.get("kubectl_fieldown.schema.builtin")
-    if builtin is not None:
-        out.append(builtin.BuiltinSchemaError)
-    for name, cls in (("kubectl_fieldown.schema.crd", "CRDError"), ("kubectl_fieldown.schema.openapi", "SchemaError")):
-        mod = sys.modules.get(name)
-        if mod is not None:
-            out.append(getattr(mod, cls))
-    return tuple(out)
 
 
 # --- decode: a manifest document's identity ----------------------------------------------------------
@@ -917,7 +855,7 @@ def _schema_registry(files: Sequence[str], kube_version: str | None) -> SchemaRe
     return registry
 
 
-@_errors_exit_2
+@handle_errors(failures=EXIT_ERROR)
 def conflicts(
     filename: options.Filename = None,
     recursive: options.Recursive = False,

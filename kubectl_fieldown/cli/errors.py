@@ -14,7 +14,7 @@ import functools
 import os
 import sys
 from collections.abc import Callable
-from typing import ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar, overload
 
 from ..fieldpath import FieldsV1Error, PathSyntaxError
 from ..managedfields import ManagedFieldsError
@@ -44,6 +44,24 @@ class UsageError(Exception):
     """Flags or arguments that do not make sense together (exit 2)."""
 
     exit_code = EXIT_USAGE
+
+
+# Schema errors are input errors (a bad --schema file, an unknown --kube-version); the schema
+# package is only imported when a command needs a schema, so they are looked up by module.
+_SCHEMA_ERRORS = (
+    ("kubectl_fieldown.schema.registry", "SchemaFileError"),
+    ("kubectl_fieldown.schema.builtin", "BuiltinSchemaError"),
+    ("kubectl_fieldown.schema.crd", "CRDError"),
+    ("kubectl_fieldown.schema.openapi", "SchemaError"),
+)
+
+
+def _is_schema_error(exc: BaseException) -> bool:
+    for module, name in _SCHEMA_ERRORS:
+        mod = sys.modules.get(module)
+        if mod is not None and isinstance(exc, getattr(mod, name)):
+            return True
+    return False
 
 
 def debug_enabled() -> bool:
@@ -78,6 +96,8 @@ def describe(exc: BaseException) -> tuple[str, int] | None:
         return str(exc), int(getattr(exc, "exit_code", EXIT_FAILURE))
     if isinstance(exc, PathSyntaxError):
         return str(exc), EXIT_USAGE  # paths only ever come from the command line
+    if _is_schema_error(exc):
+        return str(exc), EXIT_USAGE
     if isinstance(exc, (ManagedFieldsError, FieldsV1Error)):
         return str(exc), EXIT_FAILURE
     sources = sys.modules.get("kubectl_fieldown.sources")
@@ -106,23 +126,44 @@ def report(exc: BaseException) -> int:
     return code
 
 
-def handle_errors(fn: Callable[P, R]) -> Callable[P, R]:
-    """Run a command body; known errors become ``error: ...`` + exit code (via ``typer.Exit``)."""
+@overload
+def handle_errors(fn: Callable[P, R]) -> Callable[P, R]: ...
 
-    @functools.wraps(fn)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        try:
-            return fn(*args, **kwargs)
-        except BrokenPipeError:
-            # the reader went away (``| head``): nothing left to say to anyone
-            silence_stdout()
-            raise _exit(EXIT_FAILURE) from None
-        except (Exception, KeyboardInterrupt) as e:
-            if _is_framework_exception(e) or debug_enabled():
-                raise
-            raise _exit(report(e)) from None
 
-    return wrapper
+@overload
+def handle_errors(*, failures: int) -> Callable[[Callable[P, R]], Callable[P, R]]: ...
+
+
+def handle_errors(
+    fn: Callable[P, R] | None = None, *, failures: int | None = None
+) -> Any:
+    """Run a command body; known errors become ``error: ...`` + exit code (via ``typer.Exit``).
+
+    ``@handle_errors`` uses each error's own code (1 could not do it, 2 usage);
+    ``@handle_errors(failures=2)`` exits 2 for every failure, for commands whose exit 1 means
+    something else (``conflicts``: conflicts predicted). Ctrl-C is 130 either way.
+    """
+
+    def decorate(body: Callable[P, R]) -> Callable[P, R]:
+        @functools.wraps(body)
+        def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+            try:
+                return body(*args, **kwargs)
+            except BrokenPipeError:
+                # the reader went away (``| head``): nothing left to say to anyone
+                silence_stdout()
+                raise _exit(failures or EXIT_FAILURE) from None
+            except (Exception, KeyboardInterrupt) as e:
+                if _is_framework_exception(e) or debug_enabled():
+                    raise
+                code = report(e)
+                if failures is not None and code != EXIT_INTERRUPTED:
+                    code = failures
+                raise _exit(code) from None
+
+        return wrapper
+
+    return decorate(fn) if fn is not None else decorate
 
 
 def _exit(code: int) -> BaseException:

@@ -49,13 +49,12 @@ def _rich_without_colour(stream: TextIO | None = None) -> Any:
     ids=["tree", "blame", "table", "unowned", "secret"],
 )
 def test_plain_equals_rich_without_colour(monkeypatch: pytest.MonkeyPatch, args: list[str]) -> None:
-    from kubectl_fieldown.render import common
+    from kubectl_fieldown.render import blame, common, table, tree
 
     monkeypatch.setenv("NO_COLOR", "1")
     plain = _run(args)
-    for module in ("common", "tree", "blame", "table"):
-        monkeypatch.setattr(f"kubectl_fieldown.render.{module}.make_console", _rich_without_colour, raising=False)
-    monkeypatch.setattr(common, "make_console", _rich_without_colour)
+    for module in (common, tree, blame, table):
+        monkeypatch.setattr(module, "make_console", _rich_without_colour)
     rich_plain = _run(args)
     assert plain == rich_plain
     assert not ANSI.search(plain)
