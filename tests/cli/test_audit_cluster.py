@@ -18,13 +18,13 @@ import sys
 import uuid
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import lab
 import pytest
 import yaml
+from cli_helpers import Result
 
 from kubectl_fieldown.cli.main import main
 from kubectl_fieldown.kube import ClusterClient, ClusterOptions, ResourceInfo
@@ -45,16 +45,6 @@ EXPECTED: dict[str, list[str]] = {
     "drift": ["client-side-apply", "last-applied-drift"],
     "untracked": ["untracked"],
 }
-
-
-@dataclass
-class Result:
-    code: int
-    out: str
-    err: str
-
-    def json(self) -> Any:
-        return json.loads(self.out)
 
 
 class Objects:

@@ -23,21 +23,12 @@ from typing import Any, ClassVar
 import lab
 import pytest
 import yaml
+from cli_helpers import Result
 
 from kubectl_fieldown.cli.main import main
 from kubectl_fieldown.kube import ClusterClient
 
 W = "example.com/v1"
-
-
-@dataclass
-class Result:
-    code: int
-    out: str
-    err: str
-
-    def json(self) -> Any:
-        return json.loads(self.out)
 
 
 def widget(ns: str, name: str, **spec: Any) -> str:

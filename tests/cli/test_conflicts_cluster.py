@@ -10,43 +10,25 @@ on objects with client-side-apply history, and the text output says what those d
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import re
 import subprocess
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import lab
 import pytest
 import yaml
+from cli_helpers import Result, run
 
-from kubectl_fieldown.cli.main import main
 from kubectl_fieldown.fieldpath import FieldSet, decode_fields_v1, path_from_fields
 from kubectl_fieldown.kube import ClusterClient, ClusterOptions
 
 REPO = Path(__file__).resolve().parents[2]
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
-
-
-@dataclass
-class Result:
-    code: int
-    out: str
-    err: str
-
-    def json(self) -> Any:
-        return json.loads(self.out)
-
-    def item(self) -> dict[str, Any]:
-        (item,) = self.json()["items"]
-        assert isinstance(item, dict)
-        return item
 
 
 @pytest.fixture(autouse=True)
@@ -86,18 +68,6 @@ class Scenario:
     def conflicts(self, manifest: Path, manager: str, *args: str) -> Result:
         return run("conflicts", "-f", str(manifest), "--field-manager", manager,
                    "--kubeconfig", str(self.cluster.kubeconfig), *args)
-
-
-def run(*args: str, stdin: str = "") -> Result:
-    out, err = io.StringIO(), io.StringIO()
-    saved = sys.stdin
-    sys.stdin = io.StringIO(stdin)
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = main(list(args))
-    finally:
-        sys.stdin = saved
-    return Result(code, out.getvalue(), err.getvalue())
 
 
 @pytest.fixture

@@ -3,23 +3,19 @@ and errors, offline (no server), plus the pure parts (server order, the dry-run 
 
 from __future__ import annotations
 
-import contextlib
 import copy
-import io
 import json
 import re
-import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from cli_helpers import run
 
 from kubectl_fieldown.applyplan import PlannedConflict
 from kubectl_fieldown.cli.conflicts import compare_dry_run, server_order
-from kubectl_fieldown.cli.main import main
 from kubectl_fieldown.fieldpath import parse_path
 from kubectl_fieldown.kube.errors import Conflict, Forbidden, Invalid, RequestContext
 from kubectl_fieldown.render.conflicts import ConflictReport
@@ -29,32 +25,6 @@ ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 ITEM_KEYS = {"apiVersion", "kind", "namespace", "name", "conflicts", "shared", "deleted", "retained", "result"}
 CONFLICT_KEYS = {"manager", "operation", "apiVersion", "subresource", "path", "liveValue", "appliedValue"}
-
-
-@dataclass
-class Result:
-    code: int
-    out: str
-    err: str
-
-    def json(self) -> Any:
-        return json.loads(self.out)
-
-    @property
-    def text(self) -> str:
-        return ANSI.sub("", self.out)
-
-
-def run(*args: str, stdin: str = "") -> Result:
-    out, err = io.StringIO(), io.StringIO()
-    saved = sys.stdin
-    sys.stdin = io.StringIO(stdin)
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = main(list(args))
-    finally:
-        sys.stdin = saved
-    return Result(code, out.getvalue(), err.getvalue())
 
 
 @pytest.fixture(autouse=True)

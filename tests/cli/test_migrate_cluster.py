@@ -15,40 +15,20 @@ nothing (kubectl prints "configured", the resourceVersion stays).
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import lab
 import pytest
 import yaml
+from cli_helpers import Result, run
 
-from kubectl_fieldown.cli.main import main
 from kubectl_fieldown.fieldpath import FieldSet, decode_fields_v1, parse_path
 from kubectl_fieldown.kube import ClusterClient, ClusterOptions, ResourceInfo
 
 LA = "kubectl.kubernetes.io/last-applied-configuration"
-
-
-@dataclass
-class Result:
-    code: int
-    out: str
-    err: str
-
-    def json(self) -> Any:
-        return json.loads(self.out)
-
-
-def run(*args: str) -> Result:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(args))
-    return Result(code, out.getvalue(), err.getvalue())
 
 
 @pytest.fixture(autouse=True)

@@ -2,51 +2,22 @@
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import subprocess
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from cli_helpers import Result, run
 
 from kubectl_fieldown.cli import main as main_module
-from kubectl_fieldown.cli.main import main
 
 REPO = Path(__file__).resolve().parents[2]
 DEPLOYMENT = REPO / "examples" / "deployment.yaml"
-
-
-@dataclass
-class Result:
-    code: int
-    out: str
-    err: str
-
-    def json(self) -> Any:
-        return json.loads(self.out)
-
-    @property
-    def err_lines(self) -> list[str]:
-        return self.err.splitlines()
-
-
-def run(*args: str, stdin: str = "") -> Result:
-    out, err = io.StringIO(), io.StringIO()
-    saved = sys.stdin
-    sys.stdin = io.StringIO(stdin)
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = main(list(args))
-    finally:
-        sys.stdin = saved
-    return Result(code, out.getvalue(), err.getvalue())
 
 
 @pytest.fixture(autouse=True)

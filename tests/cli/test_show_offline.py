@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import re
-import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from cli_helpers import run
 
-from kubectl_fieldown.cli.main import main
 from kubectl_fieldown.fieldpath import decode_fields_v1, path_string
 
 REPO = Path(__file__).resolve().parents[2]
@@ -28,29 +24,6 @@ ITEM_KEYS = {"apiVersion", "kind", "namespace", "name", "managers", "fields"}
 MANAGER_KEYS = {"manager", "operation", "apiVersion", "subresource", "time", "fieldCount"}
 FIELD_KEYS = {"path", "owners", "value"}
 OWNER_KEYS = {"manager", "operation", "subresource"}
-
-
-@dataclass
-class Result:
-    code: int
-    out: str
-    err: str
-
-    def json(self) -> Any:
-        return json.loads(self.out)
-
-
-def run(*args: str, stdin: str = "") -> Result:
-    """The CLI in-process, as the console script runs it (exit code, stdout, stderr)."""
-    out, err = io.StringIO(), io.StringIO()
-    saved = sys.stdin
-    sys.stdin = io.StringIO(stdin)
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = main(list(args))
-    finally:
-        sys.stdin = saved
-    return Result(code, out.getvalue(), err.getvalue())
 
 
 @pytest.fixture(autouse=True)
