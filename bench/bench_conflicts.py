@@ -28,10 +28,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from kubectl_fieldown.applyplan import plan_apply  # noqa: E402
-from kubectl_fieldown.fieldmanager import ResourceRules, simulate_apply, simulate_update  # noqa: E402
-from kubectl_fieldown.schema.builtin import builtin_kinds  # noqa: E402
-from kubectl_fieldown.schema.types import GroupVersionKind  # noqa: E402
+from kubectl_fieldown.applyplan import plan_apply
+from kubectl_fieldown.fieldmanager import ResourceRules, simulate_apply, simulate_update
+from kubectl_fieldown.schema.builtin import builtin_kinds
+from kubectl_fieldown.schema.types import GroupVersionKind
 
 NOW = "2026-11-22T03:00:00Z"
 
@@ -79,7 +79,11 @@ def deployment(i: int, rnd: random.Random, variant: int) -> dict[str, Any]:
             "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": 0}},
             "template": {
                 "metadata": {"labels": {"app": app}},
-                "spec": {"containers": containers, "serviceAccountName": "default", "terminationGracePeriodSeconds": 30},
+                "spec": {
+                    "containers": containers,
+                    "serviceAccountName": "default",
+                    "terminationGracePeriodSeconds": 30,
+                },
             },
         },
     }

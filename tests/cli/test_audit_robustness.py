@@ -319,11 +319,16 @@ def test_json_output_does_not_import_rich(env: dict[str, str], namespace: str, c
     code = ("import sys\nfrom kubectl_fieldown.cli.main import main\nrc = main(sys.argv[1:])\n"
             "print('RICH' if any(m == 'rich' or m.startswith('rich.') for m in sys.modules) else 'NO-RICH', "
             "file=sys.stderr)\nsys.exit(rc)\n")
-    for output, want in (("json", "NO-RICH"), ("junit", "NO-RICH"), ("text", "RICH")):
+    # text without colour (a pipe here) prints through plain stand-ins; only colour needs rich
+    for output, colour, want in (("json", False, "NO-RICH"), ("junit", False, "NO-RICH"), ("text", False, "NO-RICH"),
+                                 ("text", True, "RICH")):
+        run_env = {k: v for k, v in env.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
+        if colour:
+            run_env["FORCE_COLOR"] = "1"
         proc = subprocess.run([sys.executable, "-c", code, "audit", "-n", namespace, "-o", output], capture_output=True,
-                              text=True, env=env, check=False)
+                              text=True, env=run_env, check=False)
         assert proc.returncode == 0, proc.stderr
-        assert proc.stderr.strip().splitlines()[-1] == want, output
+        assert proc.stderr.strip().splitlines()[-1] == want, (output, colour)
 
 
 def test_no_model_deserialisation(env: dict[str, str], namespace: str, csa_widgets: list[str],
