@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .fieldpath import FieldSet, Path, path_from_fields, path_string
+from .fieldpath import UNSTRUCTURED, FieldSet, Path, path_from_fields, path_string
 from .fieldpath.element import FIELD
 from .fieldpath.lookup import MISSING, value_at
 from .managedfields import (
@@ -647,36 +647,10 @@ def _encode(obj: dict[str, Any], managed: _Managed, copy: bool = True) -> dict[s
     if not isinstance(md, dict):
         return out
     if entries:
-        md["managedFields"] = [_entry_dict(e) for e in entries]
+        # a custom resource's entries come back from the server as sorted maps
+        md["managedFields"] = [e.to_dict(UNSTRUCTURED) for e in entries]
     else:
         md.pop("managedFields", None)
-    return out
-
-
-def _entry_dict(e: ManagedFieldsEntry) -> dict[str, Any]:
-    """An entry as a custom resource carries it: fieldsV1 keys sorted as strings (Go map order)."""
-    d: dict[str, Any] = {"manager": e.manager, "operation": e.operation, "apiVersion": e.api_version}
-    if e.time:
-        d["time"] = e.time
-    d["fieldsType"] = e.fields_type
-    d["fieldsV1"] = _sorted_fields_object(e.fields, False)
-    if e.subresource:
-        d["subresource"] = e.subresource
-    return d
-
-
-def _sorted_fields_object(s: FieldSet, include_self: bool) -> dict[str, Any]:
-    from .fieldpath import element_key
-
-    entries = []
-    members, children = s.members, s.children
-    for pe in members.union(children):
-        entries.append((element_key(pe), pe))
-    entries.sort()
-    out: dict[str, Any] = {".": {}} if include_self and entries else {}
-    for k, pe in entries:
-        c = children.get(pe)
-        out[k] = {} if c is None else _sorted_fields_object(c, pe in members)
     return out
 
 

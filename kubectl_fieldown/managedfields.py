@@ -13,7 +13,6 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .fieldpath import CANONICAL, FieldSet, FieldsV1Error, decode_fields_v1, fields_v1_object
-from .fieldpath.fieldsv1 import encode as _encode_fields
 from .value import go_json_string_html, go_quote
 
 APPLY = "Apply"
@@ -111,17 +110,10 @@ class ManagedFieldsEntry:
         if self.time:
             d["time"] = self.time
         d["fieldsType"] = self.fields_type
-        d["fieldsV1"] = fields_v1_object(self.fields) if style == CANONICAL else _sorted_obj(self.fields, style)
+        d["fieldsV1"] = fields_v1_object(self.fields, style)
         if self.subresource:
             d["subresource"] = self.subresource
         return d if style == CANONICAL else dict(sorted(d.items()))
-
-
-def _sorted_obj(fields: FieldSet, style: str) -> dict[str, Any]:
-    import json
-
-    parsed: dict[str, Any] = json.loads(_encode_fields(fields, style))
-    return parsed
 
 
 def parse_time(t: str | None) -> int:

@@ -316,9 +316,13 @@ def _encode_sorted(s: FieldSet, include_self: bool, out: list[str]) -> None:
             out.append("}")
 
 
-def to_json_object(s: FieldSet) -> dict[str, Any]:
-    """The canonical FieldsV1 as parsed JSON (dict insertion order is the canonical order)."""
-    return _to_obj(s, False)
+def to_json_object(s: FieldSet, style: str = CANONICAL) -> dict[str, Any]:
+    """FieldsV1 as parsed JSON; dict insertion order is the order :func:`encode` writes in that style."""
+    if style == CANONICAL:
+        return _to_obj(s, False)
+    if style == UNSTRUCTURED:
+        return _to_sorted_obj(s, False)
+    raise ValueError(f"unknown FieldsV1 style {style!r}")
 
 
 def _to_obj(s: FieldSet, include_self: bool) -> dict[str, Any]:
@@ -329,6 +333,16 @@ def _to_obj(s: FieldSet, include_self: bool) -> dict[str, Any]:
     for pe in sorted(members.union(children)):
         c = children.get(pe)
         out[element_key(pe)] = {} if c is None else _to_obj(c, pe in members)
+    return out
+
+
+def _to_sorted_obj(s: FieldSet, include_self: bool) -> dict[str, Any]:
+    members, children = s.members, s.children
+    # "." sorts before every "<letter>:" key, as Go's encoding/json sorts map keys
+    out: dict[str, Any] = {".": {}} if include_self and (members or children) else {}
+    for k, pe in sorted((element_key(pe), pe) for pe in members.union(children)):
+        c = children.get(pe)
+        out[k] = {} if c is None else _to_sorted_obj(c, pe in members)
     return out
 
 

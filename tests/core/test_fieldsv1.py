@@ -218,10 +218,11 @@ def _ordered(obj: Any) -> Any:
     return [(k, _ordered(v)) for k, v in obj.items()] if isinstance(obj, dict) else obj
 
 
+@pytest.mark.parametrize("style", [CANONICAL, UNSTRUCTURED])
 @pytest.mark.parametrize(("name", "s", "text"), WORKED, ids=[w[0] for w in WORKED])
-def test_to_json_object_order_equals_encode_order(name: str, s: FieldSet, text: str) -> None:
-    obj = to_json_object(s)
-    assert _ordered(obj) == _ordered(json.loads(encode(s)))
+def test_to_json_object_order_equals_encode_order(name: str, s: FieldSet, text: str, style: str) -> None:
+    obj = to_json_object(s, style)
+    assert _ordered(obj) == _ordered(json.loads(encode(s, style)))
     assert decode(obj) == s
 
 
