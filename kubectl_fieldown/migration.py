@@ -390,8 +390,8 @@ def _omit_defaulted_keys(v: Any, owned: FieldSet, t: Type) -> None:
     default all the same. Keeping it would make the rebuilt annotation differ from what kubectl
     writes for the same manifest, and the next ``kubectl apply`` rewrite it.
     """
-    from .schema.types import DEDUCED, NO_DEFAULT
-    from .typed.items import LIST, MAP, ItemError, item_element, side
+    from .schema.types import NO_DEFAULT
+    from .typed.items import LIST, MAP, ItemError, item_element, key_type, side
 
     s = side(t, v)
     if s == MAP and type(v) is dict and t.map is not None and not t.map.atomic:
@@ -399,8 +399,7 @@ def _omit_defaulted_keys(v: Any, owned: FieldSet, t: Type) -> None:
         for k, x in v.items():
             sub = owned.children.get((FIELD, k))
             if sub is not None:
-                f = m.fields.get(k)
-                _omit_defaulted_keys(x, sub, f.type if f is not None else (m.element or DEDUCED))
+                _omit_defaulted_keys(x, sub, key_type(m, k))
     elif s == LIST and type(v) is list and t.list is not None and t.list.relationship != "atomic" and t.list.keys:
         lt = t.list
         item_map = lt.item.map

@@ -15,7 +15,7 @@ from ..fieldpath.element import FIELD, Path, PathElement
 from ..fieldpath.set import FieldSet
 from ..schema.types import Type
 from ..value import values_equal
-from .items import LIST, MAP, index_items, side
+from .items import LIST, MAP, index_items, key_type, side
 
 _ABSENT: Any = object()
 
@@ -92,28 +92,13 @@ class _Walker:
             rm = rhs if type(rhs) is dict else None
             if m.atomic or (not lm and not rm):
                 return self._leaf(path, lhs, rhs)
-            fields = m.fields
-            elem = m.element
             lm = lm or {}
             rm = rm or {}
             for k, lv in lm.items():
-                f = fields.get(k)
-                ct = f.type if f is not None else elem
-                if ct is None:
-                    from ..schema.types import DEDUCED
-
-                    ct = DEDUCED
-                self.node((*path, (FIELD, k)), lv, rm.get(k, _ABSENT) if k in rm else _ABSENT, ct)
+                self.node((*path, (FIELD, k)), lv, rm.get(k, _ABSENT), key_type(m, k))
             for k, rv in rm.items():
-                if k in lm:
-                    continue
-                f = fields.get(k)
-                ct = f.type if f is not None else elem
-                if ct is None:
-                    from ..schema.types import DEDUCED
-
-                    ct = DEDUCED
-                self.node((*path, (FIELD, k)), _ABSENT, rv, ct)
+                if k not in lm:
+                    self.node((*path, (FIELD, k)), _ABSENT, rv, key_type(m, k))
             return False
         if s == LIST:
             lt = t.list

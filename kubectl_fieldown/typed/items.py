@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..fieldpath.element import KEY, VALUE, PathElement
-from ..schema.types import NO_DEFAULT, ListType, MapType, Type
+from ..schema.types import DEDUCED, NO_DEFAULT, ListType, MapType, Type
 from ..value import value_key
 
 MAP = 1
@@ -42,12 +42,15 @@ def side(t: Type, v: Any) -> int:
     return NONE
 
 
-def field_type(m: MapType, name: str) -> Type | None:
-    """The type of a map key: its declared field, else the element type (None: not allowed)."""
+def key_type(m: MapType, name: str) -> Type:
+    """The type of a map key: its declared field, else the element type, else deduced.
+
+    A key the schema does not declare (no element type) is treated as the server treats values it
+    has no schema for: deduced."""
     f = m.fields.get(name)
     if f is not None:
         return f.type
-    return m.element
+    return m.element if m.element is not None else DEDUCED
 
 
 def item_element(lt: ListType, item: Any) -> PathElement:

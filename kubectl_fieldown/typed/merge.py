@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..schema.types import DEDUCED, ListType, MapType, Type
-from .items import LIST, MAP, index_items, side
+from ..schema.types import ListType, MapType, Type
+from .items import LIST, MAP, index_items, key_type, side
 
 _ABSENT: Any = object()
 
@@ -57,21 +57,11 @@ def _merge_map(lhs: Any, rhs: Any, m: MapType) -> Any:
     if not lm:
         lm = {}
     out: dict[str, Any] = {}
-    fields = m.fields
-    elem = m.element
     for k, lv in lm.items():
-        if k in rm:
-            f = fields.get(k)
-            ct = f.type if f is not None else (elem if elem is not None else DEDUCED)
-            out[k] = _merge(lv, rm[k], ct)
-        else:
-            out[k] = lv
+        out[k] = _merge(lv, rm[k], key_type(m, k)) if k in rm else lv
     for k, rv in rm.items():
-        if k in lm:
-            continue
-        f = fields.get(k)
-        ct = f.type if f is not None else (elem if elem is not None else DEDUCED)
-        out[k] = _merge(_ABSENT, rv, ct)
+        if k not in lm:
+            out[k] = _merge(_ABSENT, rv, key_type(m, k))
     return out
 
 

@@ -14,7 +14,7 @@ from typing import Any
 from ..fieldpath.element import FIELD, KEY, PathElement
 from ..fieldpath.set import FieldSet
 from ..schema.types import DEDUCED, Type
-from .items import LIST, MAP, ItemError, item_element, side
+from .items import LIST, MAP, ItemError, item_element, key_type, side
 
 
 def remove_items(v: Any, to_remove: FieldSet, t: Type) -> Any:
@@ -34,16 +34,13 @@ def _remove(v: Any, rm: FieldSet, t: Type) -> Any:
             return None
         out: dict[str, Any] = {}
         members, children = rm.members, rm.children
-        fields, elem = m.fields, m.element
         for k, x in v.items():
             pe = (FIELD, k)
             if pe in members:
                 continue
             sub = children.get(pe)
             if sub is not None:
-                f = fields.get(k)
-                ct = f.type if f is not None else (elem if elem is not None else DEDUCED)
-                x = _remove(x, sub, ct)
+                x = _remove(x, sub, key_type(m, k))
             out[k] = x
         return out if out else None
     if s == LIST:
@@ -187,8 +184,7 @@ def extract_owned(v: Any, owned: FieldSet, t: Type) -> Any:
         out: dict[str, Any] = {}
         for k, x in v.items():
             pe = (FIELD, k)
-            f = m.fields.get(k)
-            ct = f.type if f is not None else (m.element if m.element is not None else DEDUCED)
+            ct = key_type(m, k)
             sub = owned.children.get(pe)
             if sub is not None and not _owned_whole(x, ct):
                 out[k] = extract_owned(x, sub, ct)

@@ -13,8 +13,8 @@ from typing import Any
 
 from ..fieldpath.element import FIELD, Path
 from ..fieldpath.pathstring import path_string
-from ..schema.types import DEDUCED, Type
-from .items import LIST, MAP, ItemError, item_element, side
+from ..schema.types import Type
+from .items import LIST, MAP, ItemError, item_element, key_type, side
 
 
 def typed_errors(v: Any, t: Type, path: Path = ()) -> list[str]:
@@ -31,9 +31,7 @@ def _typed(v: Any, t: Type, path: Path, out: list[str]) -> None:
         if type(v) is not dict or m.atomic:
             return
         for k, x in v.items():
-            f = m.fields.get(k)
-            ct = f.type if f is not None else (m.element if m.element is not None else DEDUCED)
-            _typed(x, ct, (*path, (FIELD, k)), out)
+            _typed(x, key_type(m, k), (*path, (FIELD, k)), out)
     elif s == LIST:
         lt = t.list
         assert lt is not None
@@ -64,8 +62,8 @@ def null_errors(v: Any, t: Type, path: tuple[str, ...] = ()) -> list[tuple[str, 
 
 def _nulls(v: Any, t: Type, path: tuple[str, ...], out: list[tuple[str, str]]) -> None:
     if v is None:
-        json_type = getattr(t, "json_type", None)
-        if json_type and not getattr(t, "nullable", False):
+        json_type = t.json_type
+        if json_type and not t.nullable:
             field = ".".join(path)
             out.append((field, f'Invalid value: "null": {field} in body must be of type {json_type}: "null"'))
         return
