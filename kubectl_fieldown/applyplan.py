@@ -220,8 +220,12 @@ def _planned(c: Conflict, live: Mapping[str, Any] | None, manifest: Mapping[str,
 
 
 def _entries(obj: Mapping[str, Any]) -> list[ManagedFieldsEntry]:
+    return _decoded((obj.get("metadata") or {}).get("managedFields"))
+
+
+def _decoded(raw: Any) -> list[ManagedFieldsEntry]:
     try:
-        return decode_entries((obj.get("metadata") or {}).get("managedFields"))
+        return decode_entries(raw)
     except ManagedFieldsError:
         return []
 
@@ -252,9 +256,11 @@ def _explain(
 
     before = FieldSet()
     if live is not None:
-        for e in _entries(live):
-            if e.manager == manager and e.operation == APPLY:
-                before = before.union(e.fields)
+        # only the applier's own Apply entries matter; the simulation decoded the rest already
+        raw = [e for e in (live.get("metadata") or {}).get("managedFields") or ()
+               if isinstance(e, Mapping) and e.get("manager") == manager and e.get("operation") == APPLY]
+        for e in _decoded(raw):
+            before = before.union(e.fields)
         la = ((live.get("metadata") or {}).get("annotations") or {}).get(LAST_APPLIED_ANNOTATION)
         # the annotation is this applier's previous manifest only for kubectl's own manager
         if manager == KUBECTL and isinstance(la, str) and la:
