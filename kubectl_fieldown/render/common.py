@@ -42,6 +42,8 @@ __all__ = [
     "make_console",
     "owner_label",
     "redact_secret",
+    "write_json",
+    "write_yaml",
 ]
 
 REDACTED = "<redacted>"
@@ -78,6 +80,28 @@ class ObjectView:
 
 
 # --- secrets -----------------------------------------------------------------------------------
+
+
+# --- machine output ------------------------------------------------------------------------------
+
+
+def write_json(doc: Any, out: TextIO) -> None:
+    # one write: json.dump with indent writes piecemeal through the pure-Python encoder
+    out.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+
+
+def write_yaml(doc: Any, out: TextIO) -> None:
+    """YAML of a machine-readable document, in insertion order, without anchors and aliases.
+
+    The same object often appears twice in these documents (a field's value inside its parent's
+    value, an object's managedFields next to the object): PyYAML would then write ``&id001`` and
+    ``*id001``, which readers of the documented contract should not have to resolve."""
+    import yaml
+
+    base: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    dumper = type("NoAliasDumper", (base,), {"ignore_aliases": lambda self, data: True})
+    out.write(yaml.dump(doc, Dumper=dumper, sort_keys=False, default_flow_style=False, allow_unicode=True,
+                        width=1 << 30))
 
 
 def is_secret(obj: Mapping[str, Any]) -> bool:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from ..applyplan import PlannedConflict
 from ..fieldpath import FIELD, KEY, Path, path_string
-from .common import display_value
+from .common import display_value, write_json, write_yaml
 
 if TYPE_CHECKING:
     from .styled import Text
@@ -186,18 +186,13 @@ def to_document(reports: Sequence[ConflictReport]) -> dict[str, Any]:
 
 
 def render_json(reports: Sequence[ConflictReport], out: TextIO) -> None:
-    out.write(json.dumps(to_document(reports), indent=2, ensure_ascii=False) + "\n")
+    write_json(to_document(reports), out)
 
 
 def render_yaml(reports: Sequence[ConflictReport], out: TextIO) -> None:
-    import yaml
-
-    base: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-    # result.managedFields are the very entries of result.object: without this they would come out
-    # as YAML anchors and aliases (&id001), which readers of the contract should not have to resolve
-    dumper = type("NoAliasDumper", (base,), {"ignore_aliases": lambda self, data: True})
-    out.write(yaml.dump(to_document(reports), Dumper=dumper, sort_keys=False, default_flow_style=False,
-                        allow_unicode=True, width=1 << 30))
+    # result.managedFields are the very entries of result.object: the writer keeps them from becoming
+    # YAML anchors and aliases
+    write_yaml(to_document(reports), out)
 
 
 # --- text ----------------------------------------------------------------------------------------

@@ -12,14 +12,13 @@ of the contract::
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any, TextIO
 
 from ..fieldpath import path_string
 from ..fieldpath.lookup import MISSING
 from ..ownership import OwnedField
-from .common import ObjectView
+from .common import ObjectView, write_json, write_yaml
 
 __all__ = ["render_json", "render_yaml", "to_document", "view_to_dict"]
 
@@ -60,15 +59,8 @@ def to_document(views: Sequence[ObjectView]) -> dict[str, Any]:
 
 
 def render_json(views: Sequence[ObjectView], out: TextIO) -> None:
-    # one write: json.dump with indent writes piecemeal through the pure-Python encoder
-    out.write(json.dumps(to_document(views), indent=2, ensure_ascii=False) + "\n")
+    write_json(to_document(views), out)
 
 
 def render_yaml(views: Sequence[ObjectView], out: TextIO) -> None:
-    import yaml
-
-    dumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-    text = yaml.dump(
-        to_document(views), Dumper=dumper, sort_keys=False, default_flow_style=False, allow_unicode=True, width=1 << 30
-    )
-    out.write(text)
+    write_yaml(to_document(views), out)

@@ -153,6 +153,8 @@ def test_yaml_output_is_the_same_document() -> None:
     assert r.code == 0
     assert yaml.safe_load(r.out) == as_json
     assert r.out.startswith("items:\n- apiVersion: apps/v1\n  kind: Deployment\n")  # keys keep contract order
+    # a parent's value contains its fields' values: no YAML anchors/aliases for the same object
+    assert not re.search(r"[&*]id\d", r.out)
 
 
 def test_json_for_several_objects_and_no_objects() -> None:
