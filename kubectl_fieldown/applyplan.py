@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .fieldmanager import (
-    STRIPPED_METADATA,
     ApplyConflict,
     Conflict,
     FieldManagerError,
@@ -36,6 +35,7 @@ from .managedfields import (
     KUBECTL,
     KUBECTL_LAST_APPLIED,
     LAST_APPLIED_ANNOTATION,
+    STRIPPED_METADATA,
     UPDATE,
     ManagedFieldsEntry,
     ManagedFieldsError,

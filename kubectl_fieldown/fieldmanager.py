@@ -29,6 +29,7 @@ from .managedfields import (
     BEFORE_FIRST_APPLY,
     KUBECTL,
     LAST_APPLIED_ANNOTATION,
+    STRIPPED_METADATA,
     UPDATE,
     ManagedFieldsEntry,
     ManagedFieldsError,
@@ -47,23 +48,7 @@ from .value import go_json_string_html, values_equal
 MAX_UPDATE_MANAGERS = 10
 ANNOTATIONS_SIZE_LIMIT = 256 * 1024
 
-STRIPPED_METADATA: FieldSet = FieldSet(
-    [
-        path_from_fields("apiVersion"),
-        path_from_fields("kind"),
-        path_from_fields("metadata"),
-        path_from_fields("metadata", "name"),
-        path_from_fields("metadata", "namespace"),
-        path_from_fields("metadata", "creationTimestamp"),
-        path_from_fields("metadata", "selfLink"),
-        path_from_fields("metadata", "uid"),
-        path_from_fields("metadata", "clusterName"),
-        path_from_fields("metadata", "generation"),
-        path_from_fields("metadata", "managedFields"),
-        path_from_fields("metadata", "resourceVersion"),
-    ]
-)
-"""Removed from the writer's set after every operation (non-recursive)."""
+
 
 
 # --- errors ------------------------------------------------------------------------------------
@@ -888,7 +873,6 @@ def value_in(obj: Mapping[str, Any], path: Path) -> Any:
 
 __all__ = [
     "MISSING",
-    "STRIPPED_METADATA",
     "ApplyConflict",
     "BadRequest",
     "Conflict",

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .fieldpath import CANONICAL, FieldSet, FieldsV1Error, decode_fields_v1, fields_v1_object
+from .fieldpath import CANONICAL, FieldSet, FieldsV1Error, decode_fields_v1, fields_v1_object, path_from_fields
 from .value import go_json_string_html, go_quote
 
 APPLY = "Apply"
@@ -28,6 +28,25 @@ KUBECTL = "kubectl"
 KUBECTL_LAST_APPLIED = "kubectl-last-applied"
 
 LAST_APPLIED_ANNOTATION = "kubectl.kubernetes.io/last-applied-configuration"
+
+STRIPPED_METADATA: FieldSet = FieldSet(
+    [
+        path_from_fields("apiVersion"),
+        path_from_fields("kind"),
+        path_from_fields("metadata"),
+        path_from_fields("metadata", "name"),
+        path_from_fields("metadata", "namespace"),
+        path_from_fields("metadata", "creationTimestamp"),
+        path_from_fields("metadata", "selfLink"),
+        path_from_fields("metadata", "uid"),
+        path_from_fields("metadata", "clusterName"),
+        path_from_fields("metadata", "generation"),
+        path_from_fields("metadata", "managedFields"),
+        path_from_fields("metadata", "resourceVersion"),
+    ]
+)
+"""Removed from the writer's set after every operation (apimachinery stripmeta.go, non-recursive):
+nobody ever owns these."""
 
 
 class ManagedFieldsError(ValueError):

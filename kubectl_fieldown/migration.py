@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .fieldmanager import STRIPPED_METADATA, copy_json
+from .fieldmanager import copy_json
 from .fieldpath import FIELD, FieldSet, Path, path_from_fields, path_string
 from .fieldpath.lookup import MISSING, value_at
 from .managedfields import (
@@ -35,6 +35,7 @@ from .managedfields import (
     KUBECTL_CLIENT_SIDE_APPLY,
     KUBECTL_LAST_APPLIED,
     LAST_APPLIED_ANNOTATION,
+    STRIPPED_METADATA,
     UPDATE,
     ManagedFieldsEntry,
     decode_entries,

@@ -11,9 +11,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .fieldpath import FieldSet, Path, is_prefix, path_string
+from .fieldpath import KEY, VALUE, FieldSet, Path, PathElement, index, is_prefix, key, path_string, set_value
+from .fieldpath import field as field_element
 from .fieldpath.lookup import MISSING, value_at
-from .managedfields import ManagedFieldsEntry, object_entries
+from .managedfields import STRIPPED_METADATA, ManagedFieldsEntry, object_entries
 
 
 @dataclass(frozen=True)
@@ -90,3 +91,67 @@ def build_owner_tree(obj: Mapping[str, Any], entries: Iterable[ManagedFieldsEntr
         union = union.union(e.fields)
     fields = [OwnedField(p, tuple(owners_by_path[p]), value_at(obj, p)) for p in union.sorted_paths()]
     return OwnerTree(obj, ents, fields)
+
+
+def item_elements(items: Sequence[Any], owned_below: FieldSet) -> list[PathElement]:
+    """The path element of each item of a list, as the server would name it.
+
+    Without the schema, the owned set says what kind of list this is: items owned as
+    ``k:{...}`` make it a list-map (the key names are read from those elements), ``v:...`` a set;
+    anything else is named by index, which is how an atomic list's items would be addressed."""
+    elements = set(owned_below.members) | set(owned_below.children)
+    key_names: set[str] = set()
+    is_set = False
+    for element in elements:
+        if element[0] == KEY:
+            key_names.update(n for n, _ in element[1])
+        elif element[0] == VALUE:
+            is_set = True
+    out: list[PathElement] = []
+    for i, item in enumerate(items):
+        pe: PathElement = index(i)
+        if key_names and isinstance(item, Mapping):
+            fields = {n: item[n] for n in sorted(key_names) if n in item}
+            if fields:
+                try:
+                    pe = key(fields)
+                except ValueError:
+                    pe = index(i)
+        elif is_set and not isinstance(item, (Mapping, list)):
+            pe = set_value(item)
+        out.append(pe)
+    return out
+
+
+def unowned_leaves(obj: Mapping[str, Any], owned: FieldSet) -> list[OwnedField]:
+    """The set leaves of ``obj`` that no entry owns, in object order.
+
+    A leaf is a scalar, a null, an empty map or list, or a list that nobody owns any part of (without
+    the schema such a list cannot be told apart from an atomic one, so it counts as one leaf).
+    Below an owned node that has nothing owned under it (an atomic value owned whole) nothing is
+    unowned. The stripped metadata (name, uid, resourceVersion, ...) is never owned by design and
+    not listed. List items are named the way the server names them (see :func:`item_elements`)."""
+    out: list[OwnedField] = []
+
+    def walk(v: Any, path: Path, below: FieldSet) -> None:
+        if path and below.is_empty() and owned.has(path):
+            return
+        if isinstance(v, Mapping) and v:
+            for k, x in v.items():
+                p = (*path, field_element(k))
+                if p != _METADATA and STRIPPED_METADATA.has(p):
+                    continue
+                walk(x, p, below.child(field_element(k)))
+            return
+        if isinstance(v, list) and v and not below.is_empty():
+            for item, pe in zip(v, item_elements(v, below), strict=True):
+                walk(item, (*path, pe), below.child(pe))
+            return
+        if path and not owned.has(path):
+            out.append(OwnedField(path, (), v))
+
+    walk(obj, (), owned)
+    return out
+
+
+_METADATA: Path = (field_element("metadata"),)

@@ -292,7 +292,7 @@ def path_exists(obj: Mapping[str, Any]) -> Callable[[FieldPath, Any], bool]:
     import json
 
     from ..fieldpath import FieldSet
-    from ..fieldpath.lookup import MISSING, value_at
+    from ..fieldpath.lookup import exists_in
     from ..managedfields import LAST_APPLIED_ANNOTATION, ManagedFieldsError, decode_entries
 
     md = obj.get("metadata") or {}
@@ -307,14 +307,7 @@ def path_exists(obj: Mapping[str, Any]) -> Callable[[FieldPath, Any], bool]:
             owned = owned.union(e.fields)
     except ManagedFieldsError:
         pass
-
-    def exists(prefix: FieldPath, pe: Any) -> bool:
-        below = owned.descend(prefix)
-        if pe in below.members or pe in below.children:
-            return True
-        return any(value_at(d, (*prefix, pe)) is not MISSING for d in docs)
-
-    return exists
+    return exists_in(docs, owned)
 
 
 def parse_paths(texts: Sequence[str], obj: Mapping[str, Any]) -> list[FieldPath]:

@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import enum
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ..fieldpath import FieldSet, Path, PathElement, field, is_prefix, parse_path
-from ..fieldpath.lookup import MISSING, value_at
+from ..fieldpath import is_prefix, parse_path
+from ..fieldpath.lookup import exists_in
 from ..managedfields import ManagedFieldsEntry, ManagedFieldsError, decode_entries
-from ..ownership import OwnedField, build_owner_tree
+from ..ownership import build_owner_tree, unowned_leaves
 from . import options
 from .errors import EXIT_FAILURE, UsageError, describe, handle_errors, print_error
 
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from ..kube.discovery import ResourceInfo
     from ..render.common import ObjectView
 
-__all__ = ["ObjectSource", "ShowOutput", "TimeMode", "build_view", "register", "show", "unowned_leaves"]
+__all__ = ["ObjectSource", "ShowOutput", "TimeMode", "build_view", "register", "show"]
 
 
 class ShowOutput(str, enum.Enum):
@@ -76,68 +76,6 @@ Examples:
 
 # --- analyse (pure) ----------------------------------------------------------------------------
 
-# Paths the API server strips from every manager's set (apimachinery stripmeta.go): never owned by
-# design, so listing them as "unowned" would only be noise.
-UNTRACKED: frozenset[Path] = frozenset(
-    tuple(field(n) for n in p)
-    for p in (
-        ("apiVersion",),
-        ("kind",),
-        ("metadata", "name"),
-        ("metadata", "namespace"),
-        ("metadata", "creationTimestamp"),
-        ("metadata", "selfLink"),
-        ("metadata", "uid"),
-        ("metadata", "clusterName"),
-        ("metadata", "generation"),
-        ("metadata", "managedFields"),
-        ("metadata", "resourceVersion"),
-    )
-)
-
-
-def unowned_leaves(obj: Mapping[str, Any], owned: FieldSet) -> list[OwnedField]:
-    """The set leaves of ``obj`` that no entry owns, in object order.
-
-    A leaf is a scalar, a null, an empty map or list, or a list that nobody owns any part of (without
-    the schema such a list cannot be told apart from an atomic one, so it counts as one leaf).
-    Below an owned node that has nothing owned under it (an atomic value owned whole) nothing is
-    unowned. List items are named the way the server names them (see ``item_elements``)."""
-    from ..render.common import item_elements
-
-    out: list[OwnedField] = []
-
-    def walk(v: Any, path: Path, below: FieldSet) -> None:
-        if path and below.is_empty() and owned.has(path):
-            return
-        if isinstance(v, Mapping) and v:
-            for k, x in v.items():
-                p = (*path, field(k))
-                if p in UNTRACKED:
-                    continue
-                walk(x, p, below.child(field(k)))
-            return
-        if isinstance(v, list) and v and not below.is_empty():
-            for item, pe in zip(v, item_elements(v, below), strict=True):
-                walk(item, (*path, pe), below.child(pe))
-            return
-        if path and not owned.has(path):
-            out.append(OwnedField(path, (), v))
-
-    walk(obj, (), owned)
-    return out
-
-
-def _exists(obj: Mapping[str, Any], owned: FieldSet) -> Callable[[Path, PathElement], bool]:
-    def exists(prefix: Path, pe: PathElement) -> bool:
-        below = owned.descend(prefix)
-        if pe in below.members or pe in below.children:
-            return True
-        return value_at(obj, (*prefix, pe)) is not MISSING
-
-    return exists
-
-
 def build_view(
     obj: Mapping[str, Any],
     entries: Sequence[ManagedFieldsEntry],
@@ -154,7 +92,7 @@ def build_view(
     tree = build_owner_tree(shown, entries)
     owned = tree.owned_set()
     # a dotted path is grouped into field names by what this object has (labels with dots)
-    exists = _exists(shown, owned)
+    exists = exists_in([shown], owned)
     prefixes = [parse_path(p, exists=exists) for p in paths]
     fields = list(tree.filtered(managers, prefixes).fields)
     if show_unowned and not managers:

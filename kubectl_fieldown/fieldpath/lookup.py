@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..value import value_key
 from .element import FIELD, INDEX, KEY, VALUE, Path, PathElement
+
+if TYPE_CHECKING:
+    from .set import FieldSet
 
 MISSING: Any = object()
 """Returned by :func:`value_at` when the object has nothing at the path (distinct from ``None``/null)."""
@@ -46,3 +49,17 @@ def value_at(obj: Any, path: Path) -> Any:
         if node is MISSING:
             return MISSING
     return node
+
+
+def exists_in(docs: Sequence[Any], owned: FieldSet) -> Callable[[Path, PathElement], bool]:
+    """An ``exists`` callback for :func:`~kubectl_fieldown.fieldpath.parse_path`: an element is
+    there when ``owned`` has it or any of ``docs`` (the object, its last-applied manifest) sets it.
+    That is how dotted segments (``.metadata.labels.app.kubernetes.io/name``) are grouped."""
+
+    def exists(prefix: Path, pe: PathElement) -> bool:
+        below = owned.descend(prefix)
+        if pe in below.members or pe in below.children:
+            return True
+        return any(value_at(d, (*prefix, pe)) is not MISSING for d in docs)
+
+    return exists

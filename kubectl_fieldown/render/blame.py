@@ -23,14 +23,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..fieldpath import FieldSet, Path, field
-from ..ownership import OwnedField, Owner
+from ..ownership import OwnedField, Owner, item_elements
 from .common import (
     TIME_NONE,
     TIME_RELATIVE,
     ManagerColours,
     ObjectView,
     format_time,
-    item_elements,
     latest_time,
     make_console,
     owner_label,

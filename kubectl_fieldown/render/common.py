@@ -18,8 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
-from ..fieldpath import FIELD, KEY, VALUE, FieldSet, PathElement, element_string, key, set_value
-from ..fieldpath.element import index
+from ..fieldpath import FIELD, FieldSet, PathElement, element_string
 from ..fieldpath.lookup import MISSING
 from ..managedfields import LAST_APPLIED_ANNOTATION, ManagedFieldsEntry, parse_time
 from ..ownership import OwnedField, Owner
@@ -38,7 +37,6 @@ __all__ = [
     "element_label",
     "format_time",
     "human_duration",
-    "item_elements",
     "make_console",
     "owner_label",
     "redact_secret",
@@ -311,36 +309,6 @@ def element_label(pe: PathElement) -> str:
     if pe[0] == FIELD:
         return str(pe[1])
     return element_string(pe)
-
-
-def item_elements(items: Sequence[Any], owned_below: FieldSet) -> list[PathElement]:
-    """The path element of each item of a list, as the server would name it.
-
-    Without the schema, the owned set says what kind of list this is: items owned as
-    ``k:{...}`` make it a list-map (the key names are read from those elements), ``v:...`` a set;
-    anything else is named by index, which is how an atomic list's items would be addressed."""
-    elements = set(owned_below.members) | set(owned_below.children)
-    key_names: set[str] = set()
-    is_set = False
-    for element in elements:
-        if element[0] == KEY:
-            key_names.update(n for n, _ in element[1])
-        elif element[0] == VALUE:
-            is_set = True
-    out: list[PathElement] = []
-    for i, item in enumerate(items):
-        pe: PathElement = index(i)
-        if key_names and isinstance(item, Mapping):
-            fields = {n: item[n] for n in sorted(key_names) if n in item}
-            if fields:
-                try:
-                    pe = key(fields)
-                except ValueError:
-                    pe = index(i)
-        elif is_set and not isinstance(item, (Mapping, list)):
-            pe = set_value(item)
-        out.append(pe)
-    return out
 
 
 def columns(rows: Sequence[Sequence[Text]], gap: str = "   ", right: frozenset[int] = frozenset()) -> list[Text]:

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 import yaml
 
-from kubectl_fieldown.cli.show import build_view, unowned_leaves
+from kubectl_fieldown.cli.show import build_view
 from kubectl_fieldown.fieldpath import FieldSet, field, key, path_string, set_value
 from kubectl_fieldown.fieldpath.element import index
 from kubectl_fieldown.managedfields import ManagedFieldsEntry, decode_entries
-from kubectl_fieldown.ownership import Owner
+from kubectl_fieldown.ownership import Owner, item_elements, unowned_leaves
 from kubectl_fieldown.render.blame import blame_lines, yaml_scalar
 from kubectl_fieldown.render.common import (
     REDACTED,
@@ -21,7 +21,6 @@ from kubectl_fieldown.render.common import (
     display_value,
     format_time,
     human_duration,
-    item_elements,
     owner_label,
     redact_secret,
 )
