@@ -92,7 +92,7 @@ class Migration:
     def managed_fields_changed(self) -> bool:
         if self.reset:
             return bool(self.before)
-        return _entries_key(self.before) != _entries_key(self.after)
+        return entries_differ(self.before, self.after)
 
     @property
     def last_applied_changed(self) -> bool:
@@ -152,15 +152,18 @@ RESOURCE_VERSION = "$RESOURCE_VERSION"
 """Stands for the resourceVersion returned by the previous patch of the same plan."""
 
 
-def _entries_key(entries: Sequence[ManagedFieldsEntry]) -> list[tuple[Any, ...]]:
-    """What makes two lists of entries a different state for the server. Neither order (the server
-    sorts entries on every write) nor times count: the API server ignores a write whose only change
-    is managedFields timestamps (it keeps the stored ones; observed on 1.36), so a plan that differs
+def entries_differ(a: Sequence[ManagedFieldsEntry], b: Sequence[ManagedFieldsEntry]) -> bool:
+    """Are two lists of entries a different state for the server? Neither order (the server sorts
+    entries on every write) nor times count: the API server ignores a write whose only change is
+    managedFields timestamps (it keeps the stored ones; observed on 1.36), so a plan that differs
     only there would be a no-op that can never converge."""
     from .fieldpath import encode_fields_v1
 
-    return sorted((e.manager, e.operation, e.api_version, e.subresource, encode_fields_v1(e.fields))
-                  for e in entries)
+    def key(entries: Sequence[ManagedFieldsEntry]) -> list[tuple[str, ...]]:
+        return sorted((e.manager, e.operation, e.api_version, e.subresource, encode_fields_v1(e.fields))
+                      for e in entries)
+
+    return key(a) != key(b)
 
 
 def _start(obj: Mapping[str, Any]) -> tuple[ObjectRef, str, list[ManagedFieldsEntry], str | None]:
@@ -454,7 +457,7 @@ def plan_strip_last_applied(
         return e.operation == UPDATE and _matches(e.manager, client_side_managers)
 
     after = _without_paths(entries, strip, client_side, recursive=True)
-    if _entries_key(after) != _entries_key(entries):
+    if entries_differ(after, entries):
         notes.append(f"removed the field(s) from {', '.join(client_side_managers)}")
     new_la = last_applied_text(la_obj) if notes and any(n.startswith("removed ") for n in notes) else la
     return Migration(ref, rv, entries, after, la, new_la, notes=notes)

@@ -66,7 +66,6 @@ __all__ = [
     "WriteOutcome",
     "backup_files",
     "default_backup_root",
-    "entries_differ",
     "execute",
     "is_fatal",
     "load_backup",
@@ -332,18 +331,6 @@ def resolve_placeholder(patch: Sequence[Mapping[str, Any]], resource_version: st
     return out
 
 
-def entries_differ(got: Sequence[ManagedFieldsEntry], want: Sequence[ManagedFieldsEntry]) -> bool:
-    """Do two lists of entries differ other than in order (the server sorts them on write) and times
-    (a write that changes nothing else keeps the stored times)?"""
-    from ..fieldpath import encode_fields_v1
-
-    def keys(entries: Sequence[ManagedFieldsEntry]) -> list[tuple[str, ...]]:
-        return sorted((e.manager, e.operation, e.api_version, e.subresource, encode_fields_v1(e.fields))
-                      for e in entries)
-
-    return keys(got) != keys(want)
-
-
 class _Changed(Exception):
     """The object changed since it was read: read it again and re-plan."""
 
@@ -537,6 +524,7 @@ def _send(client: ClusterClient, target: ObjectTarget, body: list[dict[str, Any]
 def _check_written(out: Mapping[str, Any], m: Migration) -> str | None:
     """Why the object the server returned does not carry the planned managedFields (None: it does)."""
     from ..managedfields import LAST_APPLIED_ANNOTATION, decode_entries
+    from ..migration import entries_differ
 
     md = out.get("metadata") or {}
     got = decode_entries(md.get("managedFields"))
@@ -560,6 +548,7 @@ def _server_dry_run(client: ClusterClient, target: ObjectTarget, m: Migration,
         out = _send(client, target, body, m.field_manager, m.resource_version, dry_run=True)
     assert out is not None
     from ..managedfields import decode_entries
+    from ..migration import entries_differ
 
     got = decode_entries((out.get("metadata") or {}).get("managedFields"))
     if entries_differ(got, [] if m.reset else m.after):
