@@ -22,7 +22,7 @@ from typing import Any
 
 from .fieldpath import UNSTRUCTURED, FieldSet, Path, path_from_fields, path_string
 from .fieldpath.element import FIELD
-from .fieldpath.lookup import MISSING, value_at
+from .fieldpath.lookup import MISSING
 from .managedfields import (
     ANCIENT_CHANGES,
     APPLY,
@@ -43,7 +43,7 @@ from .typed.merge import merge
 from .typed.remove import ensure_named_fields_are_members, reconcile_with_schema, remove_items
 from .typed.tofieldset import to_field_set
 from .typed.validate import null_errors, typed_errors
-from .value import go_json_string_html, values_equal
+from .value import values_equal
 
 MAX_UPDATE_MANAGERS = 10
 ANNOTATIONS_SIZE_LIMIT = 256 * 1024
@@ -866,13 +866,7 @@ def _apply_defaults(obj: Any, t: Type) -> None:
                 _apply_defaults(item, t.list.item)
 
 
-def value_in(obj: Mapping[str, Any], path: Path) -> Any:
-    """The value at ``path`` (or :data:`MISSING`)."""
-    return value_at(obj, path)
-
-
 __all__ = [
-    "MISSING",
     "ApplyConflict",
     "BadRequest",
     "Conflict",
@@ -881,7 +875,6 @@ __all__ = [
     "ResourceRules",
     "WriteResult",
     "conflict_message",
-    "go_json_string_html",
     "simulate_apply",
     "simulate_update",
 ]

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, TypeAlias
 
-from ..value import ValueKey, key_value, value_key
+from ..value import key_value, value_key
 
 PathElement: TypeAlias = tuple[Any, ...]
 """``(kind, payload)``; build with :func:`field`, :func:`key`, :func:`set_value`, :func:`index`."""
@@ -45,11 +45,6 @@ def field(name: str) -> PathElement:
 def key(fields: Mapping[str, Any]) -> PathElement:
     """The element of an associative-list item identified by its key fields."""
     return (KEY, tuple(sorted((n, value_key(v)) for n, v in fields.items())))
-
-
-def key_from_pairs(pairs: tuple[tuple[str, ValueKey], ...]) -> PathElement:
-    """A key element from already-converted ``(name, value_key)`` pairs sorted by name."""
-    return (KEY, pairs)
 
 
 def set_value(v: Any) -> PathElement:

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..value import go_json, go_json_float, go_json_string_html, go_json_string_plain, key_value
-from .element import FIELD, INDEX, KEY, VALUE, Path, PathElement
+from .element import FIELD, INDEX, KEY, VALUE, PathElement
 from .set import FieldSet
 
 
@@ -344,8 +344,3 @@ def _to_sorted_obj(s: FieldSet, include_self: bool) -> dict[str, Any]:
         c = children.get(pe)
         out[k] = {} if c is None else _to_sorted_obj(c, pe in members)
     return out
-
-
-def path_to_fields_v1_keys(path: Path) -> list[str]:
-    """The chain of FieldsV1 keys that leads to a path (for messages and docs)."""
-    return [element_key(pe) for pe in path]
