@@ -324,8 +324,9 @@ def simulate_update(
     (``[{}]`` resets it), exactly as a client can.
     """
     creating = live is None
-    live_obj = _plain(live) if live is not None else _empty_object(rules)
-    new_obj = _plain(new)
+    # as in simulate_apply, the inputs are only read; _encode makes the one copy of the result
+    live_obj = _as_dict(live) if live is not None else _empty_object(rules)
+    new_obj = _as_dict(new)
     managed = _decode_live_or_new(live_obj, new_obj, subresource != "")
     live_obj = _without_managed_fields(live_obj)
     new_obj = _without_managed_fields(new_obj)

@@ -49,3 +49,24 @@ def test_inputs_are_never_modified(forced: bool) -> None:
         predict(case, forced)
         assert json.dumps(case, sort_keys=True) == before, path.name
         assert case == snapshot
+
+
+def test_update_inputs_are_never_modified() -> None:
+    import copy
+    import json
+
+    from kubectl_fieldown.fieldmanager import simulate_update
+
+    from .conformance_cases import rules_for
+
+    for path in CASES:
+        case = load(path)
+        live = case["live"]
+        new = copy.deepcopy(live)
+        new.setdefault("metadata", {}).setdefault("labels", {})["touched"] = "yes"
+        new["metadata"]["managedFields"] = [{}] if path.stem.endswith("0") else live["metadata"].get("managedFields")
+        before = json.dumps([live, new], sort_keys=True)
+        simulate_update(live, new, "updater", rules_for(case), now="2026-11-22T04:00:00Z")
+        for subresource in ("status", ""):
+            simulate_update(live, new, "updater", rules_for(case), now="2026-11-22T04:00:00Z", subresource=subresource)
+        assert json.dumps([live, new], sort_keys=True) == before, path.name
