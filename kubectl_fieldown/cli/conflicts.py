@@ -225,13 +225,13 @@ class Schemas:
         return schema
 
     def _from_cluster(self, gvk: GroupVersionKind, res: ResourceInfo | None) -> None:
-        from ..kube.errors import KubeError
+        from ..kube.errors import KubeError, is_fatal
 
         assert self.client is not None
         try:
             doc = self.client.openapi.document(gvk.api_version)
         except KubeError as e:
-            if _is_fatal(e):
+            if is_fatal(e):
                 raise
             self._notes[gvk.api_version] = f"cluster OpenAPI v3: {e}"
             self._crd_from_cluster(gvk, res)
@@ -240,7 +240,7 @@ class Schemas:
 
     def _crd_from_cluster(self, gvk: GroupVersionKind, res: ResourceInfo | None) -> None:
         """Servers without OpenAPI v3 still serve the CRD, which is the schema of a custom kind."""
-        from ..kube.errors import KubeError
+        from ..kube.errors import KubeError, is_fatal
 
         assert self.client is not None
         if res is None or not gvk.group:
@@ -249,7 +249,7 @@ class Schemas:
             crds = self.client.discovery.resolve_kind("apiextensions.k8s.io/v1", "CustomResourceDefinition")
             crd = self.client.get(crds, f"{res.resource}.{res.group}")
         except KubeError as e:
-            if _is_fatal(e):
+            if is_fatal(e):
                 raise
             return
         self.registry.add_crd(crd, "from the cluster")
@@ -627,13 +627,6 @@ def _documents(paths: Sequence[str], recursive: bool, outcome: Outcome) -> list[
     return docs
 
 
-def _is_fatal(e: BaseException) -> bool:
-    """Errors that every further request would repeat: stop instead of printing them N times."""
-    from ..kube.errors import ConfigError, Unauthorized, Unreachable
-
-    return isinstance(e, (ConfigError, Unauthorized, Unreachable))
-
-
 def _now() -> str:
     import time
 
@@ -677,7 +670,7 @@ def predict(
 def predict_online(docs: Sequence[InputDocument], req: Request, schemas: Schemas, client: ClusterClient,
                    outcome: Outcome) -> None:
     """Each document against the object the cluster has (NotFound: a create)."""
-    from ..kube.errors import ApiError, KubeError, NotFound
+    from ..kube.errors import ApiError, KubeError, NotFound, is_fatal
     from ..schema.types import GroupVersionKind
 
     for doc in docs:
@@ -704,7 +697,7 @@ def predict_online(docs: Sequence[InputDocument], req: Request, schemas: Schemas
                     answer = client.patch(res, name, ns, manifest, "apply", field_manager=req.manager,
                                           force=req.force, dry_run=True)
                 except ApiError as e:
-                    if _is_fatal(e):
+                    if is_fatal(e):
                         raise
                     answer = e
                 report.dry_run = compare_dry_run(report, answer, builtin,
@@ -716,7 +709,7 @@ def predict_online(docs: Sequence[InputDocument], req: Request, schemas: Schemas
                     outcome.disagreements += 1
             outcome.reports.append(report)
         except KubeError as e:
-            if _is_fatal(e):
+            if is_fatal(e):
                 raise
             outcome.errors.append(f"{doc.where}: {e}")
         except DocumentError as e:

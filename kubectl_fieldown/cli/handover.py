@@ -170,8 +170,8 @@ def handover_one(
 ) -> WriteOutcome:
     from ..fieldpath import path_string
     from ..fieldpath.lookup import MISSING, value_at
-    from ..kube.errors import Conflict, KubeError
-    from ..kube.writes import ObjectTarget, Result, WriteOutcome, execute, is_fatal
+    from ..kube.errors import Conflict, KubeError, is_fatal
+    from ..kube.writes import ObjectTarget, Result, WriteOutcome, execute
     from ..managedfields import APPLY, KUBECTL, LAST_APPLIED_ANNOTATION, ManagedFieldsError, decode_entries
     from ..value import values_equal
 

@@ -158,8 +158,8 @@ class Selection:
 def select(client: ClusterClient, sel: Selection) -> Iterator[Selected]:
     """The objects a selection names. Listed objects carry their LIST copy as the first read."""
     from ..kube.client import ALL_NAMESPACES
-    from ..kube.errors import KubeError
-    from ..kube.writes import ObjectTarget, is_fatal
+    from ..kube.errors import KubeError, is_fatal
+    from ..kube.writes import ObjectTarget
 
     namespace = sel.cluster.namespace or client.default_namespace
     list_ns: Any = ALL_NAMESPACES if sel.cluster.all_namespaces else namespace
@@ -212,8 +212,8 @@ def select(client: ClusterClient, sel: Selection) -> Iterator[Selected]:
 
 
 def _from_manifests(client: ClusterClient, sel: Selection, namespace: str) -> Iterator[Selected]:
-    from ..kube.errors import KubeError
-    from ..kube.writes import ObjectTarget, is_fatal
+    from ..kube.errors import KubeError, is_fatal
+    from ..kube.writes import ObjectTarget
     from ..sources import SourceError, load_sources
 
     for path in sel.filenames:
@@ -260,8 +260,7 @@ class Schemas:
     def root(self, obj: Mapping[str, Any]) -> Type:
         """The schema of ``obj``'s kind; a MigrationError when none is known, because planning on a
         deduced schema (every list atomic) would record wrong ownership."""
-        from ..kube.errors import KubeError, NotFound
-        from ..kube.writes import is_fatal
+        from ..kube.errors import KubeError, NotFound, is_fatal
         from ..migration import MigrationError
 
         gv = str(obj.get("apiVersion") or "")
@@ -373,7 +372,7 @@ def run_all(
     backups: BackupRun | None,
 ) -> int:
     """Act on every selected object, printing as it goes; returns the exit code."""
-    from ..kube.writes import is_fatal
+    from ..kube.errors import is_fatal
     from ..render.migrate import Progress, render_json, render_outcome, render_summary
 
     text = cfg.output is WriteOutput.text

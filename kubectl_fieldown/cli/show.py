@@ -189,16 +189,9 @@ def parse_live_args(args: Sequence[str], selector: str | None, all_namespaces: b
     return LiveRequest(targets, selector)
 
 
-def _is_fatal(e: BaseException) -> bool:
-    """Errors that every further request would repeat: stop instead of printing them N times."""
-    from ..kube.errors import ConfigError, Unauthorized, Unreachable
-
-    return isinstance(e, (ConfigError, Unauthorized, Unreachable))
-
-
 def _live(request: LiveRequest, cluster: options.ClusterArgs) -> Iterator[ObjectSource]:
     from ..kube.client import ALL_NAMESPACES, ClusterClient
-    from ..kube.errors import KubeError
+    from ..kube.errors import KubeError, is_fatal
 
     client = ClusterClient(options.cluster_options(cluster))
     try:
@@ -222,7 +215,7 @@ def _live(request: LiveRequest, cluster: options.ClusterArgs) -> Iterator[Object
                 for item in items:
                     yield ObjectSource(label, item)
             except KubeError as e:
-                if _is_fatal(e):
+                if is_fatal(e):
                     raise
                 yield ObjectSource(label, error=e)
     finally:
@@ -232,7 +225,7 @@ def _live(request: LiveRequest, cluster: options.ClusterArgs) -> Iterator[Object
 def _manifests(paths: Sequence[str], recursive: bool, cluster: options.ClusterArgs) -> Iterator[ObjectSource]:
     """The live objects that the manifests in ``paths`` name (apiVersion, kind, name, namespace)."""
     from ..kube.client import ClusterClient
-    from ..kube.errors import KubeError
+    from ..kube.errors import KubeError, is_fatal
     from ..sources import SourceError, load_sources
 
     client: ClusterClient | None = None
@@ -258,7 +251,7 @@ def _manifests(paths: Sequence[str], recursive: bool, cluster: options.ClusterAr
                     ns = md.get("namespace") or cluster.namespace
                     yield ObjectSource(doc.where, client.get(res, str(name), str(ns) if ns else None))
                 except KubeError as e:
-                    if _is_fatal(e):
+                    if is_fatal(e):
                         raise
                     yield ObjectSource(doc.where, error=_Located(doc.where, e))
     finally:

@@ -102,8 +102,8 @@ def undo(
     kubeconfig: options.Kubeconfig = None,
     context: options.Context = None,
 ) -> int:
-    from ..kube.errors import KubeError
-    from ..kube.writes import backup_files, execute, is_fatal, load_backup
+    from ..kube.errors import KubeError, is_fatal
+    from ..kube.writes import backup_files, execute, load_backup
     from .errors import UsageError
 
     if not backups:

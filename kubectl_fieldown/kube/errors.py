@@ -27,6 +27,7 @@ __all__ = [
     "UnknownResourceType",
     "Unreachable",
     "error_from_response",
+    "is_fatal",
     "one_line",
     "status_causes",
 ]
@@ -95,6 +96,9 @@ class KubeError(Exception):
     """Base of every error the cluster layer raises; ``str()`` is one human line."""
 
     exit_code: ClassVar[int] = 1
+    fatal: ClassVar[bool] = False
+    """Every further request would fail the same way (no config, bad credentials, no server): a
+    command over many objects stops instead of printing the same error for each."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -107,9 +111,13 @@ class KubeError(Exception):
 class ConfigError(KubeError):
     """No usable kubeconfig, an unknown context, or credentials that cannot be loaded."""
 
+    fatal = True
+
 
 class Unreachable(KubeError):
     """No HTTP answer: connection refused, timeout, TLS failure, connection reset."""
+
+    fatal = True
 
     def __init__(self, server: str, reason: str) -> None:
         self.server = server
@@ -155,6 +163,8 @@ class ApiError(KubeError):
 
 class Unauthorized(ApiError):
     """HTTP 401: the server did not accept our credentials."""
+
+    fatal = True
 
 
 class Forbidden(ApiError):
@@ -277,3 +287,8 @@ def error_from_response(code: int, body: bytes, ctx: RequestContext) -> ApiError
         return Invalid(f"{ctx.verb} of {target} rejected as invalid: {server_message or reason}", **kw)
     label = f"{code} {reason}".strip()
     return ApiError(f"{ctx.verb} {target} failed ({label}): {server_message or 'no details from the server'}", **kw)
+
+
+def is_fatal(e: BaseException) -> bool:
+    """See :attr:`KubeError.fatal`."""
+    return isinstance(e, KubeError) and e.fatal

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from .errors import ConfigError, Conflict, Invalid, KubeError, Unauthorized, Unreachable
+from .errors import Conflict, Invalid, KubeError, is_fatal
 
 if TYPE_CHECKING:
     from ..managedfields import ManagedFieldsEntry
@@ -67,7 +67,6 @@ __all__ = [
     "backup_files",
     "default_backup_root",
     "execute",
-    "is_fatal",
     "load_backup",
     "resolve_placeholder",
 ]
@@ -141,11 +140,6 @@ class WriteOptions:
         """Seconds before retry ``attempt`` (from 1), jittered so that bulk runs racing the same
         writer do not retry in lockstep."""
         return float(min(self.backoff_max, self.backoff_base * 2 ** (attempt - 1)) * random.uniform(0.5, 1.5))
-
-
-def is_fatal(e: BaseException) -> bool:
-    """Errors that every further object would repeat: a bulk run stops instead of printing them N times."""
-    return isinstance(e, (ConfigError, Unauthorized, Unreachable))
 
 
 # --- backups -------------------------------------------------------------------------------------

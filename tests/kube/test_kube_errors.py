@@ -76,3 +76,21 @@ def test_non_http_errors() -> None:
     assert str(Unreachable("https://k:6443", "connection refused")) == \
         "cannot reach the API server at https://k:6443: connection refused"
     assert str(UnknownResourceType("foo")) == 'the server doesn\'t have a resource type "foo"'
+
+
+def test_which_errors_stop_a_run_over_many_objects() -> None:
+    from kubectl_fieldown.kube.errors import (
+        ConfigError,
+        Forbidden,
+        NotFound,
+        Unauthorized,
+        UnknownResourceType,
+        Unreachable,
+        is_fatal,
+    )
+
+    assert is_fatal(ConfigError("no kubeconfig"))
+    assert is_fatal(Unreachable("https://127.0.0.1:1", "connection refused"))
+    assert Unauthorized.fatal and not Forbidden.fatal and not NotFound.fatal
+    assert not is_fatal(UnknownResourceType("x"))
+    assert not is_fatal(ValueError("not a cluster error"))
