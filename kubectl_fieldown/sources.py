@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,6 +60,29 @@ class InputDocument:
     @property
     def where(self) -> str:
         return _where(self.source, self.document, self.item)
+
+
+@dataclass(frozen=True)
+class LiveName:
+    """The object on the cluster that a manifest document names."""
+
+    api_version: str
+    kind: str
+    name: str
+    namespace: str | None
+
+
+def live_name(doc: InputDocument) -> LiveName:
+    """What ``doc`` names on the cluster; :class:`SourceError` when it lacks apiVersion, kind or name."""
+    md = doc.obj.get("metadata")
+    md = md if isinstance(md, Mapping) else {}
+    api_version, kind, name = doc.obj.get("apiVersion"), doc.obj.get("kind"), md.get("name")
+    missing = [k for k, v in (("apiVersion", api_version), ("kind", kind), ("metadata.name", name)) if not v]
+    if missing:
+        raise SourceError(doc.source, f"cannot name a live object without {' and '.join(missing)}", doc.document,
+                          doc.item)
+    ns = md.get("namespace")
+    return LiveName(str(api_version), str(kind), str(name), str(ns) if ns else None)
 
 
 @dataclass

@@ -214,30 +214,27 @@ def select(client: ClusterClient, sel: Selection) -> Iterator[Selected]:
 def _from_manifests(client: ClusterClient, sel: Selection, namespace: str) -> Iterator[Selected]:
     from ..kube.errors import KubeError, is_fatal
     from ..kube.writes import ObjectTarget
-    from ..sources import SourceError, load_sources
+    from ..sources import SourceError, live_name, load_sources
 
     for path in sel.filenames:
         result = load_sources(path, recursive=sel.recursive)
         for err in result.errors:
             yield Selected(str(err), error=err)
         for doc in result.documents:
-            md = doc.obj.get("metadata")
-            md = md if isinstance(md, Mapping) else {}
-            api_version, kind, name = doc.obj.get("apiVersion"), doc.obj.get("kind"), md.get("name")
-            missing = [k for k, v in (("apiVersion", api_version), ("kind", kind), ("metadata.name", name)) if not v]
-            if missing:
-                reason = f"cannot name a live object without {' and '.join(missing)}"
-                yield Selected(doc.where, error=SourceError(doc.source, reason, doc.document, doc.item))
+            try:
+                named = live_name(doc)
+            except SourceError as e:
+                yield Selected(doc.where, error=e)
                 continue
             try:
-                res = client.discovery.resolve_kind(str(api_version), str(kind))
+                res = client.discovery.resolve_kind(named.api_version, named.kind)
             except KubeError as e:
                 if is_fatal(e):
                     raise
                 yield Selected(doc.where, error=e)
                 continue
-            ns = md.get("namespace") or namespace
-            yield Selected(doc.where, ObjectTarget(res, str(name), str(ns) if res.namespaced else None))
+            ns = named.namespace or namespace
+            yield Selected(doc.where, ObjectTarget(res, named.name, ns if res.namespaced else None))
 
 
 # --- decode: schemas ---------------------------------------------------------------------------

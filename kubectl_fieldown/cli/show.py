@@ -226,7 +226,7 @@ def _manifests(paths: Sequence[str], recursive: bool, cluster: options.ClusterAr
     """The live objects that the manifests in ``paths`` name (apiVersion, kind, name, namespace)."""
     from ..kube.client import ClusterClient
     from ..kube.errors import KubeError, is_fatal
-    from ..sources import SourceError, load_sources
+    from ..sources import SourceError, live_name, load_sources
 
     client: ClusterClient | None = None
     try:
@@ -235,21 +235,16 @@ def _manifests(paths: Sequence[str], recursive: bool, cluster: options.ClusterAr
             for e in result.errors:
                 yield ObjectSource(str(e), error=e)
             for doc in result.documents:
-                md = doc.obj.get("metadata")
-                md = md if isinstance(md, Mapping) else {}
-                api_version, kind, name = doc.obj.get("apiVersion"), doc.obj.get("kind"), md.get("name")
-                required = (("apiVersion", api_version), ("kind", kind), ("metadata.name", name))
-                missing = [k for k, v in required if not v]
-                if missing:
-                    reason = f"cannot name a live object without {' and '.join(missing)}"
-                    yield ObjectSource(doc.where, error=SourceError(doc.source, reason, doc.document, doc.item))
+                try:
+                    named = live_name(doc)
+                except SourceError as e:
+                    yield ObjectSource(doc.where, error=e)
                     continue
                 if client is None:
                     client = ClusterClient(options.cluster_options(cluster))
                 try:
-                    res = client.discovery.resolve_kind(str(api_version), str(kind))
-                    ns = md.get("namespace") or cluster.namespace
-                    yield ObjectSource(doc.where, client.get(res, str(name), str(ns) if ns else None))
+                    res = client.discovery.resolve_kind(named.api_version, named.kind)
+                    yield ObjectSource(doc.where, client.get(res, named.name, named.namespace or cluster.namespace))
                 except KubeError as e:
                     if is_fatal(e):
                         raise
