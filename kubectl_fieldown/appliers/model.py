@@ -1,0 +1,206 @@
+"""Who applies, and how: the appliers the tool knows and what their runs record.
+
+An :class:`Applier` names a tool and the field manager it writes as. Each tool sends its own
+sequence of requests for one object (see :mod:`.run`); the sequence, not a single server-side
+apply, decides which fields a switch deletes, which stay forever and what conflicts:
+
+=====================  ==============================================================================
+``kubectl``            ``kubectl apply --server-side``: apply; an apply of the last-applied annotation
+                       by ``kubectl-last-applied`` (manager ``kubectl`` only); client-go csaupgrade of
+                       the Update entries that own the annotation; apply again
+``kubectl-client-side`` ``kubectl apply``: a three-way JSON merge patch of the manifest, the live object
+                       and the last-applied annotation, written by ``kubectl-client-side-apply``
+``argocd``             Argo CD with ``ServerSideApply=true``: csaupgrade of one client-side manager
+                       (``ClientSideApplyMigration``) into ``argocd-controller``, then a forced
+                       ``kubectl apply --server-side`` (kubectl's own follow-up included)
+``flux``               Flux kustomize-controller: dry-run; one JSON patch that folds the ``kubectl*``,
+                       ``before-first-apply``, its own Update and ``--override-manager`` entries into
+                       its Apply entry and removes the last-applied annotation; a forced apply
+``helm``               Helm 4 with ``--server-side``: csaupgrade of its own ``helm`` Update entry into
+                       ``helm`` Apply, then apply (forced with ``--force-conflicts``)
+``ssa``                one server-side apply request (controllers, client-go, scripts)
+=====================  ==============================================================================
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..managedfields import KUBECTL, KUBECTL_CLIENT_SIDE_APPLY, ManagedFieldsEntry, decode_entries
+
+__all__ = [
+    "APPLIER_KINDS",
+    "Applier",
+    "ApplierError",
+    "ApplierKind",
+    "ApplierRun",
+    "Request",
+    "applier_for_manager",
+]
+
+ARGOCD_MANAGER = "argocd-controller"
+FLUX_MANAGER = "kustomize-controller"
+HELM_MANAGER = "helm"
+
+
+class ApplierError(ValueError):
+    """An applier named in a way the tool cannot use (one line)."""
+
+
+class ApplierKind(str, enum.Enum):
+    kubectl = "kubectl"
+    kubectl_client_side = "kubectl-client-side"
+    argocd = "argocd"
+    flux = "flux"
+    helm = "helm"
+    ssa = "ssa"
+
+
+APPLIER_KINDS: tuple[str, ...] = tuple(k.value for k in ApplierKind)
+
+_DEFAULT_MANAGER = {
+    ApplierKind.kubectl: KUBECTL,
+    ApplierKind.kubectl_client_side: KUBECTL_CLIENT_SIDE_APPLY,
+    ApplierKind.argocd: ARGOCD_MANAGER,
+    ApplierKind.flux: FLUX_MANAGER,
+    ApplierKind.helm: HELM_MANAGER,
+}
+
+_FORCED_ALWAYS = frozenset({ApplierKind.argocd, ApplierKind.flux})
+
+
+@dataclass(frozen=True)
+class Applier:
+    """A tool that applies manifests, with the options that change its requests.
+
+    ``force`` is ``--force-conflicts`` for kubectl and Helm and a plain forced apply for ``ssa``;
+    Argo CD and Flux always force. ``csa_manager`` is Argo CD's ClientSideApplyMigration source
+    (the Application annotation ``argocd.argoproj.io/client-side-apply-migration-manager``), and
+    ``csa_migration=False`` is ``ClientSideApplyMigration=false``. ``override_managers`` are Flux's
+    ``--override-manager`` names (prefix matches, Apply and Update)."""
+
+    kind: ApplierKind
+    manager: str
+    force: bool = False
+    csa_manager: str = KUBECTL_CLIENT_SIDE_APPLY
+    csa_migration: bool = True
+    override_managers: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.manager:
+            raise ApplierError("an applier needs a field manager name")
+        if self.kind is ApplierKind.kubectl_client_side and self.manager != KUBECTL_CLIENT_SIDE_APPLY:
+            raise ApplierError(f"client-side kubectl apply always writes as {KUBECTL_CLIENT_SIDE_APPLY}")
+
+    @classmethod
+    def of(cls, kind: ApplierKind | str, manager: str | None = None, **options: Any) -> Applier:
+        """An applier with its tool's default manager unless ``manager`` names another."""
+        k = ApplierKind(kind)
+        name = manager or _DEFAULT_MANAGER.get(k)
+        if not name:
+            raise ApplierError(f"--applier {k.value} needs --field-manager: the manager it applies as")
+        return cls(k, name, **options)
+
+    @property
+    def forces(self) -> bool:
+        return self.force or self.kind in _FORCED_ALWAYS
+
+    @property
+    def server_side(self) -> bool:
+        return self.kind is not ApplierKind.kubectl_client_side
+
+    def describe(self) -> str:
+        tool = {
+            ApplierKind.kubectl: "kubectl apply --server-side",
+            ApplierKind.kubectl_client_side: "kubectl apply (client-side)",
+            ApplierKind.argocd: "Argo CD (ServerSideApply=true)",
+            ApplierKind.flux: "Flux",
+            ApplierKind.helm: "Helm 4 (--server-side)",
+            ApplierKind.ssa: "a server-side apply",
+        }[self.kind]
+        forced = " with --force-conflicts" if self.force and self.kind in (ApplierKind.kubectl, ApplierKind.helm) \
+            else " (forced)" if self.force and self.kind is ApplierKind.ssa else ""
+        default = _DEFAULT_MANAGER.get(self.kind)
+        named = "" if self.manager == default else f" as {self.manager}"
+        return tool + forced + named
+
+
+def applier_for_manager(manager: str, *, force: bool = False) -> Applier:
+    """The applier a field manager name stands for: the tools' own names map to their tools
+    (``kubectl``, ``argocd-controller``, ``kustomize-controller``/``helm-controller``, ``helm``),
+    ``kubectl-client-side-apply`` to client-side kubectl; anything else is a plain server-side
+    applier."""
+    if manager == KUBECTL:
+        return Applier(ApplierKind.kubectl, manager, force=force)
+    if manager == KUBECTL_CLIENT_SIDE_APPLY:
+        return Applier(ApplierKind.kubectl_client_side, manager)
+    if manager == ARGOCD_MANAGER:
+        return Applier(ApplierKind.argocd, manager)
+    if manager in (FLUX_MANAGER, "helm-controller"):
+        return Applier(ApplierKind.flux, manager)
+    if manager == HELM_MANAGER:
+        return Applier(ApplierKind.helm, manager, force=force)
+    return Applier(ApplierKind.ssa, manager, force=force)
+
+
+@dataclass(frozen=True)
+class Request:
+    """One request an applier sends, and what the server answers.
+
+    ``verb`` is ``apply``, ``json-patch``, ``merge-patch`` or ``create``; ``status`` the HTTP
+    status the server would answer (200/201, 409 conflict, 422/400/500 rejections)."""
+
+    verb: str
+    manager: str
+    purpose: str
+    body: Any
+    force: bool = False
+    status: int = 200
+    message: str = ""
+    changed: bool = False
+    """The object itself (not only managedFields) changed."""
+
+    @property
+    def ok(self) -> bool:
+        return self.status < 300
+
+
+@dataclass
+class ApplierRun:
+    """What an applier's sequence does to one object.
+
+    ``result`` is the object after the last request that succeeded (the live object when nothing
+    was written; None when the object did not exist and was not created). ``error`` is the request
+    that made the tool stop (kubectl exits non-zero, a GitOps sync fails); ``warnings`` are the
+    requests kubectl only warns about (its migration follow-up). ``taken_over`` lists what a forced
+    apply took from other managers (the conflicts it would have had without force)."""
+
+    applier: Applier
+    live: Mapping[str, Any] | None
+    manifest: Mapping[str, Any]
+    requests: list[Request] = field(default_factory=list)
+    result: dict[str, Any] | None = None
+    error: Request | None = None
+    warnings: list[Request] = field(default_factory=list)
+    conflicts: list[Any] = field(default_factory=list)
+    """fieldmanager.Conflict of the apply that failed with 409 (empty otherwise)."""
+    taken_over: list[Any] = field(default_factory=list)
+    """fieldmanager.Conflict that a forced apply resolved by taking the fields."""
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    @property
+    def entries(self) -> list[ManagedFieldsEntry]:
+        if self.result is None:
+            return []
+        return decode_entries((self.result.get("metadata") or {}).get("managedFields"))
+
+    @property
+    def writes(self) -> list[Request]:
+        """The requests that the server accepted (they are what the tool changes)."""
+        return [r for r in self.requests if r.ok]

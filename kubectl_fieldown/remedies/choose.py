@@ -1,0 +1,285 @@
+"""One verified fix per object, for the applier in use.
+
+:func:`choose_fix` looks for the smallest remedy after which the applier's next apply keeps every
+value the user did not ask to change, and after which the fields of its manifest are its own (so
+that dropping one from the manifest later removes it). Candidates, in order:
+
+* nothing at all — many appliers migrate by themselves (kubectl ``--server-side`` folds the
+  client-side manager, Argo CD and Flux fold theirs) — with, where a scaler or autoscaler owns a
+  field the manifest sets, the edit "drop it from the manifest" (the writer keeps it);
+* for a server-side applier: ``migrate --to server-side`` folding every other owner of the
+  manifest's fields (client-side manager, ``before-first-apply``, ``ancient-changes``, imperative
+  writers, the applier's own Update entry, a previous applier) into the applier's Apply entry —
+  only the fields its manifest sets move, so nothing else can be pruned;
+* for client-side ``kubectl apply``: ``strip-last-applied`` of the fields a scaler owns, so that
+  dropping them from the manifest does not delete them.
+
+Each candidate is planned by the same code the command runs (:mod:`.commands`) and verified
+(:func:`.verify.verify`); the first that keeps every value wins. When none does, the result says
+why (its ``verification.problems()``), and no command is offered.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..appliers import Applier, ApplierKind
+from ..fieldmanager import ResourceRules
+from ..fieldpath import FieldSet, Path, is_prefix, path_from_fields, path_string
+from ..fieldpath.lookup import MISSING, value_at
+from ..managedfields import (
+    APPLY,
+    KUBECTL_CLIENT_SIDE_APPLY,
+    KUBECTL_LAST_APPLIED,
+    LAST_APPLIED_ANNOTATION,
+    STRIPPED_METADATA,
+    ManagedFieldsEntry,
+    decode_entries,
+)
+from ..typed.tofieldset import to_field_set
+from .commands import FixCommand, Handover, MigrateToServerSide, PlanContext, StripLastApplied
+from .manifests import inferred_manifest, without_paths
+from .plans import LAST_APPLIED_PATH, MigrationError
+from .requests import requests_for
+from .verify import Verification, verify
+
+__all__ = ["AUTOSCALERS", "Fix", "choose_fix", "scaled_fields", "verify_command"]
+
+#: Update managers that scale or size workloads without the scale subresource (writes through
+#: ``/scale`` — the HorizontalPodAutoscaler — are recognised by their subresource)
+AUTOSCALERS: tuple[str, ...] = ("horizontal-pod-autoscaler", "keda-operator*", "*autoscaler*", "vpa-*")
+
+REPLICAS = path_from_fields("spec", "replicas")
+
+#: the manager a fix hands values to when the applier's own migration would delete them (Flux folds
+#: every ``kubectl*`` manager into itself): a name no applier folds
+KEEPER = "manual-edits"
+
+
+@dataclass
+class Fix:
+    """The remedy for one object: at most one command, and the fields to drop from the manifest
+    (another writer owns them and keeps their values)."""
+
+    applier: Applier
+    command: FixCommand | None
+    drop: tuple[Path, ...]
+    verification: Verification
+    retained: list[tuple[Path, tuple[str, ...]]] = field(default_factory=list)
+    """Fields of the manifest still owned by others after the next apply (never pruned)."""
+
+    @property
+    def ok(self) -> bool:
+        return self.verification.ok
+
+    @property
+    def needed(self) -> bool:
+        return self.command is not None or bool(self.drop)
+
+    def edits(self) -> list[str]:
+        return [f"remove {path_string(p)} from your manifest (its writer keeps it)" for p in self.drop]
+
+
+def scaled_fields(obj: Mapping[str, Any], manifest: Mapping[str, Any] | None,
+                  autoscalers: Sequence[str] = AUTOSCALERS) -> list[Path]:
+    """Fields a scaler owns that the manifest sets: ``.spec.replicas`` written through ``/scale``,
+    and whatever an autoscaler's Update entry owns. The manifest should leave them to it."""
+    if manifest is None:
+        return []
+    out: set[Path] = set()
+    for e in _entries(obj):
+        if e.subresource == "scale":
+            if e.fields.has(REPLICAS):
+                out.add(REPLICAS)
+        elif e.operation != APPLY and any(fnmatch.fnmatchcase(e.manager, g) for g in autoscalers):
+            out.update(e.fields.leaves())
+    return sorted(p for p in out if value_at(manifest, p) is not MISSING and p[:1] != path_from_fields("status"))
+
+
+def _entries(obj: Mapping[str, Any]) -> list[ManagedFieldsEntry]:
+    return decode_entries((obj.get("metadata") or {}).get("managedFields"))
+
+
+def verify_command(
+    command: FixCommand | None,
+    live: Mapping[str, Any],
+    rules: ResourceRules,
+    ctx: PlanContext,
+    applier: Applier | None,
+    *,
+    now: str,
+    next_manifest: Mapping[str, Any] | None,
+    previous_manifest: Mapping[str, Any] | None,
+    keep: Sequence[Path] = (),
+) -> Verification:
+    """Plan ``command`` as the command would and verify it (None: no command, the apply alone)."""
+    requests = []
+    if command is not None:
+        try:
+            requests = requests_for(command.plan(live, ctx))
+        except MigrationError as e:
+            from .verify import Verification as V
+
+            return V(None, fix_error=str(e))
+    return verify(live, requests, rules, now=now, applier=applier, next_manifest=next_manifest,
+                  previous_manifest=previous_manifest, keep=keep)
+
+
+def choose_fix(
+    live: Mapping[str, Any],
+    rules: ResourceRules,
+    applier: Applier,
+    *,
+    now: str,
+    manifest: Mapping[str, Any] | None = None,
+    drop_last_applied: bool = False,
+    reset_fields: FieldSet | None = None,
+    autoscalers: Sequence[str] = AUTOSCALERS,
+) -> Fix:
+    """The first remedy (see the module docstring) that keeps every value; or the best failing
+    one, with its problems, when none does. ``manifest`` is the one the applier will apply (``-f``);
+    without it the applier is assumed to apply what it applied last. ``drop_last_applied``: the
+    annotation must go (a Secret's data in clear, the size limit)."""
+    root = rules.root
+    previous = inferred_manifest(live, applier, root)
+    nxt = manifest if manifest is not None else previous
+    drop = tuple(scaled_fields(live, nxt, autoscalers))
+    nxt2 = without_paths(nxt, drop) if nxt is not None else None
+    ctx = PlanContext(root, reset_fields, manifest)
+    has_la = isinstance(((live.get("metadata") or {}).get("annotations") or {}).get(LAST_APPLIED_ANNOTATION), str)
+
+    candidates: list[FixCommand | None] = []
+    if applier.kind is ApplierKind.kubectl_client_side:
+        if not drop_last_applied:
+            candidates.append(None)
+        if drop and has_la:
+            candidates.append(StripLastApplied(drop))
+    else:
+        if not (drop_last_applied and has_la):
+            candidates.append(None)
+        sources = _co_owners(live, applier, nxt2, previous, root, autoscalers)
+        keep_la: bool | None = False if drop_last_applied and has_la else None
+        if sources or keep_la is False:
+            candidates.append(MigrateToServerSide(tuple(sources) or (KUBECTL_CLIENT_SIDE_APPLY,), applier.manager,
+                                                  keep_la))
+        stale = [s for s in sources if _stale(s, applier)]
+        if stale and stale != sources:
+            candidates.append(MigrateToServerSide(tuple(stale), applier.manager, keep_la))
+
+    best: Fix | None = None
+    tried: list[FixCommand | None] = []
+    queue = list(candidates)
+    while queue:
+        cand = queue.pop(0)
+        if cand in tried:
+            continue
+        tried.append(cand)
+        v = verify_command(cand, live, rules, ctx, applier, now=now, next_manifest=nxt2, previous_manifest=previous,
+                           keep=drop)
+        if manifest is not None and cand is not None and v.ok:
+            # the printed command plans without -f: it must also keep every value on its own terms
+            own = verify_command(cand, live, rules, PlanContext(root, reset_fields, None), applier, now=now,
+                                 next_manifest=without_paths(previous, drop) if previous is not None else None,
+                                 previous_manifest=previous, keep=drop)
+            if not own.ok:
+                v = own
+        retained = _retained(v, nxt2, applier, root)
+        fix = Fix(applier, cand, drop, v, retained)
+        if v.ok and not retained:
+            return fix
+        if cand is None and nxt2 is not None:
+            # values the applier's own sequence would delete although its manifest never set them (Flux
+            # folds every kubectl* manager, kubectl label's included): a manager it leaves alone keeps them
+            lost = _lost_leaves(live, [c.path for c in v.unexpected if c.kind == "deleted"
+                                       and value_at(nxt2, c.path) is MISSING and not _under_any(c.path, drop)], root)
+            if lost:
+                queue.insert(0, Handover(tuple(lost), KEEPER))
+        if best is None or (v.ok and (not best.ok or len(retained) < len(best.retained))):
+            best = fix
+    if best is None:
+        return Fix(applier, None, drop, Verification(dict(live)))
+    return best
+
+
+def _under_any(p: Path, prefixes: Sequence[Path]) -> bool:
+    return any(is_prefix(q, p) or is_prefix(p, q) for q in prefixes)
+
+
+def _lost_leaves(live: Mapping[str, Any], paths: Sequence[Path], root: Any) -> list[Path]:
+    """The fields set at or below ``paths`` (a deleted map is handed over key by key)."""
+    try:
+        live_set = to_field_set(live, root)
+    except ValueError:
+        return list(paths)
+    out: list[Path] = []
+    for p in paths:
+        below = [p + q for q in live_set.descend(p).leaves().sorted_paths()]
+        out.extend(below or [p])
+    return out
+
+
+def _co_owners(live: Mapping[str, Any], applier: Applier, nxt: Mapping[str, Any] | None,
+               previous: Mapping[str, Any] | None, root: Any, autoscalers: Sequence[str]) -> list[str]:
+    """Managers (other than the applier's Apply entry, ``kubectl-last-applied`` and subresource
+    writers) that own fields of the applier's manifest, before or after: folding them into the
+    applier makes those fields its own."""
+    fields = FieldSet()
+    for doc in (nxt, previous):
+        if doc is not None:
+            try:
+                fields = fields.union(to_field_set(doc, root).difference(STRIPPED_METADATA))
+            except ValueError:
+                continue
+    fields = fields.difference(FieldSet([LAST_APPLIED_PATH]))
+    out: list[str] = []
+    for e in _entries(live):
+        if e.subresource or e.manager == KUBECTL_LAST_APPLIED:
+            continue
+        if e.manager == applier.manager and e.operation == APPLY:
+            continue
+        if any(fnmatch.fnmatchcase(e.manager, g) for g in autoscalers):
+            continue
+        if e.fields.intersection(fields).is_empty():
+            continue
+        name = _glob_literal(e.manager)
+        if name not in out:
+            out.append(name)
+    return out
+
+
+def _glob_literal(name: str) -> str:
+    import re
+
+    return re.sub(r"([*?\[])", r"[\1]", name)
+
+
+_STALE = ("kubectl-client-side-apply", "before-first-apply", "ancient-changes", "kubectl", "kubectl-*")
+
+
+def _stale(source: str, applier: Applier) -> bool:
+    return source == applier.manager or any(fnmatch.fnmatchcase(source, g) for g in _STALE)
+
+
+def _retained(
+    v: Verification, nxt: Mapping[str, Any] | None, applier: Applier, root: Any
+) -> list[tuple[Path, tuple[str, ...]]]:
+    """Fields the manifest sets that others still own after the next apply: dropping them from the
+    manifest later would not remove them. Scalers' fields are not counted (they are dropped)."""
+    final = v.final
+    if final is None or nxt is None or applier.kind is ApplierKind.kubectl_client_side:
+        return []
+    try:
+        fields = to_field_set(nxt, root).difference(STRIPPED_METADATA).difference(FieldSet([LAST_APPLIED_PATH]))
+    except ValueError:
+        return []
+    out: list[tuple[Path, tuple[str, ...]]] = []
+    entries = _entries(final)
+    for p in fields.leaves().sorted_paths():
+        owners = tuple(sorted({e.manager for e in entries if e.fields.has(p)
+                               and not (e.manager == applier.manager and e.operation == APPLY)}))
+        if owners:
+            out.append((p, owners))
+    return out

@@ -1,0 +1,104 @@
+"""What an applier applies, read off the live object when the user does not give the manifest.
+
+A remedy is checked against the applier's next apply, which needs the manifest it will apply.
+With ``-f`` the user gives it. Without, the object's own records say what the applier applied
+last, and the check assumes it applies the same again (minus what the fix says to drop):
+
+* the last-applied annotation, for client-side ``kubectl apply``, for ``kubectl apply
+  --server-side`` (the server keeps it in sync for the manager ``kubectl``) and for any applier
+  that takes a client-side history over (Argo CD's and Flux's migrations fold the client-side
+  manager into the applier: its manifest was the annotation's);
+* the fields of the applier's Apply entry, with their live values (what it applied, minus what
+  others have taken since);
+* Helm 3's ``helm`` Update entry for Helm, which writes client-side (the chart's fields).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+from ..appliers import Applier, ApplierKind
+from ..managedfields import APPLY, KUBECTL, LAST_APPLIED_ANNOTATION, UPDATE, ManagedFieldsEntry, decode_entries
+from ..schema.types import Type
+from ..typed.remove import extract_owned
+from .plans import LAST_APPLIED_PATH, last_applied_document
+
+__all__ = ["inferred_manifest", "without_paths"]
+
+
+def inferred_manifest(live: Mapping[str, Any], applier: Applier, root: Type) -> dict[str, Any] | None:
+    """The manifest ``applier`` last applied to ``live`` (None when nothing records it)."""
+    md = live.get("metadata") or {}
+    api_version = str(live.get("apiVersion") or "")
+    la = (md.get("annotations") or {}).get(LAST_APPLIED_ANNOTATION)
+    entries = decode_entries(md.get("managedFields"))
+    annotation = last_applied_document(la if isinstance(la, str) else None, api_version)
+    own = [e for e in entries if e.manager == applier.manager and e.operation == APPLY and not e.subresource]
+    annotation_is_its = applier.kind in (ApplierKind.kubectl_client_side, ApplierKind.argocd, ApplierKind.flux) \
+        or applier.manager == KUBECTL or (not own and annotation is not None)
+    if annotation is not None and annotation_is_its:
+        doc = copy.deepcopy(annotation)
+        _drop_last_applied(doc)
+        if own:
+            _merge_missing(doc, _extracted(live, own[0], root))
+        return doc
+    if own:
+        return _extracted(live, own[0], root)
+    if applier.kind is ApplierKind.helm:
+        helm3 = [e for e in entries if e.manager == applier.manager and e.operation == UPDATE and not e.subresource]
+        if helm3:
+            return _extracted(live, helm3[0], root)
+    return None
+
+
+def _extracted(live: Mapping[str, Any], entry: ManagedFieldsEntry, root: Type) -> dict[str, Any]:
+    fields = entry.fields.difference(_lac_set())
+    body = extract_owned(copy.deepcopy(dict(live)), fields, root)
+    if not isinstance(body, dict):
+        body = {}
+    md_live = live.get("metadata") or {}
+    extracted = body.get("metadata")
+    md: dict[str, Any] = {k: v for k, v in extracted.items() if k in ("labels", "annotations", "finalizers",
+                          "ownerReferences")} if isinstance(extracted, dict) else {}
+    md["name"] = md_live.get("name")
+    if md_live.get("namespace"):
+        md["namespace"] = md_live["namespace"]
+    body["metadata"] = md
+    body["apiVersion"] = live.get("apiVersion")
+    body["kind"] = live.get("kind")
+    return body
+
+
+def _lac_set() -> Any:
+    from ..fieldpath import FieldSet
+
+    return FieldSet([LAST_APPLIED_PATH])
+
+
+def _drop_last_applied(doc: dict[str, Any]) -> None:
+    md = doc.get("metadata")
+    if isinstance(md, dict) and isinstance(md.get("annotations"), dict):
+        md["annotations"].pop(LAST_APPLIED_ANNOTATION, None)
+        if not md["annotations"]:
+            del md["annotations"]
+
+
+def _merge_missing(doc: dict[str, Any], extra: Mapping[str, Any]) -> None:
+    """Add to ``doc`` the maps' keys only ``extra`` has (the annotation wins where both set a value)."""
+    for k, v in extra.items():
+        if k not in doc:
+            doc[k] = copy.deepcopy(v)
+        elif isinstance(doc[k], dict) and isinstance(v, Mapping):
+            _merge_missing(doc[k], v)
+
+
+def without_paths(manifest: Mapping[str, Any], paths: Any) -> dict[str, Any]:
+    """``manifest`` without the fields at ``paths`` (the edits a fix asks the user to make)."""
+    from .plans import _remove_path
+
+    doc = copy.deepcopy(dict(manifest))
+    for p in paths:
+        _remove_path(doc, p)
+    return doc

@@ -1,0 +1,241 @@
+"""Does a remedy keep every value? The fix and then the applier's next apply, played on the engine.
+
+A remedy is trusted only after this check (the product's rule: *a remedy never loses data*):
+
+1. the fix's requests are simulated on the live object: they must change no value (they write
+   ownership and the last-applied annotation only);
+2. then the applier's next run — its real request sequence (:mod:`kubectl_fieldown.appliers`) —
+   with the manifest it will apply;
+3. every value that differs from the live object must be one the user asked for: a value the next
+   manifest sets, a field the manifest no longer sets (it was in the previous manifest and the user
+   dropped it), or an addition. Anything else — a label someone else set, a replicas count a scaler
+   owns — is a loss, and the remedy is not offered (a write command refuses it unless
+   ``--allow-value-changes``).
+
+The fields the fix tells the user to drop from their manifest but hands to another writer (``keep``,
+e.g. ``.spec.replicas`` for a scaler) must keep their live value. A dropped field that is still
+there afterwards is no loss but is reported (it stays forever, nobody will prune it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..appliers import Applier, ApplierRun, run_applier
+from ..fieldmanager import ResourceRules
+from ..fieldpath import FieldSet, Path, is_prefix, path_from_fields, path_string
+from ..fieldpath.lookup import MISSING, value_at
+from ..managedfields import LAST_APPLIED_ANNOTATION, ManagedFieldsEntry, decode_entries
+from ..typed.compare import compare
+from ..value import values_equal
+from .requests import RequestFailed, WriteRequest, simulate_requests
+
+__all__ = ["BOOKKEEPING", "ValueChange", "Verification", "value_changes", "verify"]
+
+#: not values anyone sets: the server's bookkeeping, and the last-applied annotation (a record of
+#: a manifest, rewritten by the remedies on purpose)
+BOOKKEEPING: FieldSet = FieldSet([
+    path_from_fields("metadata", "managedFields"),
+    path_from_fields("metadata", "resourceVersion"),
+    path_from_fields("metadata", "generation"),
+    path_from_fields("metadata", "uid"),
+    path_from_fields("metadata", "creationTimestamp"),
+    path_from_fields("metadata", "selfLink"),
+    path_from_fields("metadata", "annotations", LAST_APPLIED_ANNOTATION),
+])
+
+
+@dataclass(frozen=True)
+class ValueChange:
+    path: Path
+    before: Any
+    after: Any
+    """:data:`~kubectl_fieldown.fieldpath.lookup.MISSING` where the field is absent."""
+
+    @property
+    def kind(self) -> str:
+        if self.after is MISSING:
+            return "deleted"
+        if self.before is MISSING:
+            return "added"
+        return "changed"
+
+    def describe(self) -> str:
+        def show(v: Any) -> str:
+            if v is MISSING:
+                return "unset"
+            import json
+
+            text = json.dumps(v, sort_keys=True, ensure_ascii=False)
+            return text if len(text) <= 40 else text[:39] + "…"
+
+        return f"{path_string(self.path)} ({show(self.before)} -> {show(self.after)})"
+
+
+def value_changes(before: Mapping[str, Any], after: Mapping[str, Any], rules: ResourceRules) -> list[ValueChange]:
+    """Every field whose value differs (leaves, atomic values and whole items), bookkeeping aside."""
+    before, after = _without_bookkeeping(before), _without_bookkeeping(after)
+    c = compare(before, after, rules.root).exclude(BOOKKEEPING)
+    out: list[ValueChange] = []
+    for fs in (c.removed, c.modified, c.added):
+        for p in _topmost(fs):
+            out.append(ValueChange(p, value_at(before, p), value_at(after, p)))
+    return sorted(out, key=lambda ch: ch.path)
+
+
+def _without_bookkeeping(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The object without the last-applied annotation (and without the annotations map when that
+    was all it held): the map going away with it is no loss."""
+    md = obj.get("metadata")
+    ann = md.get("annotations") if isinstance(md, Mapping) else None
+    if not isinstance(ann, Mapping) or LAST_APPLIED_ANNOTATION not in ann:
+        return obj
+    assert isinstance(md, Mapping)
+    rest = {k: v for k, v in ann.items() if k != LAST_APPLIED_ANNOTATION}
+    new_md = {k: v for k, v in md.items() if k != "annotations"}
+    if rest:
+        new_md["annotations"] = rest
+    return {**obj, "metadata": new_md}
+
+
+def _topmost(fs: FieldSet) -> list[Path]:
+    out: list[Path] = []
+    for p in fs.sorted_paths():
+        if out and is_prefix(out[-1], p):
+            continue
+        out.append(p)
+    return out
+
+
+@dataclass
+class Verification:
+    """What a fix and the next apply do to the values of one object."""
+
+    fixed: dict[str, Any] | None
+    """The object after the fix's requests (None when they fail)."""
+    run: ApplierRun | None = None
+    fix_error: str | None = None
+    fix_changes: list[ValueChange] = field(default_factory=list)
+    changes: list[ValueChange] = field(default_factory=list)
+    unexpected: list[ValueChange] = field(default_factory=list)
+    """Changes the user did not ask for: the fix must not be offered."""
+    dropped_removed: list[Path] = field(default_factory=list)
+    dropped_kept: list[tuple[Path, tuple[str, ...]]] = field(default_factory=list)
+    """Fields the manifest dropped that stay (with their owners): they are never pruned."""
+
+    @property
+    def apply_error(self) -> str | None:
+        if self.run is None or self.run.ok or self.run.error is None:
+            return None
+        return self.run.error.message
+
+    @property
+    def ok(self) -> bool:
+        return (self.fix_error is None and not self.fix_changes and not self.unexpected
+                and self.apply_error is None)
+
+    @property
+    def final(self) -> dict[str, Any] | None:
+        if self.run is not None and self.run.result is not None:
+            return self.run.result
+        return self.fixed
+
+    def problems(self) -> list[str]:
+        """One line per reason the fix is refused."""
+        out: list[str] = []
+        if self.fix_error:
+            out.append(f"the fix itself would fail: {self.fix_error}")
+        out += [f"the fix would change {c.describe()}" for c in self.fix_changes]
+        if self.apply_error:
+            out.append(f"the next apply would fail: {self.apply_error}")
+        out += [f"the next apply would {'delete' if c.kind == 'deleted' else 'change'} {c.describe()}"
+                for c in self.unexpected]
+        return out
+
+
+def verify(
+    live: Mapping[str, Any],
+    fix: Sequence[WriteRequest],
+    rules: ResourceRules,
+    *,
+    now: str,
+    applier: Applier | None = None,
+    next_manifest: Mapping[str, Any] | None = None,
+    previous_manifest: Mapping[str, Any] | None = None,
+    keep: Sequence[Path] = (),
+) -> Verification:
+    """Simulate ``fix`` and then ``applier`` applying ``next_manifest``, and judge every value change.
+
+    ``previous_manifest`` is what the applier applied before (the fields it no longer sets are
+    the ones the user dropped); None when unknown, and then no deletion is expected. Without an
+    applier or a manifest only the fix itself is checked."""
+    try:
+        fixed = simulate_requests(live, fix, rules, now=now)
+    except RequestFailed as e:
+        return Verification(None, fix_error=f"{e.message} ({e.status})")
+    v = Verification(fixed)
+    v.fix_changes = value_changes(live, fixed, rules)
+    if applier is None or next_manifest is None:
+        return v
+    run = run_applier(applier, fixed, next_manifest, rules, now=now)
+    v.run = run
+    after = run.result if run.result is not None else fixed
+    v.changes = value_changes(live, after, rules)
+    kept = [p for p in keep]
+    for ch in v.changes:
+        if any(is_prefix(k, ch.path) or is_prefix(ch.path, k) for k in kept):
+            v.unexpected.append(ch)
+            continue
+        if _asked(ch, next_manifest, previous_manifest):
+            if ch.kind == "deleted":
+                v.dropped_removed.append(ch.path)
+            continue
+        v.unexpected.append(ch)
+    if previous_manifest is not None:
+        owners = decode_entries((after.get("metadata") or {}).get("managedFields")) if isinstance(after, Mapping) \
+            else []
+        for p in _dropped_leaves(previous_manifest, next_manifest, rules):
+            if any(is_prefix(k, p) for k in kept):
+                continue
+            if value_at(after, p) is not MISSING:
+                v.dropped_kept.append((p, _owners(owners, p)))
+    return v
+
+
+def _asked(ch: ValueChange, manifest: Mapping[str, Any], previous: Mapping[str, Any] | None) -> bool:
+    """A change the next manifest asks for: its value, an addition, or a field it dropped."""
+    if ch.kind == "added":
+        return True
+    wanted = value_at(manifest, ch.path)
+    if ch.kind == "changed":
+        return wanted is not MISSING and values_equal(wanted, ch.after)
+    # deleted: the manifest no longer sets it, and the applier's previous manifest did (the field
+    # itself or something inside it)
+    if wanted is not MISSING or previous is None:
+        return False
+    return value_at(previous, ch.path) is not MISSING
+
+
+def _dropped_leaves(previous: Mapping[str, Any], manifest: Mapping[str, Any], rules: ResourceRules) -> list[Path]:
+    c = compare(_without_meta(previous), _without_meta(manifest), rules.root).exclude(BOOKKEEPING)
+    return _topmost(c.removed)
+
+
+def _without_meta(doc: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(doc)
+    md = out.get("metadata")
+    if isinstance(md, Mapping):
+        out["metadata"] = {k: v for k, v in md.items() if k in ("labels", "annotations")}
+    return out
+
+
+def _owners(entries: Sequence[ManagedFieldsEntry], p: Path) -> tuple[str, ...]:
+    out = []
+    for e in entries:
+        if e.fields.has(p) or not e.fields.descend(p).is_empty():
+            label = e.manager + (f" ({e.subresource})" if e.subresource else "") \
+                + (" (Update)" if e.operation == "Update" else "")
+            out.append(label)
+    return tuple(sorted(set(out)))
