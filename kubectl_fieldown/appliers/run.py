@@ -81,8 +81,9 @@ def run_applier(
     elif kind is ApplierKind.flux:
         s.flux()
     elif kind is ApplierKind.helm:
-        s.csaupgrade([applier.manager], applier.manager, applier.manager,
-                     f"Helm 4 csaupgrade of its {applier.manager} Update entry into Apply")
+        if applier.csa_migration:
+            s.csaupgrade([applier.manager], applier.manager, applier.manager,
+                         f"Helm 4 csaupgrade of its {applier.manager} Update entry into Apply")
         if s.run.ok:
             s.apply(manifest, applier.manager, applier.force, "apply of the rendered manifest")
     else:

@@ -70,10 +70,12 @@ class Fix:
     verification: Verification
     retained: list[tuple[Path, tuple[str, ...]]] = field(default_factory=list)
     """Fields of the manifest still owned by others after the next apply (never pruned)."""
+    refusal: str = ""
+    """Why no fix can be offered for this applier (empty when one was verified)."""
 
     @property
     def ok(self) -> bool:
-        return self.verification.ok
+        return self.verification.ok and not self.refusal
 
     @property
     def needed(self) -> bool:
@@ -85,18 +87,21 @@ class Fix:
 
 def scaled_fields(obj: Mapping[str, Any], manifest: Mapping[str, Any] | None,
                   autoscalers: Sequence[str] = AUTOSCALERS) -> list[Path]:
-    """Fields a scaler owns that the manifest sets: ``.spec.replicas`` written through ``/scale``,
-    and whatever an autoscaler's Update entry owns. The manifest should leave them to it."""
-    if manifest is None:
-        return []
+    """Fields a scaler owns: ``.spec.replicas`` written through ``/scale``, and whatever an
+    autoscaler's Update entry owns (its ``.spec`` part). The manifest should leave them to it.
+
+    ``replicas`` is listed even when the manifest read off the object does not set it: the applier
+    lost its ownership to the scaler, which is how it disappears from the record, while the user's
+    manifest most likely still sets it."""
     out: set[Path] = set()
     for e in _entries(obj):
         if e.subresource == "scale":
             if e.fields.has(REPLICAS):
                 out.add(REPLICAS)
         elif e.operation != APPLY and any(fnmatch.fnmatchcase(e.manager, g) for g in autoscalers):
-            out.update(e.fields.leaves())
-    return sorted(p for p in out if value_at(manifest, p) is not MISSING and p[:1] != path_from_fields("status"))
+            out.update(p for p in e.fields.leaves().sorted_paths() if manifest is not None
+                       and value_at(manifest, p) is not MISSING)
+    return sorted(p for p in out if p[:1] == path_from_fields("spec") and value_at(obj, p) is not MISSING)
 
 
 def _entries(obj: Mapping[str, Any]) -> list[ManagedFieldsEntry]:
@@ -146,15 +151,20 @@ def choose_fix(
     root = rules.root
     previous = inferred_manifest(live, applier, root)
     nxt = manifest if manifest is not None else previous
-    drop = tuple(scaled_fields(live, nxt, autoscalers))
+    drop = tuple(p for p in scaled_fields(live, nxt, autoscalers)
+                 # client-side apply only touches what its manifest sets
+                 if applier.server_side or (nxt is not None and value_at(nxt, p) is not MISSING))
     nxt2 = without_paths(nxt, drop) if nxt is not None else None
     ctx = PlanContext(root, reset_fields, manifest)
     has_la = isinstance(((live.get("metadata") or {}).get("annotations") or {}).get(LAST_APPLIED_ANNOTATION), str)
 
     candidates: list[FixCommand | None] = []
     if applier.kind is ApplierKind.kubectl_client_side:
-        if not drop_last_applied:
-            candidates.append(None)
+        if drop_last_applied and has_la:
+            return Fix(applier, None, drop, Verification(dict(live)), refusal=(
+                "client-side kubectl apply needs the last-applied annotation: switch this object to server-side "
+                "apply (plan it with --applier kubectl)"))
+        candidates.append(None)
         if drop and has_la:
             candidates.append(StripLastApplied(drop))
     else:

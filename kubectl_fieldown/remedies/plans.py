@@ -157,15 +157,25 @@ def _matches(name: str, globs: Iterable[str]) -> bool:
     return any(fnmatch.fnmatchcase(name, g) for g in globs)
 
 
-def _finish(ref: Ref, rv: str, before: list[ManagedFieldsEntry], after: list[ManagedFieldsEntry],
-            la: str | None, la_after: str | None, present: bool, api_version: str, notes: list[str],
-            *, reset: bool = False) -> Migration:
+def _finish(obj: Mapping[str, Any], before: list[ManagedFieldsEntry], after: list[ManagedFieldsEntry],
+            la_after: str | None, notes: list[str]) -> Migration:
     """A plan whose annotation ownership follows the one rule every plan keeps (see
     :func:`canonical_last_applied_owner`) when the plan writes the annotation."""
+    ref, rv, _, la, present = _start(obj)
+    api_version = ref.api_version
+    before_annotations = (obj.get("metadata") or {}).get("annotations")
     if la_after is not None and la_after != la:
         after = _give_annotation(after, api_version, created=la is None and not present)
+    elif la_after is None and la is not None and not _other_annotations(before_annotations):
+        # the annotations map goes with its last key (an empty map is not stored), and so does any
+        # ownership of the map itself
+        after = _without_paths(after, FieldSet([ANNOTATIONS_PATH]), lambda e: True)
     after = [e for e in after if not e.fields.is_empty()]
-    return Migration(ref, rv, before, after, la, la_after, reset=reset, notes=notes, annotations_present=present)
+    return Migration(ref, rv, before, after, la, la_after, notes=notes, annotations_present=present)
+
+
+def _other_annotations(annotations: Any) -> bool:
+    return bool(annotations) and any(k != LAST_APPLIED_ANNOTATION for k in annotations or {})
 
 
 def canonical_last_applied_owner(entries: Sequence[ManagedFieldsEntry], api_version: str) -> ManagedFieldsEntry:
@@ -257,7 +267,7 @@ def plan_to_server_side(
         if keep_last_applied is False and la is not None:
             notes.append("removed the last-applied annotation")
             after = _without_paths(entries, _LAC, lambda e: True)
-            return _finish(ref, rv, entries, after, la, None, present, ref.api_version, notes)
+            return _finish(obj, entries, after, None, notes)
         return Migration(ref, rv, entries, list(entries), la, la, notes=notes, annotations_present=present)
 
     left_with_sources = FieldSet()
@@ -351,7 +361,7 @@ def plan_to_server_side(
             la_after = None
             after = _without_paths(after, _LAC, lambda e: True)
             notes.append("removed the last-applied annotation")
-    return _finish(ref, rv, entries, after, la, la_after, present, ref.api_version, notes)
+    return _finish(obj, entries, after, la_after, notes)
 
 
 def _listed(fs: FieldSet, limit: int = 3) -> str:
@@ -438,7 +448,7 @@ def plan_to_client_side(
         after.append(ManagedFieldsEntry(KUBECTL_CLIENT_SIDE_APPLY, UPDATE, ref.api_version, owned, entry.time))
     notes = [f"rebuilt the last-applied annotation from the {len(entry.fields)} field(s) {manager} owns",
              f"turned {manager} (Apply) into {KUBECTL_CLIENT_SIDE_APPLY} (Update)"]
-    return _finish(ref, rv, entries, after, la, la_after, present, ref.api_version, notes)
+    return _finish(obj, entries, after, la_after, notes)
 
 
 def last_applied_manifest(
@@ -541,7 +551,7 @@ def plan_strip_last_applied(
     if entries_differ(after, entries):
         notes.append(f"removed the field(s) from {', '.join(client_side_managers)}")
     new_la = last_applied_text(la_obj) if removed else la
-    return _finish(ref, rv, entries, after, la, new_la, present, ref.api_version, notes)
+    return _finish(obj, entries, after, new_la, notes)
 
 
 def _remove_path(doc: Any, path: Path) -> bool:
@@ -614,7 +624,7 @@ def plan_handover(
     notes.append(f"{to} (Apply) owns {shown}")
     if losers:
         notes.append(f"{', '.join(losers)} no longer own{'s' if len(losers) == 1 else ''} {shown}")
-    return _finish(ref, rv, entries, working, la, la_after, present, ref.api_version, notes)
+    return _finish(obj, entries, working, la_after, notes)
 
 
 def _is_target(e: ManagedFieldsEntry, to: str) -> bool:

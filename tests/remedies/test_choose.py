@@ -1,0 +1,143 @@
+"""One verified fix per object (kubectl_fieldown.remedies.choose), on engine-built histories: the cases
+the remedies issue reported, for each applier. Each fix is checked by the engine — the fix's
+requests, then the applier's own request sequence — and must keep every value the user did not drop."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubectl_fieldown.appliers import Applier
+from kubectl_fieldown.fieldpath import parse_path, path_string
+from kubectl_fieldown.remedies.choose import KEEPER, choose_fix, verify_command
+from kubectl_fieldown.remedies.commands import (
+    Handover,
+    MigrateToServerSide,
+    PlanContext,
+    Reset,
+    StripLastApplied,
+)
+from kubectl_fieldown.remedies.requests import requests_for, simulate_requests
+
+from .states import (
+    NOW,
+    RULES,
+    client_side_created,
+    edited,
+    labelled,
+    manifest,
+    scaled,
+    server_side_applied,
+    updated,
+)
+
+REPLICAS = parse_path(".spec.replicas")
+
+
+def fix_for(obj: dict[str, Any], kind: str, manager: str | None = None, **kw: Any) -> Any:
+    return choose_fix(obj, RULES, Applier.of(kind, manager), now=NOW, **kw)
+
+
+def scaled_and_labelled() -> dict[str, Any]:
+    """kubectl apply (client-side); kubectl scale --replicas=7; kubectl label team=payments."""
+    return labelled(scaled(client_side_created(), 7), "team", "payments")
+
+
+def test_client_side_apply_keeps_scaling_when_replicas_leave_the_annotation() -> None:
+    fix = fix_for(scaled_and_labelled(), "kubectl-client-side")
+    assert fix.ok
+    assert fix.command == StripLastApplied((REPLICAS,))
+    assert [path_string(p) for p in fix.drop] == [".spec.replicas"]
+    final = fix.verification.final
+    assert final is not None and final["spec"]["replicas"] == 7 and final["metadata"]["labels"]["team"] == "payments"
+
+
+def test_kubectl_server_side_needs_no_command_only_replicas_out_of_the_manifest() -> None:
+    fix = fix_for(scaled_and_labelled(), "kubectl")
+    assert fix.ok and fix.command is None
+    assert [path_string(p) for p in fix.drop] == [".spec.replicas"]
+    # kubectl's own follow-up (annotation apply, csaupgrade, apply again) ran in the check
+    assert fix.verification.run is not None
+    assert [r.purpose for r in fix.verification.run.requests][-1] == "apply again by kubectl"
+
+
+def test_argo_cd_migrates_by_itself() -> None:
+    fix = fix_for(scaled_and_labelled(), "argocd")
+    assert fix.ok and fix.command is None
+
+
+def test_flux_would_fold_kubectl_label_into_itself_and_prune_the_label_so_it_moves_aside() -> None:
+    obj = scaled_and_labelled()
+    nothing = verify_command(None, obj, RULES, PlanContext(RULES.root), Applier.of("flux"), now=NOW,
+                             next_manifest=manifest(replicas=None), previous_manifest=manifest())
+    assert [c.describe() for c in nothing.unexpected] == ['.metadata.labels ({"team": "payments"} -> unset)']
+    fix = fix_for(obj, "flux")
+    assert fix.ok
+    assert fix.command == Handover((parse_path(".metadata.labels.team"),), KEEPER)
+
+
+def test_the_old_remedy_reset_to_manager_is_refused_because_the_next_apply_deletes_values() -> None:
+    obj = scaled_and_labelled()
+    ctx = PlanContext(RULES.root)
+    stripped = simulate_requests(obj, requests_for(StripLastApplied((REPLICAS,)).plan(obj, ctx)), RULES, now=NOW)
+    v = verify_command(Reset("kubectl"), stripped, RULES, ctx, Applier.of("kubectl"), now=NOW,
+                       next_manifest=manifest(replicas=None), previous_manifest=manifest(), keep=(REPLICAS,))
+    assert not v.ok
+    assert {path_string(c.path) for c in v.unexpected} == {".metadata.labels", ".spec.replicas"}
+
+
+def test_server_side_apply_then_scale_drops_replicas_from_the_manifest_instead_of_a_reset() -> None:
+    fix = fix_for(scaled(server_side_applied(), 5), "kubectl")
+    assert fix.ok and fix.command is None
+    assert [path_string(p) for p in fix.drop] == [".spec.replicas"]
+
+
+def test_helm_4_upgrading_from_helm_3_folds_its_update_entry_by_itself() -> None:
+    obj = updated(server_side_applied("helm"), "helm", lambda o: o["spec"].update(color="green"))
+    fix = fix_for(obj, "helm", manifest=manifest(color="yellow"))
+    assert fix.ok and fix.command is None
+
+
+def test_helm_update_entry_folds_into_its_apply_entry() -> None:
+    obj = updated(server_side_applied("helm"), "helm", lambda o: o["spec"].update(color="green"))
+    # a Helm 4 release that was already server-side: Helm does not fold the entry itself (it only does
+    # on its client-side -> server-side upgrade), so the apply would conflict with "helm" using v1
+    nothing = verify_command(None, obj, RULES, PlanContext(RULES.root),
+                             Applier.of("helm", csa_migration=False), now=NOW,
+                             next_manifest=manifest(color="yellow"), previous_manifest=manifest())
+    assert nothing.apply_error is not None and 'conflict with "helm" using example.com/v1' in nothing.apply_error
+    fix = choose_fix(obj, RULES, Applier.of("helm", csa_migration=False), now=NOW, manifest=manifest(color="yellow"))
+    assert fix.ok
+    assert isinstance(fix.command, MigrateToServerSide) and fix.command.target == "helm"
+    assert "helm" in fix.command.sources
+
+
+def test_a_previous_appliers_entry_folds_into_the_new_applier_so_dropped_fields_go() -> None:
+    obj = server_side_applied("kustomize-controller", manifest(color="red"))
+    obj = server_side_applied("helm-controller", manifest(color="red"), live=obj)
+    fix = fix_for(obj, "ssa", "helm-controller", manifest=manifest(color=None))
+    assert fix.ok
+    assert fix.command == MigrateToServerSide(("kustomize-controller",), "helm-controller", None)
+    final = fix.verification.final
+    assert final is not None and "color" not in final["spec"]
+
+
+def test_client_side_history_folds_into_a_plain_server_side_applier() -> None:
+    # kubernetes#99003: without the migration the field the manifest dropped would stay forever
+    fix = fix_for(client_side_created(), "ssa", "ci-applier", manifest=manifest(color=None))
+    assert fix.ok
+    assert fix.command == MigrateToServerSide(("kubectl-client-side-apply",), "ci-applier", None)
+    final = fix.verification.final
+    assert final is not None and "color" not in final["spec"] and final["spec"]["replicas"] == 2
+
+
+def test_an_imperative_edit_the_manifest_overrides_is_folded_in() -> None:
+    fix = fix_for(edited(client_side_created(), color="green"), "kubectl")
+    assert fix.ok
+    assert isinstance(fix.command, MigrateToServerSide) and "kubectl-edit" in fix.command.sources
+
+
+def test_the_annotation_can_only_go_with_a_server_side_applier() -> None:
+    assert fix_for(client_side_created(), "kubectl", drop_last_applied=True).command == \
+        MigrateToServerSide(("kubectl-client-side-apply",), "kubectl", False)
+    refused = fix_for(client_side_created(), "kubectl-client-side", drop_last_applied=True)
+    assert not refused.ok and "needs the last-applied annotation" in refused.refusal
