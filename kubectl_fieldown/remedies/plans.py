@@ -528,7 +528,7 @@ def plan_strip_last_applied(
     client_side_managers: Sequence[str] = (KUBECTL_CLIENT_SIDE_APPLY,),
 ) -> Migration:
     """Forget ``paths`` in the last-applied annotation and in the client-side managers' entries."""
-    ref, rv, entries, la, present = _start(obj)
+    ref, _, entries, la, _ = _start(obj)
     if la is None:
         raise MigrationError(f"{ref}: has no last-applied annotation (it is not managed by client-side apply)")
     try:
@@ -593,7 +593,7 @@ def plan_handover(
     also leave the last-applied annotation and the client-side manager, so neither ``kubectl
     apply`` nor ``kubectl apply --server-side`` of a manifest without them removes or resets them.
     No value changes: the plan only writes managedFields (and the annotation)."""
-    ref, rv, entries, la, present = _start(obj)
+    ref, _, entries, la, _ = _start(obj)
     if to == KUBECTL_CLIENT_SIDE_APPLY:
         raise MigrationError(f"{KUBECTL_CLIENT_SIDE_APPLY} cannot take fields over: it only ever updates")
     for p in paths:

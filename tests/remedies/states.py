@@ -9,10 +9,10 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from engine.conformance_cases import CASES, load, rules_for
+
 from kubectl_fieldown.appliers import Applier, run_applier
 from kubectl_fieldown.fieldmanager import ResourceRules, simulate_apply, simulate_update
-
-from engine.conformance_cases import CASES, load, rules_for
 
 NOW = "2026-11-24T10:00:00Z"
 RULES: ResourceRules = rules_for(load(CASES / "cur-hpa-handover.json"))
