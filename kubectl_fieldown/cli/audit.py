@@ -32,6 +32,7 @@ from . import options
 from .errors import EXIT_USAGE, UsageError, handle_errors, print_error
 
 if TYPE_CHECKING:
+    from ..appliers import Applier
     from ..audit import AuditContext, Finding, ObjectKey
     from ..fieldmanager import ResourceRules
     from ..kube.client import AllNamespaces, ClusterClient
@@ -230,6 +231,35 @@ def _rules(client: ClusterClient, registry: SchemaRegistry, res: ResourceInfo, a
     return ResourceRules.for_kind(schema, status)
 
 
+class _RulesByKind:
+    """Each kind's engine rules, looked up once, on first need (an audit meets few kinds)."""
+
+    def __init__(self, client: ClusterClient, known: dict[tuple[str, str], ResourceRules]) -> None:
+        from ..schema.registry import SchemaRegistry
+
+        self._client = client
+        self._registry = SchemaRegistry()
+        self._known: dict[tuple[str, str], ResourceRules | None] = dict(known)
+
+    def __call__(self, api_version: str, kind: str) -> ResourceRules | None:
+        from ..kube.errors import KubeError
+        from ..kube.stream import FATAL_ERRORS
+
+        key = (api_version, kind)
+        if key not in self._known:
+            try:
+                res = self._client.discovery.resolve_kind(api_version, kind)
+                rules: ResourceRules | None = _rules(self._client, self._registry, res, api_version, kind)
+            except FATAL_ERRORS:
+                raise
+            except KubeError:
+                rules = None
+            if rules is not None and rules.schema.deduced:
+                rules = None  # a deduced schema makes every list atomic: a fix checked on it proves nothing
+            self._known[key] = rules
+        return self._known[key]
+
+
 def _now() -> str:
     from ..managedfields import format_time
 
@@ -336,7 +366,7 @@ def _unseen_manifests(client: ClusterClient, m: Manifests, result: ScanResult, c
                       namespace: str | AllNamespaces | None, selector: str | None) -> None:
     """Predicted conflicts of manifests whose live object the scan did not meet: outside ``-n``,
     ``-l`` or ``--kinds``. An object of a type listed completely in its namespace does not exist."""
-    from ..audit import predicted_conflicts, type_finding
+    from ..audit import audit_object, type_finding
     from ..kube.errors import Forbidden, KubeError, NotFound
     from ..kube.stream import FATAL_ERRORS
 
@@ -358,7 +388,7 @@ def _unseen_manifests(client: ClusterClient, m: Manifests, result: ScanResult, c
             result.findings.append(type_finding(rule, res.api_version, res.kind, res.group_resource,
                                                 key[2] or None, str(e)))
             continue
-        result.findings.extend(predicted_conflicts(live, ctx))
+        result.findings.extend(f for f in audit_object(live, ctx) if f.id == "predicted-conflict")
 
 
 # --- exit code -------------------------------------------------------------------------------------
@@ -416,11 +446,21 @@ def audit(
             case_sensitive=False,
         ),
     ] = FailOn.error,
+    applier: Annotated[
+        str | None,
+        typer.Option(
+            "--applier",
+            metavar="kubectl|kubectl-client-side|argocd|flux|helm|ssa",
+            help="The applier the fixes are for, and whose next apply (its own sequence of requests) is checked; "
+            "with -f its apply of those manifests is predicted. Default: the one each object is managed by.",
+            show_default=False,
+        ),
+    ] = None,
     field_manager: Annotated[
         str | None,
         options.field_manager_option(
-            "The new applier: fixes hand fields over to it, and with -f its apply is simulated to predict "
-            "conflicts."),
+            "The manager the applier applies as (default: the tool's own: kubectl, argocd-controller, "
+            "kustomize-controller, helm); alone, it names the applier by its manager."),
     ] = None,
     filename: options.Filename = None,
     recursive: options.Recursive = False,
@@ -447,8 +487,9 @@ def audit(
     unknown = sorted(ignored - set(RULES))
     if unknown:
         raise UsageError(f"--ignore: unknown finding id {unknown[0]!r} (one of {', '.join(RULES)})")
-    if filename and not field_manager:
-        raise UsageError("-f names the manifests of the new applier: give its name with --field-manager")
+    named = _named_applier(applier, field_manager)
+    if filename and named is None:
+        raise UsageError("-f names the manifests of the new applier: name it with --applier or --field-manager")
     docs = _read_manifests(filename, recursive) if filename else []
     cluster = options.ClusterArgs(kubeconfig, context, namespace, all_namespaces)
 
@@ -464,8 +505,8 @@ def audit(
                 types = select_types(client.discovery.resources(), all_namespaces)
             ns: str | AllNamespaces = ALL_NAMESPACES if all_namespaces else (namespace or client.default_namespace)
             manifests = _load_manifests(client, docs, namespace) if docs else Manifests()
-            ctx = AuditContext(field_manager=field_manager, manifests=manifests.by_key, rules=manifests.rules,
-                               now=_now(), ignore=ignored)
+            ctx = AuditContext(applier=named, manifests=manifests.by_key,
+                               rules_for=_RulesByKind(client, manifests.rules), now=_now(), ignore=ignored)
             result = scan(client, types, ns, selector, ctx, workers)
             if manifests.by_key and not result.interrupted and "predicted-conflict" not in ignored:
                 try:
@@ -475,14 +516,27 @@ def audit(
     finally:
         client.close()
 
-    report = _report(result, types, ns if isinstance(ns, str) else None, selector, fail_on, field_manager,
-                     time.monotonic() - started)
+    report = _report(result, types, ns if isinstance(ns, str) else None, selector, fail_on,
+                     named.manager if named else None, time.monotonic() - started)
     _render(report, output)
     if result.interrupted:
         print_error(f"interrupted: partial results ({len(result.complete_types)} of {len(types)} types complete)")
     code = exit_code(report.findings, fail_on, result.interrupted)
     if code:
         raise typer.Exit(code)
+
+
+def _named_applier(kind: str | None, manager: str | None) -> Applier | None:
+    from ..appliers import APPLIER_KINDS, Applier, ApplierError, applier_for_manager
+
+    if kind is None:
+        return applier_for_manager(manager) if manager else None
+    if kind not in APPLIER_KINDS:
+        raise UsageError(f"--applier must be one of {', '.join(APPLIER_KINDS)}, not {kind!r}")
+    try:
+        return Applier.of(kind, manager)
+    except ApplierError as e:
+        raise UsageError(str(e)) from None
 
 
 def _report(result: ScanResult, types: Sequence[ResourceInfo], namespace: str | None, selector: str | None,

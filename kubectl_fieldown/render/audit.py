@@ -29,6 +29,7 @@ from xml.sax.saxutils import escape as xml_escape
 from xml.sax.saxutils import quoteattr
 
 from ..audit import RULES, Finding, Severity
+from .fixes import command_line, fix_lines
 
 __all__ = ["FORMAT_VERSION", "AuditReport", "render_json", "render_junit", "render_text", "to_document"]
 
@@ -88,8 +89,43 @@ def to_document(report: AuditReport) -> dict[str, Any]:
             "byKind": dict(Counter(f.kind for f in findings)),
             "byNamespace": dict(Counter(_where(f) for f in findings)),
         },
-        "items": [f.to_json() for f in findings],
+        "items": [finding_json(f) for f in findings],
+        "objects": _objects(findings),
     }
+
+
+def finding_json(f: Finding) -> dict[str, Any]:
+    """The documented ``-o json`` item (docs/audit.md); ``fix`` is the object's command line."""
+    return {
+        "id": f.id,
+        "severity": f.severity.value,
+        "apiVersion": f.api_version,
+        "kind": f.kind,
+        "namespace": f.namespace,
+        "name": f.name,
+        "resource": f.resource,
+        "message": f.message,
+        "fix": command_line(f.fix.argv()) if f.fix is not None else "",
+        "details": dict(f.details),
+    }
+
+
+def _objects(findings: Sequence[Finding]) -> list[dict[str, Any]]:
+    """One entry per object with findings: its fix in full (applier, command, edits, checks)."""
+    out: list[dict[str, Any]] = []
+    seen: set[tuple[str, str, str | None, str]] = set()
+    for f in findings:
+        if f.name is None or f.fix is None:
+            continue
+        key = (f.api_version, f.kind, f.namespace, f.name)
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append({"apiVersion": f.api_version, "kind": f.kind, "namespace": f.namespace, "name": f.name,
+                    "resource": f.resource, "findings": [g.id for g in findings
+                                                         if (g.api_version, g.kind, g.namespace, g.name) == key],
+                    "fix": {**f.fix.to_json(), "commandLine": command_line(f.fix.argv())}})
+    return out
 
 
 def _dumps(doc: Any) -> str:
@@ -147,7 +183,8 @@ def render_junit(report: AuditReport, out: TextIO) -> None:
         cases: list[str] = []
         suite_failures = 0
         for f in by_id[rule_id]:
-            text = f"{f.message}\nfix: {f.fix}" if f.fix else f.message
+            fix = "\n".join(fix_lines(f.fix)) if f.fix is not None else ""
+            text = f"{f.message}\nfix: {fix}" if fix else f.message
             if f.severity.rank >= threshold:
                 suite_failures += 1
                 body = (f"<failure type={quoteattr(f.severity.value)} message={quoteattr(f.message)}>"
@@ -219,7 +256,7 @@ def render_text(report: AuditReport, out: TextIO) -> None:
     console.print()
     console.print(Text("Details", style="bold"))
     current: tuple[Any, ...] | None = None
-    for f in findings:
+    for i, f in enumerate(findings):
         key = (f.api_version, f.kind, f.namespace, f.name)
         if key != current:
             current = key
@@ -233,5 +270,9 @@ def render_text(report: AuditReport, out: TextIO) -> None:
         row.append(f"{f.id}  ", style="bold")
         row.append(f.message)
         console.print(row)
-        if f.fix:
-            console.print(Text("          fix: ", style="dim").append(f.fix))
+        last_of_object = i + 1 == len(findings) or (findings[i + 1].api_version, findings[i + 1].kind,
+                                                     findings[i + 1].namespace, findings[i + 1].name) != key
+        if f.fix is not None and last_of_object:
+            lines = fix_lines(f.fix)
+            for j, line in enumerate(lines):
+                console.print(Text("  fix: " if j == 0 else "       ", style="dim").append(line))

@@ -206,30 +206,43 @@ def test_findings_per_object(objs: Objects, env: dict[str, str]) -> None:
         for i in items:
             assert list(i) == ["id", "severity", "apiVersion", "kind", "namespace", "name", "resource", "message",
                                "fix", "details"]
-            assert "\n" not in i["message"] and i["fix"].startswith("kubectl fieldown ")
+            assert "\n" not in i["message"]
+            assert i["fix"] == "" or i["fix"].startswith("kubectl fieldown ")
     by = {(name, i["id"]): i for name, items in found.items() for i in items}
+    fixes = {o["name"]: o["fix"] for o in doc["objects"] if o["name"] in found}
     ns = objs.ns
 
+    # every finding of an object carries its one fix, checked for the applier in use
+    for name, items in found.items():
+        assert {i["fix"] for i in items} == {fixes[name]["commandLine"]}
     hpa = by[("hpa", "hpa-replicas-trap")]
     assert hpa["severity"] == "error"
     assert hpa["message"] == (".spec.replicas is in the last-applied annotation (2) and kubectl (subresource scale) "
                               "scales it: remove replicas from the manifest and the annotation")
     assert hpa["fix"] == f"kubectl fieldown strip-last-applied widget.example.com/hpa -n {ns} --field .spec.replicas"
+    assert fixes["hpa"]["applier"] == "kubectl apply (client-side)" and fixes["hpa"]["verified"] is True
+    assert fixes["hpa"]["edits"] == ["remove .spec.replicas from the manifest (its writer keeps it)"]
 
-    assert by[("mixed", "mixed-appliers")]["fix"] == (
-        f"kubectl fieldown migrate widget.example.com/mixed -n {ns} --to server-side "
+    # client-side objects stay client-side unless an applier is named: nothing to run for them
+    for name in ("csa", "drift", objs.gizmo):
+        assert fixes[name]["command"] == [] and fixes[name]["verified"] is True
+        assert any("--applier" in n for n in fixes[name]["notes"]) or name == "drift"
+    # the annotation of "big" must go, which client-side apply cannot do without
+    assert fixes["big"]["verified"] is False and "needs the last-applied annotation" in fixes["big"]["problems"][0]
+    # Argo CD manages these: it folds the client-side manager itself; before-first-apply it does not
+    assert fixes["mixed"]["applier"] == "Argo CD (ServerSideApply=true)" and fixes["mixed"]["command"] == []
+    assert by[("bfa", "before-first-apply")]["fix"] == (
+        f"kubectl fieldown migrate widget.example.com/bfa -n {ns} --to server-side --from-manager before-first-apply "
         "--field-manager argocd-controller")
-    assert by[("csa", "client-side-apply")]["fix"] == \
-        f"kubectl fieldown migrate widget.example.com/csa -n {ns} --to server-side"
+    # no applier at all: no fix, and it says why
+    assert fixes["untracked"]["verified"] is False and "no applier" in fixes["untracked"]["problems"][0]
+
     gizmo = by[(objs.gizmo, "client-side-apply")]
     assert gizmo["namespace"] is None and gizmo["kind"] == "Gizmo"
-    assert gizmo["fix"] == f"kubectl fieldown migrate gizmo.example.com/{objs.gizmo} --to server-side"
 
     edit = by[("edit", "imperative-writer")]
     assert edit["message"] == "kubectl-edit owns .spec.color"
     assert edit["details"] == {"manager": "kubectl-edit", "subresources": [], "fields": [".spec.color"]}
-    assert edit["fix"] == (f"kubectl fieldown migrate widget.example.com/edit -n {ns} --to server-side "
-                           "--from-manager kubectl-edit --field-manager argocd-controller")
 
     bfa = by[("bfa", "before-first-apply")]
     assert bfa["details"]["manager"] == "before-first-apply" and bfa["details"]["fields"] >= 1
@@ -241,11 +254,8 @@ def test_findings_per_object(objs: Objects, env: dict[str, str]) -> None:
 
     drift = by[("drift", "last-applied-drift")]
     assert drift["message"] == ('1 field differs from the last-applied annotation: .spec.color '
-                                '(annotation "red", live "green")')
-    assert drift["fix"] == f"kubectl fieldown strip-last-applied widget.example.com/drift -n {ns} --field .spec.color"
-
-    assert by[("untracked", "untracked")]["fix"] == \
-        f"kubectl fieldown reset widget.example.com/untracked -n {ns} --to-manager kubectl"
+                                '(annotation "red", live "green"): the next client-side apply restores the '
+                                "annotation's values")
 
     summary = doc["summary"]
     assert summary["objects"] >= len(EXPECTED) + 1
@@ -320,8 +330,11 @@ def test_text_output(objs: Objects, inproc: Any) -> None:
     assert f"Widget {objs.ns}/hpa" in lines
     i = lines.index(f"Widget {objs.ns}/hpa")
     assert lines[i + 1].startswith("  ERROR   hpa-replicas-trap  .spec.replicas is in the last-applied annotation")
-    assert lines[i + 2] == (f"          fix: kubectl fieldown strip-last-applied widget.example.com/hpa -n {objs.ns} "
+    assert lines[i + 2].startswith("  WARNING client-side-apply  ")
+    # one fix per object, after its findings
+    assert lines[i + 3] == (f"  fix: kubectl fieldown strip-last-applied widget.example.com/hpa -n {objs.ns} "
                             "--field .spec.replicas")
+    assert lines[i + 4] == "       then: remove .spec.replicas from the manifest (its writer keeps it)"
     assert "\x1b[" not in r.out  # not a terminal: no colours
 
 
@@ -359,8 +372,10 @@ def test_predicted_conflicts_match_the_server(objs: Objects, env: dict[str, str]
         {"path": ".spec.color", "manager": "kubectl-edit", "operation": "Update", "subresource": ""}]
     assert predicted["hpa"]["details"]["conflicts"] == [
         {"path": ".spec.replicas", "manager": "kubectl", "operation": "Update", "subresource": "scale"}]
-    assert predicted["edit"]["fix"] == \
-        f"kubectl fieldown handover widget.example.com/edit -n {objs.ns} --field .spec.color --to flux"
+    # the fix folds the owners of the manifest's fields (the imperative edit, the previous applier) into flux
+    assert predicted["edit"]["fix"] == (
+        f"kubectl fieldown migrate widget.example.com/edit -n {objs.ns} --to server-side "
+        "--from-manager argocd-controller --from-manager kubectl-edit --field-manager flux")
     assert r.json()["scope"]["fieldManager"] == "flux"
 
     # the server agrees: a dry-run apply of each manifest by flux fails on exactly those fields
@@ -383,7 +398,8 @@ def test_predicted_conflicts_outside_the_scan_are_fetched(objs: Objects, inproc:
     # -l selects only the clean object; the manifest's object is read on its own (namespace from -n)
     r = inproc("-n", objs.ns, "--kinds", "widgets", "-l", "audit-case=clean", "--field-manager", "flux",
                "-f", str(m), "-o", "json")
-    assert [(i["name"], i["id"]) for i in r.json()["items"]] == [("edit", "predicted-conflict")]
+    assert [(i["name"], i["id"]) for i in r.json()["items"] if i["id"] == "predicted-conflict"] == \
+        [("edit", "predicted-conflict")]
 
 
 # --- usage errors ---------------------------------------------------------------------------------------
@@ -391,7 +407,7 @@ def test_predicted_conflicts_outside_the_scan_are_fetched(objs: Objects, inproc:
 
 @pytest.mark.parametrize(("args", "message"), [
     (["--kinds", "nosuchthings"], 'error: --kinds: the server doesn\'t have a resource type "nosuchthings"'),
-    (["-f", "x.yaml"], "error: -f names the manifests of the new applier: give its name with --field-manager"),
+    (["-f", "x.yaml"], "error: -f names the manifests of the new applier: name it with --applier or --field-manager"),
     (["--ignore", "bogus"], "error: --ignore: unknown finding id 'bogus'"),
     (["--concurrency", "0"], "error: --concurrency must be between 1 and 32, not 0"),
     (["--fail-on", "bogus"], "error: invalid value for '--fail-on'"),

@@ -1,0 +1,128 @@
+"""Pre-upgrade audit: what will hurt when a fleet switches appliers, and one verified fix per object.
+
+:func:`audit_object` looks at one live object (a raw dict as a LIST returns it) and returns its
+:class:`Finding` objects, each carrying the object's one fix (:class:`ObjectFix`); the shell
+(``kubectl_fieldown.cli.audit``) streams objects through it. The catalogue of finding ids, their
+severities and why is :data:`RULES` (docs/audit.md). Pure: no I/O.
+
+* :mod:`.catalogue` — ids, severities, the managers the rules know;
+* :mod:`.rules` — one function per finding, over the facts of one pass (:class:`.rules.ObjectFacts`);
+* :mod:`.drift` — the last-applied annotation against the live object;
+* :mod:`.fixes` — the object's applier and its verified fix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .catalogue import (
+    ANNOTATIONS_LIMIT,
+    AUTOSCALER_MANAGERS,
+    IMPERATIVE_MANAGERS,
+    ORDER,
+    RULES,
+    Rule,
+    Severity,
+)
+from .drift import Drift, last_applied_drift
+from .findings import Finding, ObjectFix, sort_findings, type_finding, type_ref
+from .rules import RULE_FUNCTIONS, ObjectFacts
+
+if TYPE_CHECKING:
+    from ..appliers import Applier
+    from ..fieldmanager import ResourceRules
+
+__all__ = [
+    "ANNOTATIONS_LIMIT",
+    "AUTOSCALER_MANAGERS",
+    "IMPERATIVE_MANAGERS",
+    "RULES",
+    "AuditContext",
+    "Drift",
+    "Finding",
+    "ObjectFix",
+    "ObjectKey",
+    "Rule",
+    "Severity",
+    "audit_object",
+    "last_applied_drift",
+    "object_key",
+    "object_ref",
+    "sort_findings",
+    "type_finding",
+]
+
+ObjectKey = tuple[str, str, str, str]
+"""(apiVersion, kind, namespace or "", name): how ``-f`` manifests are matched to live objects."""
+
+
+def object_key(obj: Mapping[str, Any], default_namespace: str = "") -> ObjectKey:
+    md = obj.get("metadata")
+    md = md if isinstance(md, Mapping) else {}
+    return (str(obj.get("apiVersion") or ""), str(obj.get("kind") or ""),
+            str(md.get("namespace") or default_namespace), str(md.get("name") or ""))
+
+
+def object_ref(api_version: str, kind: str, name: str) -> str:
+    """``widget.example.com/w1``, ``secret/s`` (kubectl resolves singular.group like the plural)."""
+    return f"{type_ref(api_version, kind)}/{name}"
+
+
+def _no_rules(api_version: str, kind: str) -> ResourceRules | None:
+    return None
+
+
+@dataclass(frozen=True)
+class AuditContext:
+    """What the rules need beyond the object.
+
+    ``applier`` is the applier the user names (``--applier``, ``--field-manager``): fixes are for
+    it, and with ``manifests`` (keyed by :func:`object_key`, namespaces defaulted) its next apply is
+    predicted. Without it, each object's fix is for the applier in use. ``rules_for`` gives a kind's
+    merge rules (None: unknown, no fix can be verified); ``now`` is the simulated time; ``fixes``
+    False skips fix selection (findings only)."""
+
+    applier: Applier | None = None
+    manifests: Mapping[ObjectKey, Mapping[str, Any]] = field(default_factory=dict)
+    rules_for: Callable[[str, str], ResourceRules | None] = _no_rules
+    now: str = "1970-01-01T00:00:00Z"
+    ignore: frozenset[str] = frozenset()
+    fixes: bool = True
+    size_warning: int = ANNOTATIONS_LIMIT * 3 // 4
+    size_error: int = ANNOTATIONS_LIMIT * 9 // 10
+    imperative_managers: tuple[str, ...] = IMPERATIVE_MANAGERS
+    autoscaler_managers: tuple[str, ...] = AUTOSCALER_MANAGERS
+    memo: dict[Any, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def field_manager(self) -> str | None:
+        return self.applier.manager if self.applier is not None else None
+
+
+def audit_object(obj: Mapping[str, Any], ctx: AuditContext) -> list[Finding]:
+    """Every finding of one live object, in catalogue order (:data:`RULES`), each with the object's fix."""
+    # type() checks, not isinstance(..., Mapping): objects come from JSON, and ABC checks cost more
+    # than the rest of the fast path
+    md = obj.get("metadata")
+    if type(md) is not dict:
+        return []
+    facts = ObjectFacts(obj, md)
+    if facts.quiet(ctx):
+        return []
+    out: list[Finding] = []
+    for rule in RULE_FUNCTIONS:
+        out.extend(rule(facts, ctx))
+    if ctx.ignore:
+        out = [f for f in out if f.id not in ctx.ignore]
+    if not out:
+        return out
+    if len(out) > 1:
+        out.sort(key=lambda f: ORDER[f.id])
+    if ctx.fixes:
+        from .fixes import object_fix
+
+        fix = object_fix(facts, out, ctx)
+        out = [f.with_fix(fix) for f in out]
+    return out

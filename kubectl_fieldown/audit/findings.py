@@ -1,0 +1,98 @@
+"""What the audit reports: findings, and the one verified fix of each object (pure data)."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .catalogue import ORDER, RULES, Severity
+
+__all__ = ["Finding", "ObjectFix", "sort_findings", "type_finding", "type_ref"]
+
+
+@functools.lru_cache(maxsize=1024)
+def type_ref(api_version: str, kind: str) -> str:
+    """``widget.example.com``, ``secret``: how kubectl names a kind (singular.group resolves like the plural)."""
+    group = api_version.rpartition("/")[0]
+    return f"{kind.lower()}.{group}" if group else kind.lower()
+
+
+@dataclass(frozen=True)
+class ObjectFix:
+    """The one remedy of an object, for one applier, checked by the engine (see
+    :func:`kubectl_fieldown.remedies.choose.choose_fix`). The renderer turns :meth:`argv` into a
+    command line; ``drop`` are edits to the manifest (another writer keeps those fields)."""
+
+    resource: str
+    name: str
+    namespace: str | None
+    applier: str
+    """The applier the fix is for, as a person reads it (``kubectl apply --server-side``)."""
+    applier_named: bool
+    """The user named the applier (``--applier``/``--field-manager``); else it was detected."""
+    command: str | None
+    args: tuple[str, ...] = ()
+    drop: tuple[str, ...] = ()
+    verified: bool = True
+    problems: tuple[str, ...] = ()
+    """Why no safe fix was found (the fix is then not offered)."""
+    notes: tuple[str, ...] = ()
+
+    @property
+    def runnable(self) -> bool:
+        return self.verified and self.command is not None
+
+    def argv(self) -> list[str]:
+        """The words after ``kubectl fieldown`` (empty when there is nothing to run)."""
+        if not self.runnable:
+            return []
+        assert self.command is not None
+        target = [f"{self.resource}/{self.name}"] + (["-n", self.namespace] if self.namespace else [])
+        return [self.command, *target, *self.args]
+
+    def edits(self) -> list[str]:
+        return [f"remove {p} from the manifest (its writer keeps it)" for p in self.drop] if self.verified else []
+
+    def to_json(self) -> dict[str, Any]:
+        return {"applier": self.applier, "applierNamed": self.applier_named, "verified": self.verified,
+                "command": self.argv(), "edits": self.edits(), "problems": list(self.problems),
+                "notes": list(self.notes)}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem of one object (or, for ``type-*`` ids, of one resource type: name is None).
+
+    ``resource`` is the kubectl-style type of the object (``widget.example.com``), ``fix`` the
+    object's one fix (shared by all its findings), ``details`` id-specific data (docs/audit.md)."""
+
+    id: str
+    severity: Severity
+    api_version: str
+    kind: str
+    namespace: str | None
+    name: str | None
+    message: str
+    fix: ObjectFix | None = None
+    resource: str = ""
+    details: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    def with_fix(self, fix: ObjectFix | None) -> Finding:
+        from dataclasses import replace
+
+        return replace(self, fix=fix)
+
+
+def type_finding(rule_id: str, api_version: str, kind: str, resource: str, namespace: str | None,
+                 message: str) -> Finding:
+    """``type-forbidden`` / ``type-error``: a resource type the audit could not (fully) list."""
+    return Finding(rule_id, RULES[rule_id].severity, api_version, kind, namespace, None, message, None, resource,
+                   {"resource": resource})
+
+
+def sort_findings(findings: Iterable[Finding]) -> list[Finding]:
+    """Stable report order whatever order the types were listed in: by object, then catalogue."""
+    return sorted(findings, key=lambda f: (f.api_version.rpartition("/")[0], f.kind, f.namespace or "", f.name or "",
+                                           ORDER.get(f.id, len(ORDER)), f.message))

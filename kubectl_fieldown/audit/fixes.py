@@ -1,0 +1,123 @@
+"""The one fix of an audited object: for the applier the user names, or the one in use.
+
+The fix is chosen and verified by :func:`kubectl_fieldown.remedies.choose.choose_fix` (the fix's
+requests and then the applier's own request sequence, on the engine; nothing the user did not ask
+to change may change). Objects of one pipeline tend to be alike, so a verified fix is remembered
+for the next object whose content is the same but for its name (:func:`_shape`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..appliers import Applier, ApplierKind, applier_for_manager
+from ..fieldpath import path_string
+from ..managedfields import APPLY, KUBECTL_LAST_APPLIED, LAST_APPLIED_ANNOTATION
+from ..remedies.choose import Fix, choose_fix
+from .findings import Finding, ObjectFix
+from .rules import ObjectFacts
+
+if TYPE_CHECKING:
+    from . import AuditContext
+
+__all__ = ["detected_applier", "object_fix"]
+
+#: findings that need the last-applied annotation gone
+_ANNOTATION_MUST_GO = frozenset({"secret-last-applied", "last-applied-size"})
+
+
+def detected_applier(f: ObjectFacts) -> Applier | None:
+    """The applier in use: the newest Apply manager of the main resource; else client-side kubectl
+    when the object carries its annotation or manager; else none (controllers only)."""
+    newest: tuple[str, str] | None = None
+    for e in f.entries:
+        manager = e.get("manager") or ""
+        if e.get("operation") != APPLY or manager == KUBECTL_LAST_APPLIED or e.get("subresource"):
+            continue
+        t = str(e.get("time") or "")
+        if newest is None or t > newest[0]:
+            newest = (t, manager)
+    if newest is not None:
+        return applier_for_manager(newest[1])
+    if f.csa or f.la is not None:
+        return Applier.of("kubectl-client-side")
+    return None
+
+
+def object_fix(f: ObjectFacts, findings: Sequence[Finding], ctx: AuditContext) -> ObjectFix:
+    named = ctx.applier is not None
+    applier = ctx.applier or detected_applier(f)
+
+    def fix(**kw: Any) -> ObjectFix:
+        return ObjectFix(f.resource, f.name, f.namespace, applier.describe() if applier else "", named, **kw)
+
+    if applier is None:
+        return fix(command=None, verified=False, problems=(
+            "no applier manages this object (controllers only): name the one that will with --applier",))
+    rules = ctx.rules_for(f.api_version, f.kind)
+    if rules is None:
+        return fix(command=None, verified=False, problems=(
+            f"no schema is known for {f.kind} {f.api_version}: a fix cannot be checked",))
+    from . import object_key
+
+    manifest = ctx.manifests.get(object_key(f.obj)) if ctx.manifests else None
+    drop_la = any(x.id in _ANNOTATION_MUST_GO for x in findings)
+    key = None
+    if manifest is None:
+        key = (applier, f.api_version, f.kind, drop_la, _shape(f.obj))
+        remembered = ctx.memo.get(key)
+        if remembered is not None:
+            return _object_fix(f, applier, named, remembered, findings)
+    chosen = choose_fix(f.obj, rules, applier, now=ctx.now, manifest=manifest, drop_last_applied=drop_la,
+                        reset_fields=rules.reset(""), autoscalers=ctx.autoscaler_managers)
+    if key is not None:
+        ctx.memo[key] = chosen
+    return _object_fix(f, applier, named, chosen, findings)
+
+
+def _object_fix(f: ObjectFacts, applier: Applier, named: bool, chosen: Fix,
+                findings: Sequence[Finding]) -> ObjectFix:
+    notes: list[str] = []
+    problems = tuple(chosen.verification.problems()) + ((chosen.refusal,) if chosen.refusal else ())
+    if chosen.ok and chosen.command is None:
+        notes.append(f"nothing to run: {applier.describe()} keeps every value on its own"
+                     + (" once the fields above leave the manifest" if chosen.drop else ""))
+    if not named and applier.kind is ApplierKind.kubectl_client_side and any(
+            x.id in ("client-side-apply", "mixed-appliers", "secret-last-applied", "last-applied-size")
+            for x in findings):
+        notes.append("to plan the switch to server-side apply, audit with --applier (kubectl, argocd, flux, helm, ssa)")
+    for p, owners in chosen.retained:
+        notes.append(f"{path_string(p)} stays co-owned by {', '.join(owners)}: dropping it from the manifest later "
+                     "will not remove it")
+    return ObjectFix(
+        f.resource, f.name, f.namespace, applier.describe(), named,
+        command=chosen.command.name if chosen.command is not None and chosen.ok else None,
+        args=tuple(chosen.command.args()) if chosen.command is not None and chosen.ok else (),
+        drop=tuple(path_string(p) for p in chosen.drop),
+        verified=chosen.ok, problems=problems if not chosen.ok else (), notes=tuple(notes))
+
+
+_VOLATILE = ("name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp", "selfLink",
+             "generateName")
+
+
+def _shape(obj: Mapping[str, Any]) -> str:
+    """The object as a key that ignores what differs between copies of one manifest: its identity,
+    bookkeeping and times (the fix does not depend on them)."""
+    md = obj.get("metadata") or {}
+    meta = {k: v for k, v in md.items() if k not in _VOLATILE and k != "managedFields"}
+    entries = [{k: v for k, v in e.items() if k != "time"} for e in md.get("managedFields") or ()
+               if isinstance(e, Mapping)]
+    ann = meta.get("annotations")
+    if isinstance(ann, Mapping) and isinstance(ann.get(LAST_APPLIED_ANNOTATION), str):
+        try:
+            la = json.loads(ann[LAST_APPLIED_ANNOTATION])
+            if isinstance(la, dict) and isinstance(la.get("metadata"), dict):
+                la["metadata"] = {k: v for k, v in la["metadata"].items() if k not in ("name", "namespace")}
+            meta["annotations"] = {**ann, LAST_APPLIED_ANNOTATION: la}
+        except ValueError:
+            pass
+    body = {k: v for k, v in obj.items() if k != "metadata"}
+    return json.dumps([body, meta, entries], sort_keys=True, default=str)

@@ -1,0 +1,87 @@
+"""One fix per object (kubectl_fieldown.audit.fixes): every finding of an object carries the same,
+verified fix, for the applier the user names or the one in use."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from remedies.states import (
+    NOW,
+    RULES,
+    client_side_created,
+    edited,
+    labelled,
+    scaled,
+    server_side_applied,
+)
+
+from kubectl_fieldown.appliers import Applier
+from kubectl_fieldown.audit import AuditContext, audit_object
+from kubectl_fieldown.audit.fixes import detected_applier
+from kubectl_fieldown.audit.rules import ObjectFacts
+
+
+def ctx(applier: Applier | None = None, **kw: Any) -> AuditContext:
+    return AuditContext(applier=applier, rules_for=lambda a, k: RULES if k == "Widget" else None, now=NOW, **kw)
+
+
+def the_fix(obj: dict[str, Any], c: AuditContext) -> Any:
+    found = audit_object(obj, c)
+    assert found
+    fixes = {f.fix for f in found}
+    assert len(fixes) == 1, "one fix per object"
+    return found, fixes.pop()
+
+
+def scaled_and_labelled() -> dict[str, Any]:
+    return labelled(scaled(client_side_created(), 7), "team", "payments")
+
+
+def test_the_fix_is_for_the_applier_in_use_and_shared_by_every_finding() -> None:
+    found, fix = the_fix(scaled_and_labelled(), ctx())
+    assert [f.id for f in found] == ["hpa-replicas-trap", "client-side-apply", "imperative-writer"]
+    assert fix.applier == "kubectl apply (client-side)" and not fix.applier_named
+    assert fix.verified
+    assert fix.argv() == ["strip-last-applied", "widget.example.com/w", "-n", "shop", "--field", ".spec.replicas"]
+    assert fix.edits() == ["remove .spec.replicas from the manifest (its writer keeps it)"]
+
+
+def test_the_fix_for_a_named_applier() -> None:
+    _, fix = the_fix(scaled_and_labelled(), ctx(Applier.of("kubectl")))
+    assert fix.applier == "kubectl apply --server-side" and fix.applier_named
+    assert fix.argv() == []  # kubectl migrates the client-side history itself
+    assert fix.drop == (".spec.replicas",)
+    assert any(n.startswith("nothing to run") for n in fix.notes)
+    _, flux = the_fix(scaled_and_labelled(), ctx(Applier.of("flux")))
+    assert flux.argv() == ["handover", "widget.example.com/w", "-n", "shop", "--field", ".metadata.labels.team",
+                           "--to", "manual-edits"]
+
+
+def test_no_fix_without_an_applier_or_a_schema() -> None:
+    obj = edited(server_side_applied("my-operator"), "kubectl-edit", color="green")
+    obj["metadata"]["managedFields"] = [e for e in obj["metadata"]["managedFields"] if e["operation"] == "Update"]
+    _, fix = the_fix(obj, ctx())
+    assert not fix.verified and fix.argv() == []
+    assert "no applier manages this object" in fix.problems[0]
+    _, unknown = the_fix(client_side_created(), AuditContext(now=NOW))
+    assert "no schema is known for Widget example.com/v1" in unknown.problems[0]
+
+
+def test_detected_applier() -> None:
+    def facts(obj: dict[str, Any]) -> ObjectFacts:
+        return ObjectFacts(obj, obj["metadata"])
+
+    assert detected_applier(facts(client_side_created())) == Applier.of("kubectl-client-side")
+    assert detected_applier(facts(server_side_applied("argocd-controller"))) == Applier.of("argocd")
+
+
+def test_a_fix_is_remembered_for_objects_alike_but_for_their_name() -> None:
+    c = ctx()
+    a = scaled_and_labelled()
+    b = scaled_and_labelled()
+    b["metadata"]["name"] = "other"
+    _, fa = the_fix(a, c)
+    assert len(c.memo) == 1
+    _, fb = the_fix(b, c)
+    assert len(c.memo) == 1
+    assert fb.argv()[1] == "widget.example.com/other" and fb.args == fa.args
