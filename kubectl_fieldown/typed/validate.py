@@ -14,7 +14,8 @@ from typing import Any
 from ..fieldpath.element import FIELD, Path
 from ..fieldpath.pathstring import path_string
 from ..schema.types import Type
-from .items import LIST, MAP, ItemError, item_element, key_type, side
+from ..value import go_format_float_v, go_quote
+from .items import LIST, MAP, SCALAR, ItemError, item_element, key_type, side
 
 
 def typed_errors(v: Any, t: Type, path: Path = ()) -> list[str]:
@@ -24,18 +25,34 @@ def typed_errors(v: Any, t: Type, path: Path = ()) -> list[str]:
 
 
 def _typed(v: Any, t: Type, path: Path, out: list[str]) -> None:
+    # SMD's validating walker: the value picks the side of the type it fits, else the type's first
+    # side (map, scalar, list) and a type error; map keys in sorted order, as the server reports
     s = side(t, v)
     if s == MAP:
         m = t.map
         assert m is not None
-        if type(v) is not dict or m.atomic:
+        if v is None:
             return
-        for k, x in v.items():
-            _typed(x, key_type(m, k), (*path, (FIELD, k)), out)
+        if type(v) is not dict:
+            out.append(f"{path_string(path)}: expected map, got &{{{_go_v(v)}}}")
+            return
+        if m.atomic:
+            return
+        for k in sorted(v):
+            _typed(v[k], key_type(m, k), (*path, (FIELD, k)), out)
+    elif s == SCALAR:
+        problem = _scalar_error(t.scalar, v)
+        if problem:
+            out.append(f"{path_string(path)}: {problem}")
     elif s == LIST:
         lt = t.list
         assert lt is not None
-        if type(v) is not list or lt.relationship == "atomic":
+        if v is None:
+            return
+        if type(v) is not list:
+            out.append(f"{path_string(path)}: expected list, got &{{{_go_v(v)}}}")
+            return
+        if lt.relationship == "atomic":
             return
         seen = set()
         for i, item in enumerate(v):
@@ -51,6 +68,72 @@ def _typed(v: Any, t: Type, path: Path, out: list[str]) -> None:
                 continue
             seen.add(pe)
             _typed(item, lt.item, (*path, pe), out)
+
+
+def _scalar_error(kind: str | None, v: Any) -> str:
+    """SMD ``validateScalar``, with its Go formatting of the offending value."""
+    if v is None:
+        return ""
+    if kind == "numeric":
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            return f"expected numeric (int or float), got {_go_type(v)}"
+    elif kind == "string":
+        if not isinstance(v, str):
+            return f"expected string, got &value.valueUnstructured{{Value:{_go_sharp_v(v)}}}"
+    elif kind == "boolean" and not isinstance(v, bool):
+        return f"expected boolean, got &{{{_go_v(v)}}}"
+    return ""
+
+
+def _go_type(v: Any) -> str:
+    """Go ``%T`` of a decoded JSON value."""
+    if v is None:
+        return "<nil>"
+    if isinstance(v, bool):
+        return "bool"
+    if isinstance(v, int):
+        return "int64"
+    if isinstance(v, float):
+        return "float64"
+    if isinstance(v, str):
+        return "string"
+    if isinstance(v, list):
+        return "[]interface {}"
+    return "map[string]interface {}"
+
+
+def _go_v(v: Any) -> str:
+    """Go ``%v`` of a decoded JSON value."""
+    if v is None:
+        return "<nil>"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        return go_format_float_v(v)
+    if isinstance(v, str):
+        return v
+    if isinstance(v, list):
+        return "[" + " ".join(_go_v(x) for x in v) + "]"
+    return "map[" + " ".join(f"{k}:{_go_v(v[k])}" for k in sorted(v)) + "]"
+
+
+def _go_sharp_v(v: Any) -> str:
+    """Go ``%#v`` of a decoded JSON value held in an ``interface{}``."""
+    if v is None:
+        return "interface {}(nil)"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        return go_format_float_v(v)
+    if isinstance(v, str):
+        return go_quote(v)
+    if isinstance(v, list):
+        return "[]interface {}{" + ", ".join(_go_sharp_v(x) for x in v) + "}"
+    return "map[string]interface {}{" + ", ".join(f"{go_quote(k)}:{_go_sharp_v(v[k])}" for k in sorted(v)) + "}"
 
 
 def null_errors(v: Any, t: Type, path: tuple[str, ...] = ()) -> list[tuple[str, str]]:
