@@ -8,7 +8,10 @@ The package root is the pure library (no I/O, no cluster access):
 * :mod:`kubectl_fieldown.ownership` — the per-field owner tree of an object;
 * :mod:`kubectl_fieldown.schema` — how lists and maps merge;
 * :mod:`kubectl_fieldown.fieldmanager`, :mod:`kubectl_fieldown.applyplan` — the apply simulation;
-* :mod:`kubectl_fieldown.migration` — migration plans.
+* :mod:`kubectl_fieldown.appliers` — what kubectl, Argo CD, Flux and Helm send, played on the simulation;
+* :mod:`kubectl_fieldown.remedies` — ownership plans, their requests, and the check that a fix keeps
+  every value;
+* :mod:`kubectl_fieldown.audit` — the pre-upgrade audit, one verified fix per object.
 
 The names below are imported on first use, so that ``import kubectl_fieldown`` (and every start of
 the command line, which imports this package) stays cheap. The shell (``kube``, ``render``,

@@ -3,7 +3,7 @@
 ``kubectl apply --server-side`` (since 1.26), Flux and other appliers call it to move the fields of
 client-side-apply managers into their server-side Apply entry. Reproducing it matters because the
 re-apply that follows then deletes fields the manifest dropped, which a single server-side apply
-would have kept. (:mod:`kubectl_fieldown.migration` is our own, generalised migration; this module
+would have kept. (:mod:`kubectl_fieldown.remedies.plans` is our own, generalised migration; this module
 is the upstream algorithm, quirks included: only Update entries of the target's apiVersion are
 merged, entries of other versions are dropped.)
 """

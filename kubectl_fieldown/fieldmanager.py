@@ -334,6 +334,10 @@ def simulate_update(
         new_obj = rules.normalize(new_obj)
     elif rules.custom_resource:
         new_obj = coerce_object_meta(new_obj)
+    # the server defaults the object it decodes from the request (or from the patched JSON) before
+    # the field manager sees it: a defaulted field is part of what the write changed
+    new_obj = copy_json(new_obj)
+    _apply_defaults(new_obj, rules.root)
     tracked = True
     if not managed.fields and not creating and not _has_uid_empty(live_obj):
         # an existing object with empty managedFields: the write is not tracked

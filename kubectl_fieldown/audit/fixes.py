@@ -12,10 +12,11 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..appliers import Applier, ApplierKind, applier_for_manager
+from ..appliers import Applier, ApplierKind
 from ..fieldpath import path_string
-from ..managedfields import APPLY, KUBECTL_LAST_APPLIED, LAST_APPLIED_ANNOTATION
+from ..managedfields import LAST_APPLIED_ANNOTATION
 from ..remedies.choose import Fix, choose_fix
+from ..remedies.manifests import detected_applier as detect
 from .findings import Finding, ObjectFix
 from .rules import ObjectFacts
 
@@ -29,21 +30,8 @@ _ANNOTATION_MUST_GO = frozenset({"secret-last-applied", "last-applied-size"})
 
 
 def detected_applier(f: ObjectFacts) -> Applier | None:
-    """The applier in use: the newest Apply manager of the main resource; else client-side kubectl
-    when the object carries its annotation or manager; else none (controllers only)."""
-    newest: tuple[str, str] | None = None
-    for e in f.entries:
-        manager = e.get("manager") or ""
-        if e.get("operation") != APPLY or manager == KUBECTL_LAST_APPLIED or e.get("subresource"):
-            continue
-        t = str(e.get("time") or "")
-        if newest is None or t > newest[0]:
-            newest = (t, manager)
-    if newest is not None:
-        return applier_for_manager(newest[1])
-    if f.csa or f.la is not None:
-        return Applier.of("kubectl-client-side")
-    return None
+    """The applier in use (:func:`kubectl_fieldown.remedies.manifests.detected_applier`)."""
+    return detect(f.obj)
 
 
 def object_fix(f: ObjectFacts, findings: Sequence[Finding], ctx: AuditContext) -> ObjectFix:

@@ -66,9 +66,10 @@ COMMAND_SUMMARIES: tuple[tuple[str, str], ...] = (
               "fixes it."),
     ("migrate", "Move objects between client-side and server-side apply, keeping their ownership exact."),
     ("strip-last-applied", "Remove fields from the last-applied annotation and from the client-side apply manager."),
-    ("handover", "Hand fields over to another manager (a controller, an imperative writer), with no value change."),
-    ("reset", "Clear managedFields, or give every field that is set to one manager."),
-    ("undo", "Put back the managedFields and last-applied annotation saved before a write."),
+    ("handover", "Hand fields over to another manager (a controller, an imperative writer, an applier), with no "
+                 "value change."),
+    ("reset", "Clear managedFields, give every field that is set to one manager, or drop stale managers."),
+    ("undo", "Put back the managedFields and last-applied annotation a write changed."),
     ("version", "Print the version of kubectl-fieldown and of the Python running it."),
 )
 

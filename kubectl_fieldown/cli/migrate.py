@@ -1,6 +1,6 @@
 """``kubectl fieldown migrate``, ``strip-last-applied`` and ``reset``: ownership rewrites that write.
 
-fetch (TYPE/NAME, TYPE, -f, -l, -n, -A) → plan (the pure planners of ``kubectl_fieldown.migration``,
+fetch (TYPE/NAME, TYPE, -f, -l, -n, -A) → plan (the pure planners of ``kubectl_fieldown.remedies``,
 on each read of the object) → write (``kube.writes.execute``: backup, resourceVersion-tested JSON
 patches, re-plan and retry on concurrent changes) → render (one line per object, a summary).
 
@@ -27,13 +27,16 @@ from . import options
 from .errors import EXIT_FAILURE, UsageError, handle_errors, print_error
 
 if TYPE_CHECKING:
+    from ..appliers import Applier
+    from ..fieldmanager import ResourceRules
     from ..fieldpath import Path as FieldPath
     from ..kube.client import ClusterClient
     from ..kube.discovery import ResourceInfo
     from ..kube.writes import BackupRun, ObjectTarget, WriteOptions, WriteOutcome
-    from ..migration import Migration
+    from ..remedies.commands import FixCommand
+    from ..remedies.writeplan import WritePlan
     from ..schema.registry import SchemaRegistry
-    from ..schema.types import Type
+    from ..schema.types import KindSchema, Type
 
 __all__ = [
     "MigrateTo",
@@ -234,7 +237,11 @@ def _from_manifests(client: ClusterClient, sel: Selection, namespace: str) -> It
                 yield Selected(doc.where, error=e)
                 continue
             ns = named.namespace or namespace
-            yield Selected(doc.where, ObjectTarget(res, named.name, ns if res.namespaced else None))
+            manifest = dict(doc.obj)
+            if res.namespaced:
+                manifest["metadata"] = {**(manifest.get("metadata") or {}), "namespace": ns}
+            yield Selected(doc.where, ObjectTarget(res, named.name, ns if res.namespaced else None,
+                                                   manifest=manifest))
 
 
 # --- decode: schemas ---------------------------------------------------------------------------
@@ -244,8 +251,8 @@ DEDUCED_SOURCE = "deduced"
 
 
 class Schemas:
-    """Each kind's schema, from the cluster's OpenAPI v3 (fetched once per group-version), and its
-    resource type (discovery)."""
+    """Each kind's schema, from the cluster's OpenAPI v3 (fetched once per group-version), its
+    resource type (discovery), and the engine's rules for it."""
 
     def __init__(self, client: ClusterClient) -> None:
         from ..schema.registry import SchemaRegistry
@@ -253,12 +260,10 @@ class Schemas:
         self._client = client
         self.registry: SchemaRegistry = SchemaRegistry()
         self._fetched: set[str] = set()
+        self._rules: dict[tuple[str, str], ResourceRules | None] = {}
 
-    def root(self, obj: Mapping[str, Any]) -> Type:
-        """The schema of ``obj``'s kind; a MigrationError when none is known, because planning on a
-        deduced schema (every list atomic) would record wrong ownership."""
+    def _schema(self, obj: Mapping[str, Any]) -> KindSchema:
         from ..kube.errors import KubeError, NotFound, is_fatal
-        from ..migration import MigrationError
 
         gv = str(obj.get("apiVersion") or "")
         if gv not in self._fetched:
@@ -270,16 +275,43 @@ class Schemas:
             except KubeError as e:
                 if is_fatal(e):
                     raise
-        schema = self.registry.for_object(obj)
-        if schema.source.startswith(DEDUCED_SOURCE):
-            raise MigrationError(f"no schema is known for {obj.get('kind')} {gv}: ownership cannot be planned "
-                                 "exactly (the server publishes no OpenAPI v3 for it)")
-        return schema.root
+        return self.registry.for_object(obj)
 
+    def root(self, obj: Mapping[str, Any]) -> Type:
+        """The schema of ``obj``'s kind; a MigrationError when none is known, because planning on a
+        deduced schema (every list atomic) would record wrong ownership."""
+        from ..remedies.plans import MigrationError
+
+        schema = self._schema(obj)
+        if schema.source.startswith(DEDUCED_SOURCE):
+            raise MigrationError(f"no schema is known for {obj.get('kind')} {obj.get('apiVersion')}: ownership "
+                                 "cannot be planned exactly (the server publishes no OpenAPI v3 for it)")
+        return schema.root
 
     def subresources(self, obj: Mapping[str, Any]) -> frozenset[str]:
         res = self._client.discovery.resolve_kind(str(obj.get("apiVersion") or ""), str(obj.get("kind") or ""))
         return res.subresources
+
+    def rules(self, obj: Mapping[str, Any]) -> ResourceRules | None:
+        """The engine's rules for ``obj``'s kind (None without a real schema: nothing is simulated)."""
+        from ..fieldmanager import ResourceRules
+        from ..schema import gotypes
+
+        api_version, kind = str(obj.get("apiVersion") or ""), str(obj.get("kind") or "")
+        key = (api_version, kind)
+        if key not in self._rules:
+            schema = self._schema(obj)
+            if schema.source.startswith(DEDUCED_SOURCE):
+                self._rules[key] = None
+            else:
+                status = "status" in self.subresources(obj)
+                normalize = gotypes.normalizer_for(api_version, kind)
+                if normalize is not None:
+                    self._rules[key] = ResourceRules.for_kind(gotypes.with_builtin_zero(schema), status,
+                                                              normalize=normalize, custom_resource=False)
+                else:
+                    self._rules[key] = ResourceRules.for_kind(schema, status)
+        return self._rules[key]
 
 
 def path_exists(obj: Mapping[str, Any]) -> Callable[[FieldPath, Any], bool]:
@@ -324,6 +356,7 @@ class RunConfig:
     verbose: bool
     backup_dir: str | None
     max_retries: int
+    allow_value_changes: bool = False
 
 
 def open_client(cluster: options.ClusterArgs) -> ClusterClient:
@@ -346,7 +379,8 @@ def write_options(cfg: RunConfig) -> WriteOptions:
 
     mode = cfg.dry_run.value
     assert mode in ("none", "client", "server")
-    return WriteOptions(dry_run=mode, max_retries=cfg.max_retries)  # type: ignore[arg-type]
+    return WriteOptions(dry_run=mode, max_retries=cfg.max_retries,  # type: ignore[arg-type]
+                        allow_value_changes=cfg.allow_value_changes)
 
 
 def failed_outcome(where: str, error: BaseException) -> WriteOutcome:
@@ -424,108 +458,127 @@ def run_plans(
     cluster: options.ClusterArgs,
     sel: Selection,
     cfg: RunConfig,
-    plan_for: Callable[[Schemas], Callable[[dict[str, Any]], Migration]],
+    planner: Callable[[Schemas], Callable[[ObjectTarget], Callable[[dict[str, Any]], WritePlan]]],
 ) -> int:
-    """Select, then plan and write each object with the same planning function."""
+    """Select, then plan, check and write each object with the same planning function."""
     from ..kube.writes import execute
 
     sel.validate()
     client = open_client(cluster)
     try:
         items = list(select(client, sel))
-        schemas = Schemas(client)
-        plan = plan_for(schemas)
+        plan_for = planner(Schemas(client))
         backups = make_backups(client, cfg)
         wopts = write_options(cfg)
-        return run_all(client, items, lambda t: execute(client, t, plan, wopts, backups), cfg, backups)
+        return run_all(client, items, lambda t: execute(client, t, plan_for(t), wopts, backups), cfg, backups)
     finally:
         client.close()
 
 
-# --- plan: the planning functions of each command ----------------------------------------------
+# --- plan: every write command plans through the same path ------------------------------------
 
 
-def _escaped(name: str) -> str:
-    """A manager name as a glob that matches only itself."""
-    import re
+def _now() -> str:
+    import time
 
-    return re.sub(r"([*?\[])", r"[\1]", name)
+    from ..managedfields import format_time
 
-
-def server_side_planner(
-    sources: Sequence[str], target: str, keep: bool | None
-) -> Callable[[Schemas], Callable[[dict[str, Any]], Migration]]:
-    def factory(schemas: Schemas) -> Callable[[dict[str, Any]], Migration]:
-        from ..migration import plan_to_server_side
-
-        def plan(obj: dict[str, Any]) -> Migration:
-            return plan_to_server_side(obj, schemas.root(obj), source_managers=sources, target=target,
-                                       keep_last_applied=keep)
-
-        return plan
-
-    return factory
+    return format_time(time.time())
 
 
-def client_side_planner(manager: str) -> Callable[[Schemas], Callable[[dict[str, Any]], Migration]]:
-    def factory(schemas: Schemas) -> Callable[[dict[str, Any]], Migration]:
-        from ..managedfields import APPLY, KUBECTL_CLIENT_SIDE_APPLY, LAST_APPLIED_ANNOTATION, UPDATE, decode_entries
-        from ..migration import Migration, MigrationError, ObjectRef, plan_to_client_side
+def write_planner(
+    spec_for: Callable[[dict[str, Any]], FixCommand],
+    *,
+    applier: Applier | None,
+    default_applier: Callable[[dict[str, Any], FixCommand], Applier | None],
+    keep: Sequence[str] = (),
+    receiver: str | None = None,
+    needs_schema: bool = True,
+) -> Callable[[Schemas], Callable[[ObjectTarget], Callable[[dict[str, Any]], WritePlan]]]:
+    """The planning function of a write command: for each object, the command's plan
+    (:mod:`kubectl_fieldown.remedies.commands`), its requests, and the check that neither they nor
+    the applier's next apply (``--applier``, else the command's own, else the one in use) lose a
+    value (:func:`kubectl_fieldown.remedies.writeplan.write_plan`). ``keep`` are fields handed to
+    another writer: the applier's next manifest leaves them out, and their values must stay — unless
+    the applier is that writer (``receiver``)."""
 
-        def plan(obj: dict[str, Any]) -> Migration:
-            md = obj.get("metadata") or {}
-            entries = decode_entries(md.get("managedFields"))
-            la = (md.get("annotations") or {}).get(LAST_APPLIED_ANNOTATION)
-            if not any(e.manager == manager and e.operation == APPLY and not e.subresource for e in entries):
-                # the planner has nothing to turn over: either done already (a second run, or a retry
-                # after the write went through), or this object was never applied by the manager
-                if isinstance(la, str) and any(e.manager == KUBECTL_CLIENT_SIDE_APPLY and e.operation == UPDATE
-                                               for e in entries):
-                    return Migration(ObjectRef.of(obj), str(md.get("resourceVersion") or ""), entries, entries, la,
-                                     la, notes=[f"no server-side apply entry of {manager}: already managed by "
-                                                "client-side apply"])
-                raise MigrationError(f"no server-side apply entry of manager {manager!r} to migrate")
-            return plan_to_client_side(obj, schemas.root(obj), manager=manager)
-
-        return plan
-
-    return factory
-
-
-def strip_planner(
-    paths: Sequence[str], managers: Sequence[str]
-) -> Callable[[Schemas], Callable[[dict[str, Any]], Migration]]:
-    def factory(schemas: Schemas) -> Callable[[dict[str, Any]], Migration]:
-        from ..migration import plan_strip_last_applied
-
-        def plan(obj: dict[str, Any]) -> Migration:
-            return plan_strip_last_applied(obj, parse_paths(paths, obj), client_side_managers=managers)
-
-        return plan
-
-    return factory
-
-
-def reset_planner(to_manager: str | None) -> Callable[[Schemas], Callable[[dict[str, Any]], Migration]]:
-    def factory(schemas: Schemas) -> Callable[[dict[str, Any]], Migration]:
+    def factory(schemas: Schemas) -> Callable[[ObjectTarget], Callable[[dict[str, Any]], WritePlan]]:
         from ..fieldpath import FieldSet, path_from_fields
-        from ..migration import plan_reset
+        from ..remedies.commands import PlanContext
+        from ..remedies.writeplan import write_plan
         from ..schema.types import DEDUCED
 
-        def plan(obj: dict[str, Any]) -> Migration:
-            if to_manager is None:
-                return plan_reset(obj, DEDUCED)  # clearing looks at no field: no schema needed
-            # a write to the main resource cannot own the status of a kind with a status subresource
-            # (the server resets those fields), so an Apply entry claiming it would be a lie
-            reset_fields = FieldSet([path_from_fields("status")]) if "status" in schemas.subresources(obj) else None
-            m = plan_reset(obj, schemas.root(obj), to_manager=to_manager, reset_fields=reset_fields)
-            if reset_fields is not None and "status" in obj:
-                m.notes.append("the status is left out: it is written through the status subresource")
-            return m
+        def for_target(target: ObjectTarget) -> Callable[[dict[str, Any]], WritePlan]:
+            def plan(obj: dict[str, Any]) -> WritePlan:
+                spec = spec_for(obj)
+                root = schemas.root(obj) if needs_schema else DEDUCED
+                rules = schemas.rules(obj)
+                # a write to the main resource cannot own the status of a kind with a status subresource
+                reset = FieldSet([path_from_fields("status")]) if "status" in schemas.subresources(obj) else None
+                ctx = PlanContext(root, reset, target.manifest)
+                chosen = applier or default_applier(obj, spec)
+                paths = parse_paths(keep, obj) if keep else []
+                if receiver is not None and chosen is not None and chosen.manager == receiver:
+                    # handed to the applier itself: its manifest sets them from now on
+                    return write_plan(spec, obj, ctx, rules, now=_now(), applier=chosen, adds=paths)
+                return write_plan(spec, obj, ctx, rules, now=_now(), applier=chosen, keep=paths)
 
-        return plan
+            return plan
+
+        return for_target
 
     return factory
+
+
+def _own_applier(obj: dict[str, Any], spec: FixCommand) -> Applier | None:
+    """The command's own applier (the migration's target), else the one in use."""
+    from ..remedies.manifests import detected_applier
+
+    return spec.applier or detected_applier(obj)
+
+
+def _in_use(obj: dict[str, Any], spec: FixCommand) -> Applier | None:
+    from ..remedies.manifests import detected_applier
+
+    return detected_applier(obj)
+
+
+def parse_applier(text: str | None) -> Applier | None:
+    """``--applier KIND`` or ``KIND:MANAGER`` (``flux:helm-controller``, ``ssa:ci``)."""
+    from ..appliers import APPLIER_KINDS, Applier, ApplierError
+
+    if text is None:
+        return None
+    kind, _, manager = text.partition(":")
+    if kind not in APPLIER_KINDS:
+        raise UsageError(f"--applier must be one of {', '.join(APPLIER_KINDS)} (optionally KIND:MANAGER), not "
+                         f"{text!r}")
+    try:
+        return Applier.of(kind, manager or None)
+    except ApplierError as e:
+        raise UsageError(f"--applier {text}: {e}") from None
+
+
+ApplierOption = Annotated[
+    str | None,
+    typer.Option(
+        "--applier",
+        metavar="KIND[:MANAGER]",
+        help="The applier whose next apply the write is checked against: kubectl, kubectl-client-side, argocd, "
+        "flux, helm or ssa, optionally with its manager (flux:helm-controller, ssa:ci). Default: the command's "
+        "own, else the one managing the object.",
+        show_default=False,
+    ),
+]
+
+AllowValueChanges = Annotated[
+    bool,
+    typer.Option(
+        "--allow-value-changes",
+        help="Write even when the check finds that the write, or the applier's next apply after it, would change "
+        "or delete a value you did not ask to change (the values are listed either way).",
+    ),
+]
 
 
 # --- the commands ------------------------------------------------------------------------------
@@ -594,6 +647,13 @@ def migrate(
             show_default=False,
         ),
     ] = None,
+    all_fields: Annotated[
+        bool,
+        typer.Option("--all-fields", help="--to server-side: move every field of the source managers, not only "
+                     "those the target's manifest sets (the last-applied annotation, its Apply entry, -f)."),
+    ] = False,
+    applier: ApplierOption = None,
+    allow_value_changes: AllowValueChanges = False,
     filename: options.Filename = None,
     recursive: options.Recursive = False,
     dry_run: DryRunOption = options.DryRunStrategy.none,
@@ -608,19 +668,22 @@ def migrate(
     context: options.Context = None,
 ) -> int:
     from ..managedfields import KUBECTL, KUBECTL_CLIENT_SIDE_APPLY
+    from ..remedies.commands import MigrateToClientSide, MigrateToServerSide
 
     if to is None:
         raise UsageError("--to is required: server-side or client-side")
     retries = parse_retries(max_retries)
+    named = parse_applier(applier)
     cluster = options.ClusterArgs(kubeconfig, context, namespace, all_namespaces)
     sel = Selection(list(resources or ()), list(filename or ()), recursive, selector, cluster)
-    cfg = RunConfig(f"migrate --to {to.value}", dry_run, output, verbose, backup_dir, retries)
+    cfg = RunConfig(f"migrate --to {to.value}", dry_run, output, verbose, backup_dir, retries, allow_value_changes)
+    spec: MigrateToServerSide | MigrateToClientSide
     if to is MigrateTo.server_side:
-        sources = list(from_manager or [KUBECTL_CLIENT_SIDE_APPLY])
-        target = field_manager or KUBECTL
-        if any(_glob_matches(target, s) for s in sources):
-            raise UsageError(f"the target manager {target!r} is one of the source managers")
-        code = run_plans(cluster, sel, cfg, server_side_planner(sources, target, keep_last_applied))
+        if field_manager == KUBECTL_CLIENT_SIDE_APPLY:
+            raise UsageError(f"{KUBECTL_CLIENT_SIDE_APPLY} is client-side apply's manager: it cannot be the "
+                             "server-side applier")
+        spec = MigrateToServerSide(tuple(from_manager or [KUBECTL_CLIENT_SIDE_APPLY]), field_manager or KUBECTL,
+                                   keep_last_applied, all_fields)
     else:
         if field_manager is not None:
             raise UsageError("--field-manager is for --to server-side; client-side apply always records "
@@ -628,20 +691,17 @@ def migrate(
         if keep_last_applied is not None:
             raise UsageError("--keep-last-applied/--drop-last-applied are for --to server-side: client-side apply "
                              "needs the annotation")
+        if all_fields:
+            raise UsageError("--all-fields is for --to server-side")
         managers = list(from_manager or [KUBECTL])
         if len(managers) != 1 or any(c in managers[0] for c in "*?["):
             raise UsageError("--to client-side takes one --from-manager name (no globs): the Apply manager whose "
                              "manifest becomes the last-applied annotation")
-        code = run_plans(cluster, sel, cfg, client_side_planner(managers[0]))
+        spec = MigrateToClientSide(managers[0])
+    code = run_plans(cluster, sel, cfg, write_planner(lambda obj: spec, applier=named, default_applier=_own_applier))
     if code:
         raise typer.Exit(code)
     return 0
-
-
-def _glob_matches(name: str, glob: str) -> bool:
-    import fnmatch
-
-    return fnmatch.fnmatchcase(name, glob)
 
 
 STRIP_HELP = """Remove fields from the last-applied annotation and from the client-side apply manager.
@@ -676,6 +736,8 @@ def strip_last_applied(
             show_default=False,
         ),
     ] = None,
+    applier: ApplierOption = None,
+    allow_value_changes: AllowValueChanges = False,
     filename: options.Filename = None,
     recursive: options.Recursive = False,
     dry_run: DryRunOption = options.DryRunStrategy.none,
@@ -691,6 +753,7 @@ def strip_last_applied(
 ) -> int:
     from ..fieldpath import parse_path
     from ..managedfields import KUBECTL_CLIENT_SIDE_APPLY
+    from ..remedies.commands import StripLastApplied
 
     paths = list(field or ())
     if not paths:
@@ -698,28 +761,42 @@ def strip_last_applied(
     for p in paths:
         parse_path(p)  # syntax errors before anything is fetched
     retries = parse_retries(max_retries)
+    named = parse_applier(applier)
     cluster = options.ClusterArgs(kubeconfig, context, namespace, all_namespaces)
     sel = Selection(list(resources or ()), list(filename or ()), recursive, selector, cluster)
-    cfg = RunConfig("strip-last-applied", dry_run, output, verbose, backup_dir, retries)
-    managers = list(client_side_manager or [KUBECTL_CLIENT_SIDE_APPLY])
-    code = run_plans(cluster, sel, cfg, strip_planner(paths, managers))
+    cfg = RunConfig("strip-last-applied", dry_run, output, verbose, backup_dir, retries, allow_value_changes)
+    managers = tuple(client_side_manager or [KUBECTL_CLIENT_SIDE_APPLY])
+
+    def spec_for(obj: dict[str, Any]) -> FixCommand:
+        return StripLastApplied(tuple(parse_paths(paths, obj)), managers)
+
+    # the stripped fields go to another writer: client-side apply's next patch must leave their values
+    code = run_plans(cluster, sel, cfg, write_planner(spec_for, applier=named, default_applier=_own_applier,
+                                                      keep=paths))
     if code:
         raise typer.Exit(code)
     return 0
 
 
-RESET_HELP = """Clear managedFields, or give every field that is set to one manager.
+RESET_HELP = """Clear managedFields, give every field that is set to one manager, or drop stale managers.
 
 \b
-Without --to-manager, managedFields become [{}]: nothing is tracked until the next server-side
-apply, which records every field already set as owned by 'before-first-apply' (no conflicts for
-anyone until then). With --to-manager NAME, NAME becomes the one Apply manager of every field
-currently set (the status excepted when the kind has a status subresource): its next apply then
-removes every field that is not in its manifest."""
+Without options, managedFields become [{}]: nothing is tracked until the next server-side apply,
+which records every field already set as owned by 'before-first-apply' (no conflicts for anyone
+until then). With --to-manager NAME, NAME becomes the one Apply manager of every field currently set
+(the status excepted when the kind has a status subresource): its next apply then removes every
+field that is not in its manifest. With --drop-manager NAME, the entries of NAME go (a previous
+applier, as flux-operator's 'migrate owner'): the fields only it owned keep their values, unowned.
+
+\b
+Before writing, the next apply of the applier (--applier, else --to-manager's, else the one
+managing the object) is played on the engine; a write after which it would delete or change a
+value you did not ask to change is refused unless --allow-value-changes."""
 
 RESET_EPILOG = """\b
 Examples:
   kubectl fieldown reset widget/w1 --dry-run=client
+  kubectl fieldown reset deploy/web --drop-manager kustomize-controller
   kubectl fieldown reset deploy/web --to-manager argocd-controller"""
 
 
@@ -731,6 +808,14 @@ def reset(
         typer.Option("--to-manager", metavar="NAME",
                      help="Make NAME (an Apply manager) the owner of every field currently set.", show_default=False),
     ] = None,
+    drop_manager: Annotated[
+        list[str] | None,
+        typer.Option("--drop-manager", metavar="NAME|GLOB",
+                     help="Remove every entry of this manager (repeatable, shell globs); its fields keep their "
+                     "values.", show_default=False),
+    ] = None,
+    applier: ApplierOption = None,
+    allow_value_changes: AllowValueChanges = False,
     filename: options.Filename = None,
     recursive: options.Recursive = False,
     dry_run: DryRunOption = options.DryRunStrategy.none,
@@ -744,17 +829,28 @@ def reset(
     kubeconfig: options.Kubeconfig = None,
     context: options.Context = None,
 ) -> int:
+    from ..remedies.commands import DropManagers, Reset
+
     if to_manager is not None and not to_manager.strip():
         raise UsageError("--to-manager needs a manager name")
+    if to_manager is not None and drop_manager:
+        raise UsageError("--to-manager and --drop-manager do not go together")
     retries = parse_retries(max_retries)
+    named = parse_applier(applier)
     cluster = options.ClusterArgs(kubeconfig, context, namespace, all_namespaces)
     sel = Selection(list(resources or ()), list(filename or ()), recursive, selector, cluster)
-    cfg = RunConfig("reset" + (f" --to-manager {to_manager}" if to_manager else ""), dry_run, output, verbose,
-                    backup_dir, retries)
-    if to_manager is None and output is WriteOutput.text and dry_run is options.DryRunStrategy.none:
-        sys.stderr.write("warning: after a reset nothing is tracked until the next server-side apply, which records "
-                         "every field already set as owned by before-first-apply\n")
-    code = run_plans(cluster, sel, cfg, reset_planner(to_manager))
+    what = f" --to-manager {to_manager}" if to_manager else "".join(f" --drop-manager {m}" for m in drop_manager or ())
+    cfg = RunConfig("reset" + what, dry_run, output, verbose, backup_dir, retries, allow_value_changes)
+    spec: FixCommand
+    if drop_manager:
+        spec = DropManagers(tuple(drop_manager))
+    else:
+        spec = Reset(to_manager)
+        if to_manager is None and output is WriteOutput.text and dry_run is options.DryRunStrategy.none:
+            sys.stderr.write("warning: after a reset nothing is tracked until the next server-side apply, which "
+                             "records every field already set as owned by before-first-apply\n")
+    code = run_plans(cluster, sel, cfg, write_planner(lambda obj: spec, applier=named, default_applier=_own_applier,
+                                                      needs_schema=to_manager is not None))
     if code:
         raise typer.Exit(code)
     return 0

@@ -1,17 +1,20 @@
-"""``kubectl fieldown undo BACKUP...``: put back the managedFields and last-applied annotation saved
-before a write (files, or whole run directories).
+"""``kubectl fieldown undo BACKUP...``: put back the ownership a write changed (files, or whole run
+directories).
 
-Each backup is restored like any other migration: the live object is read, a plan from its
-entries to the saved ones is made and written by ``kube.writes.execute`` (resourceVersion-tested,
-re-planned on concurrent changes, and the pre-undo state saved as a backup of its own, so an undo
-can be undone). Only ownership is restored, never a field value: writes made since the backup stay.
-A backup of another object with the same name (a different uid: deleted and created again) is
-refused.
+Each backup is checked (:func:`kubectl_fieldown.remedies.restore.read_backup_document`: written by
+this tool, unchanged since, of an object with a uid) and must lie under the backup directory
+(``--backup-dir`` names another). The live object must be the one saved (uid, name, namespace,
+kind). The plan (:func:`kubectl_fieldown.remedies.restore.plan_restore`) puts back what the write
+changed and keeps what was written since; when managers were added since the backup it refuses
+unless ``--force``. It is written like any other plan (``kube.writes.execute``: resourceVersion-
+guarded, re-planned on concurrent changes, the pre-undo state saved as a backup of its own, so an
+undo can be undone). Field values are never touched.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -37,50 +40,37 @@ from .migrate import (
 if TYPE_CHECKING:
     from ..kube.client import ClusterClient
     from ..kube.writes import Backup, ObjectTarget, WriteOutcome
-    from ..migration import Migration
+    from ..remedies.writeplan import WritePlan
 
 __all__ = ["register", "restore_plan", "undo"]
 
 
-def restore_plan(backup: Backup, server: str) -> Callable[[dict[str, Any]], Migration]:
-    """From the live object to the saved managedFields and annotation."""
-    from ..managedfields import LAST_APPLIED_ANNOTATION, decode_entries
-    from ..migration import Migration, MigrationError, ObjectRef
+def restore_plan(backup: Backup, server: str, force: bool) -> Callable[[dict[str, Any]], WritePlan]:
+    """From the live object back to the saved ownership (see the module docstring)."""
+    from ..remedies.requests import requests_for
+    from ..remedies.restore import plan_restore
+    from ..remedies.writeplan import WritePlan
 
-    saved_md = backup.object.get("metadata") or {}
-
-    def plan(live: dict[str, Any]) -> Migration:
-        md = live.get("metadata") or {}
-        uid = str(md.get("uid") or "")
-        if backup.uid and uid != backup.uid:
-            raise MigrationError(
-                f"is not the object that was saved (uid {uid}, the backup's is {backup.uid}: deleted and created "
-                "again, or another cluster); refusing to restore")
-        entries = decode_entries(md.get("managedFields"))
-        after = decode_entries(saved_md.get("managedFields"))
-        la = (md.get("annotations") or {}).get(LAST_APPLIED_ANNOTATION)
-        la_after = (saved_md.get("annotations") or {}).get(LAST_APPLIED_ANNOTATION)
-        rv = str(md.get("resourceVersion") or "")
-        notes = [f"restore {len(after)} managedFields entr{'y' if len(after) == 1 else 'ies'}"
-                 + (" and the last-applied annotation" if la_after is not None else ", no last-applied annotation")
-                 + f" from {backup.path}"]
+    def plan(live: dict[str, Any]) -> WritePlan:
+        m = plan_restore(live, backup.content, force=force)
+        m.notes[0] += f" from {backup.path}"
         if backup.server and backup.server != server:
-            notes.append(f"the backup was taken on {backup.server}")
-        if rv != backup.resource_version:
-            notes.append(f"written since the backup (resourceVersion {backup.resource_version} -> {rv}): only "
-                         "ownership is restored, the values stay as they are now")
-        return Migration(ObjectRef.of(live), rv, entries, after, la if isinstance(la, str) else None,
-                         la_after if isinstance(la_after, str) else None, reset=not after, notes=notes)
+            m.notes.append(f"the backup was taken on {backup.server}")
+        return WritePlan(m, requests_for(m))
 
     return plan
 
 
-HELP = """Put back the managedFields and last-applied annotation saved before a write.
+HELP = """Put back the managedFields and last-applied annotation a write changed.
 
 \b
 BACKUP is a backup file or a run directory (every file in it); each write command prints its
-run directory. Field values are never touched: only ownership is restored, guarded by the
-object's resourceVersion like every write. The state before the undo is saved too."""
+run directory, under the backup directory (--backup-dir, else $FIELDOWN_BACKUP_DIR, else
+~/.kube/fieldown/backups), where backups must lie. Each backup is checked first: written by this
+tool and unchanged since, of the same object (uid, name, namespace, kind). Only what the write
+changed goes back: ownership that managers took since is kept, and when managers were added since
+the backup, undo refuses unless --force. Field values are never touched; the state before the undo
+is saved too."""
 
 EPILOG = """\b
 Examples:
@@ -94,6 +84,11 @@ def undo(
         list[str] | None,
         typer.Argument(metavar="BACKUP...", help="Backup files or run directories.", show_default=False),
     ] = None,
+    force: Annotated[
+        bool,
+        typer.Option("--force", help="Restore even when managers wrote the object after the backup (their "
+                     "ownership is kept)."),
+    ] = False,
     dry_run: DryRunOption = options.DryRunStrategy.none,
     output: Output = WriteOutput.text,
     backup_dir: BackupDir = None,
@@ -103,18 +98,19 @@ def undo(
     context: options.Context = None,
 ) -> int:
     from ..kube.errors import KubeError, is_fatal
-    from ..kube.writes import backup_files, execute, load_backup
+    from ..kube.writes import backup_files, default_backup_root, execute, load_backup
     from .errors import UsageError
 
     if not backups:
         raise UsageError("name the backups to restore: files or run directories")
     retries = parse_retries(max_retries)
-    files = backup_files(backups)
+    root = Path(backup_dir).expanduser() if backup_dir else default_backup_root()
+    files = backup_files(backups, root)
     cfg = RunConfig("undo", dry_run, output, verbose, backup_dir, retries)
     client = open_client(options.ClusterArgs(kubeconfig, context))
     try:
         items: list[Selected] = []
-        plans: dict[int, Callable[[dict[str, Any]], Migration]] = {}
+        plans: dict[int, Callable[[dict[str, Any]], WritePlan]] = {}
         for f in files:
             try:
                 b = load_backup(f)
@@ -124,7 +120,7 @@ def undo(
                     raise
                 items.append(Selected(str(f), error=e))
                 continue
-            plans[id(target)] = restore_plan(b, client.server)
+            plans[id(target)] = restore_plan(b, client.server, force)
             items.append(Selected(str(f), target))
         store = make_backups(client, cfg)
         wopts = write_options(cfg)

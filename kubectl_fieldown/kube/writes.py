@@ -1,12 +1,14 @@
 """Guarded ownership writes: backup, resourceVersion-tested JSON patches, re-plan and retry.
 
-The one place where migrations touch a cluster. For one object, :func:`execute` runs::
+The one place where ownership rewrites touch a cluster. For one object, :func:`execute` runs::
 
-    GET → plan (a pure function: object → Migration) → unchanged? done
+    GET → plan (a pure function: object → WritePlan: the plan, its requests and the engine's check
+          of the values) → unchanged? done → values lost? refused, unless allowed
         → save a backup (once per object and run, before its first write)
-        → send each JSON patch of the plan, the resourceVersion returned by one write filling in
-          the test of the next (``migration.RESOURCE_VERSION``)
-        → check that the server recorded the planned managedFields
+        → send each request, the resourceVersion returned by one filling in the guard of the next
+          (``remedies.requests.RESOURCE_VERSION``)
+        → check that the server recorded what the engine predicted (or, without merge rules, the
+          planned managedFields)
 
 Every patch starts with a ``test`` of ``metadata.resourceVersion``, so nothing written since the
 object was read can be overwritten. When the object changed meanwhile — 409, or the 422 this API
@@ -31,7 +33,6 @@ which people and tools wipe freely.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import datetime as _dt
 import enum
 import json
@@ -40,7 +41,7 @@ import random
 import re
 import secrets
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -49,7 +50,10 @@ from .errors import Conflict, Invalid, KubeError, is_fatal
 
 if TYPE_CHECKING:
     from ..managedfields import ManagedFieldsEntry
-    from ..migration import Migration
+    from ..remedies.plans import Migration
+    from ..remedies.requests import WriteRequest
+    from ..remedies.restore import BackupContent
+    from ..remedies.writeplan import WritePlan
     from .client import ClusterClient
     from .discovery import ResourceInfo
 
@@ -68,11 +72,10 @@ __all__ = [
     "default_backup_root",
     "execute",
     "load_backup",
-    "resolve_placeholder",
 ]
 
 BACKUP_DIR_ENV = "FIELDOWN_BACKUP_DIR"
-BACKUP_FORMAT = "fieldown.backup/v1"
+BACKUP_FORMAT = "fieldown.backup/v2"
 
 DryRunMode = Literal["none", "client", "server"]
 
@@ -92,6 +95,8 @@ class ObjectTarget:
     name: str
     namespace: str | None
     initial: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
+    manifest: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
+    """The manifest that named the object (``-f``): what its applier will apply next."""
 
     def describe(self) -> str:
         ns = f" -n {self.namespace}" if self.namespace and self.res.namespaced else ""
@@ -112,10 +117,15 @@ class WriteOutcome:
     backup: Path | None = None
     notes: list[str] = field(default_factory=list)
     error: str | None = None
-    patches: list[list[dict[str, Any]]] = field(default_factory=list)
+    patches: list[Any] = field(default_factory=list)
+    """Dry runs: each request as it would be sent (a JSON patch's operations, an apply's body)."""
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    """Dry runs: each request with its type, fieldManager and purpose."""
+    changes: list[str] = field(default_factory=list)
+    """Who gains and who loses which fields (one line per entry)."""
+    problems: list[str] = field(default_factory=list)
+    """Values the write or the applier's next apply would lose (refused unless allowed)."""
     dry_run: DryRunMode = "none"
-    steps: list[dict[str, Any]] = field(default_factory=list)
-    """Commands of several writes (handover) describe each step here."""
 
     @property
     def is_secret(self) -> bool:
@@ -132,6 +142,7 @@ class WriteOutcome:
 class WriteOptions:
     dry_run: DryRunMode = "none"
     max_retries: int = 5
+    allow_value_changes: bool = False
     backoff_base: float = 0.05
     backoff_max: float = 1.0
     sleep: Callable[[float], None] = time.sleep
@@ -184,10 +195,11 @@ class BackupRun:
     def used(self) -> bool:
         return bool(self._saved)
 
-    def save(self, res: ResourceInfo, obj: Mapping[str, Any]) -> Path:
-        """Write ``obj``'s backup; an object already saved in this run keeps its first backup (the
-        state before the run), so a command that writes an object in several steps can be undone
-        as a whole."""
+    def save(self, res: ResourceInfo, obj: Mapping[str, Any], plan: Migration | None = None) -> Path:
+        """Write ``obj``'s backup, with the plan's target (what the write leaves, for ``undo``); an
+        object already saved in this run keeps its first backup (the state before the run)."""
+        from ..remedies.restore import backup_document
+
         md = obj.get("metadata") or {}
         uid = str(md.get("uid") or "")
         key = uid or f"{res.group_resource}/{md.get('namespace')}/{md.get('name')}"
@@ -211,18 +223,15 @@ class BackupRun:
             while path.exists():  # two objects whose names flatten to the same file name
                 n += 1
                 path = directory / f"{stem}.{n}.json"
-            doc = {
-                "format": BACKUP_FORMAT,
+            header = {
                 "command": self.command,
                 "server": self.server,
                 "context": self.context,
                 "takenAt": _dt.datetime.now(tz=_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-                "resource": {"group": res.group, "version": res.version, "resource": res.resource,
-                             "kind": res.kind, "namespaced": res.namespaced},
-                "uid": uid,
-                "resourceVersion": str(md.get("resourceVersion") or ""),
-                "object": obj,
             }
+            resource = {"group": res.group, "version": res.version, "resource": res.resource, "kind": res.kind,
+                        "namespaced": res.namespaced}
+            doc = backup_document(obj, resource, header, plan)
             data = (json.dumps(doc, indent=1, sort_keys=False) + "\n").encode()
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             with os.fdopen(fd, "wb") as f:
@@ -241,17 +250,43 @@ class Backup:
     """A backup file as read back by ``undo``."""
 
     path: Path
-    command: str
-    server: str
-    context: str | None
-    uid: str
-    resource_version: str
-    group: str
-    version: str
-    resource: str
-    kind: str
-    namespaced: bool
-    object: dict[str, Any]
+    content: BackupContent
+
+    @property
+    def object(self) -> dict[str, Any]:
+        return self.content.object
+
+    @property
+    def server(self) -> str:
+        return str(self.content.header.get("server") or "")
+
+    @property
+    def uid(self) -> str:
+        return self.content.uid
+
+    @property
+    def resource_version(self) -> str:
+        return self.content.resource_version
+
+    @property
+    def group(self) -> str:
+        return str(self.content.resource.get("group") or "")
+
+    @property
+    def version(self) -> str:
+        return str(self.content.resource.get("version") or "")
+
+    @property
+    def resource(self) -> str:
+        return str(self.content.resource.get("resource") or "")
+
+    @property
+    def kind(self) -> str:
+        return str(self.content.resource.get("kind") or self.object.get("kind") or "")
+
+    @property
+    def namespaced(self) -> bool:
+        return bool(self.content.resource.get("namespaced", True))
 
     @property
     def api_version(self) -> str:
@@ -268,61 +303,46 @@ class Backup:
 
 
 def load_backup(path: Path) -> Backup:
+    from ..remedies.restore import BackupError as ContentError
+    from ..remedies.restore import read_backup_document
+
     try:
         doc = json.loads(path.read_bytes())
     except OSError as e:
         raise BackupError(f"{path}: {e.strerror or e}") from None
     except ValueError as e:
         raise BackupError(f"{path}: not a fieldown backup (not JSON: {e})") from None
-    if not isinstance(doc, dict) or doc.get("format") != BACKUP_FORMAT or not isinstance(doc.get("object"), dict):
-        raise BackupError(f"{path}: not a fieldown backup (no format {BACKUP_FORMAT!r} with an object)")
-    r = doc.get("resource") if isinstance(doc.get("resource"), dict) else {}
-    assert isinstance(r, dict)
-    obj = doc["object"]
-    return Backup(
-        path=path, command=str(doc.get("command") or ""), server=str(doc.get("server") or ""),
-        context=doc.get("context") if isinstance(doc.get("context"), str) else None,
-        uid=str(doc.get("uid") or (obj.get("metadata") or {}).get("uid") or ""),
-        resource_version=str(doc.get("resourceVersion") or ""),
-        group=str(r.get("group") or ""), version=str(r.get("version") or ""), resource=str(r.get("resource") or ""),
-        kind=str(r.get("kind") or obj.get("kind") or ""), namespaced=bool(r.get("namespaced", True)), object=obj,
-    )
+    try:
+        return Backup(path, read_backup_document(doc, str(path)))
+    except ContentError as e:
+        raise BackupError(str(e)) from None
 
 
-def backup_files(paths: Iterable[str | Path]) -> list[Path]:
-    """Backup files named directly, or every ``*.json`` of a run directory (sorted)."""
+def backup_files(paths: Iterable[str | Path], root: Path) -> list[Path]:
+    """Backup files named directly, or every ``*.json`` of a run directory (sorted). Files must lie
+    under ``root`` (the backup directory: ``--backup-dir``, ``$FIELDOWN_BACKUP_DIR`` or the default):
+    ``undo`` restores what this tool saved, not any file that looks like it."""
     out: list[Path] = []
+    top = root.expanduser().resolve()
     for p in paths:
         path = Path(p).expanduser()
         if path.is_dir():
             found = sorted(f for f in path.glob("*.json") if f.is_file())
             if not found:
                 raise BackupError(f"{path}: no backup files (*.json) in this directory")
-            out.extend(found)
         elif path.exists():
-            out.append(path)
+            found = [path]
         else:
             raise BackupError(f"{path}: no such file or directory")
+        for f in found:
+            if not f.resolve().is_relative_to(top):
+                raise BackupError(f"{f}: not under the backup directory {root}; name that directory with "
+                                  "--backup-dir to restore from it")
+        out.extend(found)
     return out
 
 
 # --- the executor ------------------------------------------------------------------------------
-
-
-_RV_POINTER = "/metadata/resourceVersion"
-
-
-def resolve_placeholder(patch: Sequence[Mapping[str, Any]], resource_version: str) -> list[dict[str, Any]]:
-    """The patch with the previous write's resourceVersion in place of the plan's placeholder."""
-    from ..migration import RESOURCE_VERSION
-
-    out = []
-    for op in patch:
-        op = dict(op)
-        if op.get("op") == "test" and op.get("path") == _RV_POINTER and op.get("value") == RESOURCE_VERSION:
-            op["value"] = resource_version
-        out.append(op)
-    return out
 
 
 class _Changed(Exception):
@@ -341,17 +361,24 @@ def _uid(obj: Mapping[str, Any]) -> str:
     return str((obj.get("metadata") or {}).get("uid") or "")
 
 
+def _entries_of(obj: Mapping[str, Any]) -> list[ManagedFieldsEntry]:
+    from ..managedfields import decode_entries
+
+    return decode_entries((obj.get("metadata") or {}).get("managedFields"))
+
+
 def execute(
     client: ClusterClient,
     target: ObjectTarget,
-    plan: Callable[[dict[str, Any]], Migration],
+    plan: Callable[[dict[str, Any]], WritePlan],
     options: WriteOptions,
     backups: BackupRun | None,
 ) -> WriteOutcome:
     """Plan and write one object (see the module docstring). Never raises for a failure of this
     object (it is in the outcome), only for the errors :func:`is_fatal` names."""
     from ..managedfields import ManagedFieldsError
-    from ..migration import MigrationError
+    from ..remedies.plans import MigrationError
+    from ..remedies.writeplan import ownership_changes
 
     retries = 0
     sent = 0
@@ -359,7 +386,11 @@ def execute(
     first_uid: str | None = None
     latest: dict[str, Any] | None = dict(target.initial) if target.initial is not None else None
     notes: list[str] = []
-    residue: _Residue | None = None
+
+    def outcome(result: Result, **kw: Any) -> WriteOutcome:
+        return WriteOutcome.for_target(target, result, retries=retries, patches_sent=sent, backup=backup,
+                                       notes=notes, dry_run=options.dry_run, **kw)
+
     while True:
         try:
             obj = latest if latest is not None else client.get(target.res, target.name, target.namespace)
@@ -367,66 +398,56 @@ def execute(
             if first_uid is None:
                 first_uid = _uid(obj)
             elif _uid(obj) != first_uid:
-                return WriteOutcome.for_target(
-                    target, Result.failed, retries=retries, patches_sent=sent, backup=backup, notes=notes,
-                    error="the object was deleted and created again while being migrated; nothing more was written")
-            planned_from = obj if residue is None else residue.taken_back(obj)
-            m = plan(planned_from)
-            if planned_from is not obj:
-                # the plan starts from the ownership we meant; the write starts from what is there
-                m = dataclasses.replace(m, before=_entries_of(obj))
+                return outcome(Result.failed, error="the object was deleted and created again while being written; "
+                                                    "nothing more was written")
+            wp = plan(obj)
+            m = wp.migration
             notes = list(m.notes)
             if not m.changed:
                 # a retry can find its work done (a half-written plan finished by the re-plan)
-                result = Result.changed if sent else Result.unchanged
-                return WriteOutcome.for_target(target, result, retries=retries, patches_sent=sent, backup=backup,
-                                               notes=notes, dry_run=options.dry_run)
-            annotations = (obj.get("metadata") or {}).get("annotations")
-            patches = m.patches(annotations_present=isinstance(annotations, Mapping) and bool(annotations))
+                return outcome(Result.changed if sent else Result.unchanged)
+            changes = ownership_changes(m.before, [] if m.reset else m.after)
+            if wp.problems and not options.allow_value_changes:
+                return outcome(Result.failed, problems=list(wp.problems), changes=changes,
+                               error="refused: " + "; ".join(wp.problems)
+                               + " (--allow-value-changes writes it anyway)")
+            requests = [r.to_json() for r in wp.requests]
             if options.dry_run == "client":
-                shown = [resolve_placeholder(p, "<resourceVersion of the previous write>") for p in patches]
-                return WriteOutcome.for_target(target, Result.changed, notes=notes, patches=shown, dry_run="client")
+                shown = [_shown(r, "<resourceVersion of the previous write>") for r in wp.requests]
+                return outcome(Result.changed, patches=shown, requests=requests, changes=changes,
+                               problems=list(wp.problems))
             if options.dry_run == "server":
-                return _server_dry_run(client, target, m, patches, notes)
+                return _server_dry_run(client, target, wp, notes, changes)
             if backups is not None and backup is None:
-                backup = backups.save(target.res, obj)
+                backup = backups.save(target.res, obj, m)
             rv = m.resource_version
             out: dict[str, Any] | None = None
-            for i, patch in enumerate(patches):
-                body = resolve_placeholder(patch, rv)
-                tested = str(body[0].get("value"))
-                out = _send(client, target, body, m.field_manager, tested)
+            for req in wp.requests:
+                out = _send(client, target, req.with_resource_version(rv), rv)
                 sent += 1
                 rv = _rv(out)
-                if i == 0 and len(patches) > 1 and m.last_applied_after is not None:
-                    residue = _Residue(_entries_of(planned_from), m.field_manager, m.last_applied_after)
             assert out is not None
-            mismatch = _check_written(out, m)
+            mismatch = _check_written(out, wp)
             if mismatch:
-                return WriteOutcome.for_target(target, Result.failed, retries=retries, patches_sent=sent,
-                                               backup=backup, notes=notes, error=mismatch)
-            return WriteOutcome.for_target(target, Result.changed, retries=retries, patches_sent=sent, backup=backup,
-                                           notes=notes)
+                return outcome(Result.failed, error=mismatch, changes=changes)
+            return outcome(Result.changed, changes=changes, problems=list(wp.problems))
         except _Changed as e:
             retries += 1
             if retries > options.max_retries:
-                return WriteOutcome.for_target(
-                    target, Result.failed, retries=retries - 1, patches_sent=sent, backup=backup, notes=notes,
-                    error=f"the object kept changing while being written; gave up after {options.max_retries} "
-                          f"retries (run the command again)")
+                retries -= 1
+                return outcome(Result.failed, error=f"the object kept changing while being written; gave up after "
+                                                    f"{options.max_retries} retries (run the command again)")
             latest = e.latest
             if retries > 1 or latest is None:
                 # the first retry has a fresh read in hand (most often the first read was a stale LIST
                 # copy); waiting only pays when the object keeps changing
                 options.sleep(options.backoff(retries))
         except (MigrationError, ManagedFieldsError, BackupError) as e:
-            return WriteOutcome.for_target(target, Result.failed, retries=retries, patches_sent=sent, backup=backup,
-                                           notes=notes, error=_unprefixed(str(e), target))
+            return outcome(Result.failed, error=_unprefixed(str(e), target))
         except KubeError as e:
             if is_fatal(e):
                 raise
-            return WriteOutcome.for_target(target, Result.failed, retries=retries, patches_sent=sent, backup=backup,
-                                           notes=notes, error=str(e))
+            return outcome(Result.failed, error=str(e))
 
 
 def _unprefixed(message: str, target: ObjectTarget) -> str:
@@ -437,73 +458,26 @@ def _unprefixed(message: str, target: ObjectTarget) -> str:
     return message[len(ref) + 2:] if message.startswith(ref + ": ") else message
 
 
-def _entries_of(obj: Mapping[str, Any]) -> list[ManagedFieldsEntry]:
-    from ..managedfields import decode_entries
+def _shown(req: WriteRequest, placeholder: str) -> list[dict[str, Any]] | dict[str, Any]:
+    """A request as a dry run prints it: a JSON patch's operations, an apply's body."""
+    from ..remedies.requests import ApplyRequest, JsonPatchRequest
 
-    return decode_entries((obj.get("metadata") or {}).get("managedFields"))
-
-
-@dataclass(frozen=True)
-class _Residue:
-    """What the annotation patch of a plan left behind when the managedFields patch after it could
-    not be written (the object changed in between).
-
-    The server records the annotation change for the patch's field manager and takes it from its
-    other owners (an update forces). A re-plan from that state can find nothing left to do — a
-    strip has nothing more to strip — and the attribution would stay: the annotation owned by the
-    client-side manager instead of ``kubectl-last-applied``. So before re-planning, the attribution
-    is taken back: the annotation goes back to the owners it had when the plan was made, as long as
-    nobody wrote the annotation since (its value is still the one written).
-    """
-
-    owners_before: list[ManagedFieldsEntry]
-    field_manager: str
-    written: str
-
-    def taken_back(self, obj: dict[str, Any]) -> dict[str, Any]:
-        from ..fieldpath import FieldSet, path_from_fields
-        from ..managedfields import LAST_APPLIED_ANNOTATION, UPDATE
-
-        md = obj.get("metadata") or {}
-        if (md.get("annotations") or {}).get(LAST_APPLIED_ANNOTATION) != self.written:
-            return obj  # written again since, by someone else: theirs is the real attribution
-        la = path_from_fields("metadata", "annotations", LAST_APPLIED_ANNOTATION)
-        marker = path_from_fields("metadata", "annotations")
-        entries = _entries_of(obj)
-
-        def attributed(e: ManagedFieldsEntry) -> bool:
-            return e.manager == self.field_manager and e.operation == UPDATE and not e.subresource
-
-        had = FieldSet()
-        for e in self.owners_before:
-            if attributed(e):
-                had = had.union(e.fields)
-        gained = FieldSet([p for p in (la, marker) if not had.has(p)])
-        if not any(attributed(e) and not e.fields.intersection(gained).is_empty() for e in entries):
-            return obj
-        out: list[ManagedFieldsEntry] = []
-        for e in entries:
-            if attributed(e):
-                e = e.with_fields(e.fields.difference(gained))
-                if e.fields.is_empty():
-                    continue
-            out.append(e)
-        for before in self.owners_before:
-            if not before.fields.has(la) or attributed(before):
-                continue
-            i = next((i for i, e in enumerate(out) if e.identity == before.identity), None)
-            if i is None:
-                out.append(before.with_fields(FieldSet([la])))
-            else:
-                out[i] = out[i].with_fields(out[i].fields.union(FieldSet([la])))
-        return {**obj, "metadata": {**md, "managedFields": [e.to_dict() for e in out]}}
+    if isinstance(req, JsonPatchRequest):
+        return list(req.with_resource_version(placeholder).ops)
+    assert isinstance(req, ApplyRequest)
+    return req.body
 
 
-def _send(client: ClusterClient, target: ObjectTarget, body: list[dict[str, Any]], field_manager: str,
-          tested: str, *, dry_run: bool = False) -> dict[str, Any]:
+def _send(client: ClusterClient, target: ObjectTarget, req: WriteRequest, tested: str, *,
+          dry_run: bool = False) -> dict[str, Any]:
+    from ..remedies.requests import ApplyRequest
+
     try:
-        return client.patch(target.res, target.name, target.namespace, body, "json",
-                            field_manager=field_manager, dry_run=dry_run)
+        if isinstance(req, ApplyRequest):
+            return client.patch(target.res, target.name, target.namespace, req.body, "apply",
+                                field_manager=req.field_manager, force=req.force, dry_run=dry_run)
+        return client.patch(target.res, target.name, target.namespace, list(req.ops), "json",
+                            field_manager=req.field_manager, dry_run=dry_run)
     except Conflict:
         raise _Changed() from None
     except Invalid as e:
@@ -515,15 +489,17 @@ def _send(client: ClusterClient, target: ObjectTarget, body: list[dict[str, Any]
         raise e
 
 
-def _check_written(out: Mapping[str, Any], m: Migration) -> str | None:
-    """Why the object the server returned does not carry the planned managedFields (None: it does)."""
-    from ..managedfields import LAST_APPLIED_ANNOTATION, decode_entries
-    from ..migration import entries_differ
+def _check_written(out: Mapping[str, Any], wp: WritePlan) -> str | None:
+    """Why the object the server returned is not what was predicted (None: it is)."""
+    from ..managedfields import LAST_APPLIED_ANNOTATION
+    from ..remedies.plans import entries_differ
 
+    m = wp.migration
+    expected = wp.expected
+    want = _entries_of(expected) if expected is not None else ([] if m.reset else m.after)
     md = out.get("metadata") or {}
-    got = decode_entries(md.get("managedFields"))
-    if entries_differ(got, [] if m.reset else m.after):
-        return ("the server recorded other managedFields than planned (an admission webhook or a server "
+    if entries_differ(_entries_of(out), want):
+        return ("the server recorded other managedFields than predicted (an admission webhook or a server "
                 "with other rules?); the backup can undo the write")
     la = (md.get("annotations") or {}).get(LAST_APPLIED_ANNOTATION)
     if la != m.last_applied_after:
@@ -531,22 +507,24 @@ def _check_written(out: Mapping[str, Any], m: Migration) -> str | None:
     return None
 
 
-def _server_dry_run(client: ClusterClient, target: ObjectTarget, m: Migration,
-                    patches: list[list[dict[str, Any]]], notes: list[str]) -> WriteOutcome:
-    shown = []
+def _server_dry_run(client: ClusterClient, target: ObjectTarget, wp: WritePlan, notes: list[str],
+                    changes: list[str]) -> WriteOutcome:
+    m = wp.migration
+    shown: list[list[dict[str, Any]] | dict[str, Any]] = []
     out: dict[str, Any] | None = None
-    for patch in patches:
+    for req in wp.requests:
         # nothing is persisted, so every step is tested against the live resourceVersion
-        body = resolve_placeholder(patch, m.resource_version)
-        shown.append(body)
-        out = _send(client, target, body, m.field_manager, m.resource_version, dry_run=True)
+        r = req.with_resource_version(m.resource_version)
+        shown.append(_shown(r, m.resource_version))
+        out = _send(client, target, r, m.resource_version, dry_run=True)
     assert out is not None
-    from ..managedfields import decode_entries
-    from ..migration import entries_differ
-
-    got = decode_entries((out.get("metadata") or {}).get("managedFields"))
-    if entries_differ(got, [] if m.reset else m.after):
-        return WriteOutcome.for_target(target, Result.failed, notes=notes, patches=shown, dry_run="server",
-                                       error="the server's dry run recorded other managedFields than planned")
-    notes = [*notes, f"the server accepted {len(shown)} patch(es) with dryRun=All"]
-    return WriteOutcome.for_target(target, Result.changed, notes=notes, patches=shown, dry_run="server")
+    requests = [r.to_json() for r in wp.requests]
+    if len(wp.requests) == 1:
+        mismatch = _check_written(out, wp)
+        if mismatch:
+            return WriteOutcome.for_target(target, Result.failed, notes=notes, patches=shown, requests=requests,
+                                           dry_run="server", changes=changes,
+                                           error="the server's dry run " + mismatch.removeprefix("the server "))
+    notes = [*notes, f"the server accepted {len(shown)} request(s) with dryRun=All"]
+    return WriteOutcome.for_target(target, Result.changed, notes=notes, patches=shown, requests=requests,
+                                   dry_run="server", changes=changes, problems=list(wp.problems))

@@ -55,6 +55,8 @@ class MigrateToServerSide:
     sources: tuple[str, ...] = (KUBECTL_CLIENT_SIDE_APPLY,)
     target: str = KUBECTL
     keep_last_applied: bool | None = None
+    all_fields: bool = False
+    """Move every field of the sources, not only those the target's manifest sets."""
 
     name = "migrate"
 
@@ -63,9 +65,9 @@ class MigrateToServerSide:
         return applier_for_manager(self.target)
 
     def plan(self, obj: Mapping[str, Any], ctx: PlanContext) -> Migration:
+        fields = None if self.all_fields else target_manifest_fields(obj, self.applier, ctx)
         return plan_to_server_side(obj, ctx.root, source_managers=self.sources, target=self.target,
-                                   keep_last_applied=self.keep_last_applied,
-                                   manifest_fields=target_manifest_fields(obj, self.applier, ctx))
+                                   keep_last_applied=self.keep_last_applied, manifest_fields=fields)
 
     def args(self) -> list[str]:
         words = ["--to", "server-side"]
@@ -78,6 +80,8 @@ class MigrateToServerSide:
             words.append("--keep-last-applied")
         elif self.keep_last_applied is False:
             words.append("--drop-last-applied")
+        if self.all_fields:
+            words.append("--all-fields")
         return words
 
 

@@ -25,7 +25,35 @@ from ..schema.types import Type
 from ..typed.remove import extract_owned
 from .plans import LAST_APPLIED_PATH, last_applied_document
 
-__all__ = ["inferred_manifest", "without_paths"]
+__all__ = ["detected_applier", "inferred_manifest", "with_live_fields", "without_paths"]
+
+
+def detected_applier(obj: Mapping[str, Any]) -> Applier | None:
+    """The applier in use: the newest Apply manager of the main resource; else client-side kubectl
+    when the object carries its annotation or manager; else none (controllers only)."""
+    from ..appliers import applier_for_manager
+    from ..managedfields import KUBECTL_CLIENT_SIDE_APPLY, KUBECTL_LAST_APPLIED
+
+    md = obj.get("metadata") or {}
+    raw = md.get("managedFields")
+    entries = [e for e in raw if isinstance(e, Mapping)] if isinstance(raw, list) else []
+    newest: tuple[str, str] | None = None
+    csa = False
+    for e in entries:
+        manager = str(e.get("manager") or "")
+        if e.get("operation") == UPDATE and manager == KUBECTL_CLIENT_SIDE_APPLY:
+            csa = True
+        if e.get("operation") != APPLY or manager == KUBECTL_LAST_APPLIED or e.get("subresource"):
+            continue
+        t = str(e.get("time") or "")
+        if newest is None or t > newest[0]:
+            newest = (t, manager)
+    if newest is not None:
+        return applier_for_manager(newest[1])
+    annotations = md.get("annotations")
+    if csa or (isinstance(annotations, Mapping) and isinstance(annotations.get(LAST_APPLIED_ANNOTATION), str)):
+        return Applier.of("kubectl-client-side")
+    return None
 
 
 def inferred_manifest(live: Mapping[str, Any], applier: Applier, root: Type) -> dict[str, Any] | None:
@@ -102,3 +130,24 @@ def without_paths(manifest: Mapping[str, Any], paths: Any) -> dict[str, Any]:
     for p in paths:
         _remove_path(doc, p)
     return doc
+
+
+def with_live_fields(manifest: Mapping[str, Any], obj: Mapping[str, Any], paths: Any) -> dict[str, Any]:
+    """``manifest`` also setting the fields at ``paths`` to their live values (the fields handed to the
+    applier itself: from now on its manifest sets them)."""
+    from .plans import _manifest_of
+
+    doc = copy.deepcopy(dict(manifest))
+    for p in paths:
+        _merge_into(doc, _manifest_of(obj, p))
+    return doc
+
+
+def _merge_into(doc: dict[str, Any], extra: Mapping[str, Any]) -> None:
+    for k, v in extra.items():
+        if isinstance(v, Mapping) and isinstance(doc.get(k), dict):
+            _merge_into(doc[k], v)
+        elif isinstance(v, list) and isinstance(doc.get(k), list):
+            doc[k] = [*doc[k], *(x for x in v if x not in doc[k])]
+        else:
+            doc[k] = copy.deepcopy(v)

@@ -280,7 +280,9 @@ def plan_to_server_side(
             unowned = unowned.union(fs.difference(la_fields))
             fs = fs.intersection(la_fields)
         if manifest_fields is not None:
-            stay = fs.difference(manifest_fields)
+            # what the target's manifest does not set stays with its owner (the "." of a map it created
+            # included, as long as the map is there)
+            stay = fs.difference(manifest_fields).intersection(live_set).difference(_LAC)
             left_with_sources = left_with_sources.union(stay)
             fs = fs.intersection(manifest_fields)
         return fs.intersection(live_set).difference(_LAC)
@@ -298,10 +300,11 @@ def plan_to_server_side(
     names: list[str] = []
     for i in sources:
         e = entries[i]
-        union = union.union(moved(e))
+        part = moved(e)
+        union = union.union(part)
         versions.add(e.api_version)
         label = e.manager + (" (Apply)" if e.operation == APPLY else "")
-        if label not in names:
+        if label not in names and not part.is_empty():
             names.append(label)
     # the sources keep what does not move (fields the target's manifest does not set)
     rest: dict[int, FieldSet] = {}
@@ -313,7 +316,8 @@ def plan_to_server_side(
         else:
             keep_fs = FieldSet()
         rest[i] = keep_fs
-    notes.append(f"moved the fields of {', '.join(names)} into {target} (Apply)")
+    if names:
+        notes.append(f"moved the fields of {', '.join(names)} into {target} (Apply)")
     if len(versions) > 1:
         notes.append(f"merged fields recorded under apiVersions {', '.join(sorted(versions))}; client-go's csaupgrade "
                      "would have dropped those of other versions")
@@ -599,8 +603,6 @@ def plan_handover(
     for p in paths:
         if value_at(obj, p) is MISSING:
             raise MigrationError(f"{path_string(p)} is not set on the object: there is nothing to hand over")
-    owned = applied_fields(obj, paths, root)
-    handed = FieldSet(paths)
     notes: list[str] = []
     la_after = la
     working = list(entries)
@@ -609,19 +611,35 @@ def plan_handover(
         if stripped.last_applied_changed:
             la_after = stripped.last_applied_after
             notes.extend(n for n in stripped.notes if n.startswith("removed "))
-        working = _without_paths(working, handed, lambda e: e.operation == UPDATE and
+        working = _without_paths(working, FieldSet(paths), lambda e: e.operation == UPDATE and
                                  _matches(e.manager, client_side_managers), recursive=True)
+    # a field the receiver already writes through a subresource (a scaler's /scale) is its own: an
+    # Apply entry would only be taken back at its next write
+    via_subresource = [p for p in paths if any(e.manager == to and e.subresource and _owns(e.fields, p)
+                                               for e in working)]
+    taking = [p for p in paths if p not in via_subresource]
+    handed = FieldSet(taking)
+    owned = applied_fields(obj, taking, root) if taking else FieldSet()
+
+    def lets_go(e: ManagedFieldsEntry) -> bool:
+        return not _is_target(e, to) and not (e.manager == to and e.subresource)
+
     losers = sorted({e.manager + ("" if e.operation == APPLY else " (Update)")
                      + (f" (subresource {e.subresource})" if e.subresource else "")
-                     for e in working if not _is_target(e, to) and any(_owns(e.fields, p) for p in paths)})
-    working = _without_paths(working, handed, lambda e: not _is_target(e, to), recursive=True)
-    idx = next((i for i, e in enumerate(working) if _is_target(e, to)), None)
-    if idx is None:
-        working.append(ManagedFieldsEntry(to, APPLY, ref.api_version, owned, None, ""))
-    else:
-        working[idx] = working[idx].with_fields(working[idx].fields.union(owned))
-    shown = ", ".join(path_string(p) for p in paths)
-    notes.append(f"{to} (Apply) owns {shown}")
+                     for e in working if lets_go(e) and any(_owns(e.fields, p) for p in taking)})
+    working = _without_paths(working, handed, lets_go, recursive=True)
+    if taking:
+        idx = next((i for i, e in enumerate(working) if _is_target(e, to)), None)
+        if idx is None:
+            working.append(ManagedFieldsEntry(to, APPLY, ref.api_version, owned, None, ""))
+        else:
+            working[idx] = working[idx].with_fields(working[idx].fields.union(owned))
+    shown = ", ".join(path_string(p) for p in taking)
+    if taking:
+        notes.append(f"{to} (Apply) owns {shown}")
+    if via_subresource:
+        notes.append(f"{to} already writes {', '.join(path_string(p) for p in via_subresource)} through a "
+                     "subresource")
     if losers:
         notes.append(f"{', '.join(losers)} no longer own{'s' if len(losers) == 1 else ''} {shown}")
     return _finish(obj, entries, working, la_after, notes)
@@ -698,11 +716,15 @@ def plan_reset(
             "cleared managedFields: nothing is tracked until the next server-side apply, which will record "
             "every existing field as owned by before-first-apply"])
     owned = to_field_set(obj, root).difference(STRIPPED_METADATA)
+    notes = []
     if reset_fields is not None:
-        owned = owned.recursive_difference(reset_fields)
+        kept_out = owned.recursive_difference(reset_fields)
+        if kept_out != owned:
+            notes.append("the status is left out: it is written through the status subresource")
+        owned = kept_out
     owned = owned.recursive_difference(FieldSet([path_from_fields("metadata", "managedFields")]))
     after = [ManagedFieldsEntry(to_manager, APPLY, ref.api_version, owned, None)]
-    notes = [f"{to_manager} (Apply) now owns all {len(owned)} field(s) currently set"]
+    notes.insert(0, f"{to_manager} (Apply) now owns all {len(owned)} field(s) currently set")
     return Migration(ref, rv, entries, after, la, la, notes=notes, annotations_present=present)
 
 

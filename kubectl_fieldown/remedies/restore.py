@@ -146,6 +146,12 @@ def plan_restore(live: Mapping[str, Any], backup: BackupContent, *, force: bool 
     base = backup.after if backup.after is not None else before
     base_la = backup.last_applied_after if backup.after is not None else saved_la
 
+    la_after = saved_la
+    if la != base_la:
+        la_after = la
+        notes.append("the last-applied annotation was written again after the backup: it is kept as it is now")
+    # the object as the restore leaves it: ownership is restored of what is set then
+    restored = _with_annotation(live, la_after)
     cur_by, base_by, before_by = _by_identity(current), _by_identity(base), _by_identity(before)
     newer = sorted(i for i in cur_by if i not in base_by and i not in before_by)
     if newer and not force:
@@ -163,7 +169,7 @@ def plan_restore(live: Mapping[str, Any], backup: BackupContent, *, force: bool 
             (was.fields if was is not None else FieldSet())
         fields = (old.fields if old is not None else FieldSet()).union(gained).difference(lost)
         # never the ownership of a field that is no longer set
-        fields = FieldSet([p for p in fields if value_at(live, p) is not MISSING])
+        fields = FieldSet([p for p in fields if value_at(restored, p) is not MISSING])
         if fields.is_empty():
             continue
         template = old if old is not None else cur
@@ -173,10 +179,6 @@ def plan_restore(live: Mapping[str, Any], backup: BackupContent, *, force: bool 
         result.append(template.with_fields(fields))
     if newer:
         notes.append("kept what was written after the backup by " + ", ".join(_label(i) for i in newer))
-    la_after = saved_la
-    if la != base_la:
-        la_after = la
-        notes.append("the last-applied annotation was written again after the backup: it is kept as it is now")
     if rv != backup.resource_version:
         notes.append(f"written since the backup (resourceVersion {backup.resource_version} -> {rv}): only ownership "
                      "is restored, the values stay as they are now")
@@ -184,3 +186,15 @@ def plan_restore(live: Mapping[str, Any], backup: BackupContent, *, force: bool 
                  + (" and the last-applied annotation" if la_after is not None and la_after != la else ""))
     present = isinstance(annotations, Mapping) and bool(annotations)
     return Migration(ref, rv, current, result, la, la_after, reset=not result, notes=notes, annotations_present=present)
+
+
+def _with_annotation(obj: Mapping[str, Any], la: str | None) -> dict[str, Any]:
+    md = dict(obj.get("metadata") or {})
+    annotations = {k: v for k, v in (md.get("annotations") or {}).items() if k != LAST_APPLIED_ANNOTATION}
+    if la is not None:
+        annotations[LAST_APPLIED_ANNOTATION] = la
+    if annotations:
+        md["annotations"] = annotations
+    else:
+        md.pop("annotations", None)
+    return {**obj, "metadata": md}

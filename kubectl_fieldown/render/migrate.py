@@ -1,7 +1,8 @@
 """Output of the commands that write ownership (migrate, strip-last-applied, handover, reset, undo).
 
 Text: one line per object as soon as it is done (``changed``, ``unchanged``, ``failed: <reason>``;
-``would change`` in dry runs), its notes with ``-v``, the patches of a dry run, then a summary.
+``would change`` in dry runs), the values a refused write would lose, its notes with ``-v``; a dry
+run shows who gains and who loses which fields, and the exact requests with ``-v``; then a summary.
 
 ``-o json`` is a contract (docs/migrate.md); keys are only ever added::
 
@@ -9,8 +10,9 @@ Text: one line per object as soon as it is done (``changed``, ``unchanged``, ``f
      "summary": {"changed", "unchanged", "failed", "retries"},
      "items": [{"apiVersion", "kind", "namespace", "name", "result", "retries", "patchesSent",
                 "notes": [str], "backup": str|null, "error": str|null,
-                "patches"?: [[op, ...], ...]   (dry runs only),
-                "steps"?: [{...}, ...]         (handover only)}]}
+                "changes": [str], "problems": [str],
+                "patches"?: [ops or apply body, ...]   (dry runs only),
+                "requests"?: [{"type", "fieldManager", "purpose", ...}, ...]   (dry runs only)}]}
 
 The last-applied annotation of a Secret holds its data in clear; it is replaced by
 ``<redacted>`` wherever it would be printed (patch values, applied manifests).
@@ -62,11 +64,29 @@ def _redact_op(op: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def redacted_patches(o: WriteOutcome) -> list[list[dict[str, Any]]]:
-    """The outcome's patches as they may be shown: a Secret's annotation (its data) is redacted."""
-    if not o.is_secret:
-        return [list(p) for p in o.patches]
-    return [[_redact_op(op) for op in p] for p in o.patches]
+def redacted_patches(o: WriteOutcome) -> list[Any]:
+    """The outcome's requests as they may be shown (a JSON patch's operations, an apply's body): a
+    Secret's annotation (its data) is redacted."""
+    out: list[Any] = []
+    for p in o.patches:
+        if isinstance(p, Mapping):
+            out.append(_redact_manifest(p) if o.is_secret else dict(p))
+        else:
+            out.append([_redact_op(op) for op in p] if o.is_secret else list(p))
+    return out
+
+
+def _redacted_requests(o: WriteOutcome) -> list[dict[str, Any]]:
+    out = []
+    for r in o.requests:
+        r = dict(r)
+        if o.is_secret:
+            if "patch" in r:
+                r["patch"] = [_redact_op(op) for op in r["patch"]]
+            if "body" in r:
+                r["body"] = _redact_manifest(r["body"])
+        out.append(r)
+    return out
 
 
 def _redact_manifest(doc: Any) -> Any:
@@ -87,20 +107,6 @@ def _redact_manifest(doc: Any) -> Any:
     return out
 
 
-def _steps(o: WriteOutcome) -> list[dict[str, Any]]:
-    if not o.is_secret:
-        return [dict(s) for s in o.steps]
-    out = []
-    for s in o.steps:
-        s = dict(s)
-        if "manifest" in s:
-            s["manifest"] = _redact_manifest(s["manifest"])
-        if "patches" in s:
-            s["patches"] = [[_redact_op(op) for op in p] for p in s["patches"]]
-        out.append(s)
-    return out
-
-
 def outcome_to_dict(o: WriteOutcome) -> dict[str, Any]:
     d: dict[str, Any] = {
         "apiVersion": o.api_version,
@@ -113,11 +119,12 @@ def outcome_to_dict(o: WriteOutcome) -> dict[str, Any]:
         "notes": list(o.notes),
         "backup": str(o.backup) if o.backup is not None else None,
         "error": o.error,
+        "changes": list(o.changes),
+        "problems": list(o.problems),
     }
     if o.dry_run != "none":
         d["patches"] = redacted_patches(o)
-    if o.steps:
-        d["steps"] = _steps(o)
+        d["requests"] = _redacted_requests(o)
     return d
 
 
@@ -143,6 +150,9 @@ def render_json(command: str, dry_run: str, outcomes: Sequence[WriteOutcome], ba
 
 def _result_text(o: WriteOutcome) -> str:
     if o.result.value == "failed":
+        if o.problems:
+            return "failed: refused: it would lose values you did not ask to change (--allow-value-changes " \
+                   "writes it anyway)"
         return f"failed: {o.error or 'unknown error'}"
     if o.dry_run != "none" and o.result.value == "changed":
         return "would change" + (" (server dry run)" if o.dry_run == "server" else "")
@@ -158,20 +168,18 @@ def render_outcome(o: WriteOutcome, out: TextIO, *, verbose: bool = False) -> No
         extra.append(f"{o.patches_sent} patch{'es' if o.patches_sent != 1 else ''}")
     suffix = f" ({', '.join(extra)})" if extra else ""
     out.write(f"{object_label(o)}: {_result_text(o)}{suffix}\n")
+    for p in o.problems:
+        out.write(f"  ! {p}\n")
     if verbose or o.dry_run != "none":
         for n in o.notes:
             out.write(f"  - {n}\n")
-    for s in _steps(o):
-        if verbose or o.dry_run != "none" or s.get("failed"):
-            out.write(f"  step {s.get('step')}: {s.get('description', '')}\n")
-            if o.dry_run != "none" and "manifest" in s:
-                out.write(f"    apply: {json.dumps(s['manifest'], sort_keys=True)}\n")
-            if o.dry_run != "none":
-                for p in s.get("patches") or ():
-                    out.write(f"    patch: {json.dumps(p)}\n")
     if o.dry_run != "none":
-        for p in redacted_patches(o):
-            out.write(f"  patch: {json.dumps(p)}\n")
+        for c in o.changes:
+            out.write(f"  {c}\n")
+    if o.dry_run != "none" and verbose:
+        for r, p in zip(_redacted_requests(o), redacted_patches(o), strict=False):
+            what = "apply" if r.get("type") == "apply" else "patch"
+            out.write(f"  {what} (fieldManager {r.get('fieldManager')}): {json.dumps(p)}\n")
     if verbose and o.backup is not None:
         out.write(f"  backup: {o.backup}\n")
 

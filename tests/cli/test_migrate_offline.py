@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from kubectl_fieldown.cli.handover import HandoverError, build_manifest
-from kubectl_fieldown.fieldpath import FieldSet, parse_path, path_from_fields
+from kubectl_fieldown.fieldpath import parse_path
+from kubectl_fieldown.jsonpatch import apply_json_patch
 from kubectl_fieldown.kube import Conflict, Invalid, ResourceInfo
 from kubectl_fieldown.kube.writes import (
     BACKUP_FORMAT,
@@ -27,13 +27,14 @@ from kubectl_fieldown.kube.writes import (
     Result,
     WriteOptions,
     WriteOutcome,
-    _Residue,
     backup_files,
     execute,
     load_backup,
 )
-from kubectl_fieldown.managedfields import ManagedFieldsEntry, decode_entries
-from kubectl_fieldown.migration import Migration, ObjectRef, apply_json_patch, plan_strip_last_applied
+from kubectl_fieldown.managedfields import decode_entries
+from kubectl_fieldown.remedies.plans import Ref, plan_strip_last_applied
+from kubectl_fieldown.remedies.requests import requests_for
+from kubectl_fieldown.remedies.writeplan import WritePlan
 from kubectl_fieldown.render.migrate import outcome_to_dict, render_outcome, render_summary
 
 LA = "kubectl.kubernetes.io/last-applied-configuration"
@@ -99,8 +100,9 @@ class FakeClient:
         return copy.deepcopy(self.obj)
 
 
-def strip_replicas(obj: dict[str, Any]) -> Migration:
-    return plan_strip_last_applied(obj, [parse_path(".spec.replicas")])
+def strip_replicas(obj: dict[str, Any]) -> WritePlan:
+    m = plan_strip_last_applied(obj, [parse_path(".spec.replicas")])
+    return WritePlan(m, requests_for(m))
 
 
 def no_sleep(_: float) -> None:
@@ -114,18 +116,19 @@ def test_writes_in_order_with_the_returned_resource_version(tmp_path: Path) -> N
     c = FakeClient(widget())
     backups = BackupRun(tmp_path / "b", "strip-last-applied")
     out = execute(c, TARGET, strip_replicas, WriteOptions(sleep=no_sleep), backups)  # type: ignore[arg-type]
-    assert out.result is Result.changed and out.retries == 0 and out.patches_sent == 2
-    assert [p[0]["value"] for p in c.patches] == ["10", "11"]
+    # the annotation is written as its client-side owner, with the entries, in one patch
+    assert out.result is Result.changed and out.retries == 0 and out.patches_sent == 1
+    assert [p[0]["value"] for p in c.patches] == ["10"]
     assert out.backup is not None and load_backup(out.backup).resource_version == "10"
     assert "replicas" not in json.loads(c.obj["metadata"]["annotations"][LA])["spec"]
 
 
 def test_a_changed_object_is_read_planned_and_written_again(tmp_path: Path) -> None:
     c = FakeClient(widget())
-    c.interfere_before = {1}  # between the annotation patch and the managedFields patch
+    c.interfere_before = {0}  # another writer between the read and the patch
     out = execute(c, TARGET, strip_replicas, WriteOptions(sleep=no_sleep), BackupRun(tmp_path, "x"))  # type: ignore[arg-type]
     assert out.result is Result.changed and out.retries == 1
-    assert c.obj["metadata"]["labels"] == {"other": "1"}  # the other writer's change is kept
+    assert c.obj["metadata"]["labels"] == {"other": "0"}  # the other writer's change is kept
     (e,) = decode_entries(c.obj["metadata"]["managedFields"])
     assert not e.fields.has(parse_path(".spec.replicas"))
 
@@ -169,10 +172,12 @@ def test_dry_runs(tmp_path: Path) -> None:
     c = FakeClient(widget())
     out = execute(c, TARGET, strip_replicas, WriteOptions(dry_run="client"), BackupRun(tmp_path / "b", "x"))  # type: ignore[arg-type]
     assert out.result is Result.changed and c.patches == [] and out.backup is None
-    assert out.patches[1][0]["value"] == "<resourceVersion of the previous write>"
+    assert out.patches[0][0]["value"] == "10"
+    assert out.requests[0]["fieldManager"] == "kubectl-client-side-apply"
+    assert any(line.startswith("~ kubectl-client-side-apply (Update") for line in out.changes)
     assert not (tmp_path / "b").exists()
     out = execute(c, TARGET, strip_replicas, WriteOptions(dry_run="server"), None)  # type: ignore[arg-type]
-    assert out.result is Result.changed and [p[0]["value"] for p in c.patches] == ["10", "10"]
+    assert out.result is Result.changed and [p[0]["value"] for p in c.patches] == ["10"]
     assert c.obj["metadata"]["resourceVersion"] == "10"
 
 
@@ -181,7 +186,7 @@ def test_unchanged_and_deleted_recreated() -> None:
     done = execute(c, TARGET, strip_replicas, WriteOptions(sleep=no_sleep), None)  # type: ignore[arg-type]
     assert done.result is Result.changed
     again = execute(c, TARGET, strip_replicas, WriteOptions(sleep=no_sleep), None)  # type: ignore[arg-type]
-    assert again.result is Result.unchanged and c.patches[2:] == []
+    assert again.result is Result.unchanged and c.patches[1:] == []
 
     c = FakeClient(widget())
     original = c.get
@@ -198,25 +203,6 @@ def test_unchanged_and_deleted_recreated() -> None:
     assert out.result is Result.failed and "deleted and created again" in (out.error or "")
 
 
-def test_residue_of_an_interrupted_annotation_patch_is_taken_back() -> None:
-    la = path_from_fields("metadata", "annotations", LA)
-    before = [ManagedFieldsEntry("kubectl-last-applied", "Apply", "example.com/v1", FieldSet([la])),
-              ManagedFieldsEntry("kubectl", "Apply", "example.com/v1", FieldSet([parse_path(".spec.color")]), "t")]
-    # the annotation patch was written by kubectl-client-side-apply, which took the annotation over
-    now = widget("12")
-    now["metadata"]["annotations"][LA] = "new"
-    now["metadata"]["managedFields"] = [
-        before[1].to_dict(),
-        ManagedFieldsEntry("kubectl-client-side-apply", "Update", "example.com/v1", FieldSet([la]), "t2").to_dict()]
-    residue = _Residue(before, "kubectl-client-side-apply", "new")
-    fixed = residue.taken_back(now)
-    got = {(e.manager, e.operation): e.fields for e in decode_entries(fixed["metadata"]["managedFields"])}
-    assert got == {("kubectl", "Apply"): before[1].fields, ("kubectl-last-applied", "Apply"): FieldSet([la])}
-    # someone wrote the annotation since: theirs it is
-    now["metadata"]["annotations"][LA] = "someone else's"
-    assert residue.taken_back(now) is now
-
-
 # --- backups ----------------------------------------------------------------------------------------------
 
 
@@ -228,22 +214,24 @@ def test_backup_layout_and_permissions(tmp_path: Path) -> None:
     assert (tmp_path / "root").stat().st_mode & 0o777 == 0o700
     assert p.parent.stat().st_mode & 0o777 == 0o700 and p.stat().st_mode & 0o777 == 0o600
     b = load_backup(p)
-    assert (b.command, b.server, b.context, b.uid, b.resource_version) == (
+    assert (b.content.header["command"], b.server, b.content.header["context"], b.uid, b.resource_version) == (
         "migrate --to server-side", "https://s", "ctx", "uid-1", "10")
     assert (b.api_version, b.name, b.namespace, b.kind) == ("example.com/v1", "w", "ns", "Widget")
     assert json.loads(p.read_text())["format"] == BACKUP_FORMAT
     secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s/../x", "uid": "u2"}}
     q = run.save(SECRETS, secret)
     assert q.parent == p.parent and q.name == "core_Secret__cluster_s-..-x.json"
-    assert backup_files([p.parent]) == sorted([p, q])
+    assert backup_files([p.parent], tmp_path / "root") == sorted([p, q])
+    with pytest.raises(BackupError, match="not under the backup directory"):
+        backup_files([p], tmp_path / "elsewhere")
 
 
 def test_backup_errors(tmp_path: Path) -> None:
     with pytest.raises(BackupError, match="no such file or directory"):
-        backup_files([tmp_path / "nope"])
+        backup_files([tmp_path / "nope"], tmp_path)
     (tmp_path / "empty").mkdir()
     with pytest.raises(BackupError, match="no backup files"):
-        backup_files([tmp_path / "empty"])
+        backup_files([tmp_path / "empty"], tmp_path)
     bad = tmp_path / "bad.json"
     bad.write_text('{"kind": "Widget"}')
     with pytest.raises(BackupError, match="not a fieldown backup"):
@@ -255,36 +243,19 @@ def test_backup_errors(tmp_path: Path) -> None:
             BackupRun(ro / "sub", "x").save(WIDGETS, widget())
 
 
-# --- handover manifests -----------------------------------------------------------------------------------
-
-
-def test_handover_manifest_is_minimal() -> None:
-    obj = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w", "namespace": "ns"},
-           "spec": {"replicas": 3, "color": "x", "finalizers": ["a", "b"],
-                    "containers": [{"name": "a", "image": "i", "ports": [{"containerPort": 80, "protocol": "TCP"}]},
-                                   {"name": "b", "image": "j"}]}}
-    m = build_manifest(obj, [parse_path(".spec.replicas"), parse_path('.spec.containers[name="a"].image'),
-                             parse_path('.spec.finalizers[="b"]')])
-    assert m == {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w", "namespace": "ns"},
-                 "spec": {"replicas": 3, "containers": [{"name": "a", "image": "i"}], "finalizers": ["b"]}}
-    with pytest.raises(HandoverError, match="not set"):
-        build_manifest(obj, [parse_path(".spec.args")])
-
-
 # --- rendering -----------------------------------------------------------------------------------------------
 
 
 def secret_outcome() -> WriteOutcome:
     pointer = "/metadata/annotations/" + LA.replace("/", "~1")
+    apply_body = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "db", "annotations": {
+        LA: '{"stringData":{"pw":"hunter2"}}', "keep": "me"}}}
+    patch = [{"op": "test", "path": "/metadata/resourceVersion", "value": "1"},
+             {"op": "replace", "path": pointer, "value": '{"data":{"pw":"aHVudGVyMg=="}}'}]
     return WriteOutcome(api_version="v1", kind="Secret", namespace="ns", name="db", result=Result.changed,
-                        dry_run="client", notes=["rebuilt"],
-                        patches=[[{"op": "test", "path": "/metadata/resourceVersion", "value": "1"},
-                                  {"op": "replace", "path": pointer, "value": '{"data":{"pw":"aHVudGVyMg=="}}'}],
-                                 [{"op": "add", "path": "/metadata/annotations",
-                                   "value": {LA: '{"stringData":{"pw":"hunter2"}}', "keep": "me"}}]],
-                        steps=[{"step": 1, "description": "apply",
-                                "manifest": {"kind": "Secret", "stringData": {"pw": "hunter2"},
-                                             "metadata": {"annotations": {LA: "hunter2"}}}}])
+                        dry_run="client", notes=["rebuilt"], patches=[apply_body, patch],
+                        requests=[{"type": "apply", "fieldManager": "kubectl-last-applied", "body": apply_body},
+                                  {"type": "json-patch", "fieldManager": "x", "patch": patch}])
 
 
 def test_secret_annotation_is_never_printed() -> None:
@@ -314,8 +285,8 @@ def test_text_lines_and_summary(tmp_path: Path) -> None:
     ]
     assert outcome_to_dict(ok) == {"apiVersion": "example.com/v1", "kind": "Widget", "namespace": "ns", "name": "a",
                                    "result": "changed", "retries": 2, "patchesSent": 2, "notes": [], "backup": None,
-                                   "error": None}
+                                   "error": None, "changes": [], "problems": []}
 
 
 def test_migration_ref_round_trip() -> None:
-    assert str(ObjectRef.of(widget())) == "widget.example.com/w -n ns"
+    assert str(Ref.of(widget())) == "widget.example.com/w -n ns"

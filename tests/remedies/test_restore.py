@@ -84,3 +84,15 @@ def test_a_backup_of_another_object_is_refused() -> None:
     other["metadata"]["uid"] = "another"
     with pytest.raises(MigrationError, match="is not the object that was saved"):
         plan_restore(other, content)
+
+
+def test_undo_brings_the_annotation_back_with_its_owner() -> None:
+    before = client_side_created()
+    m = plan_to_server_side(before, RULES.root, target="flux")  # drops the annotation
+    after = simulate_requests(before, requests_for(m), RULES, now=NOW)
+    assert "annotations" not in after["metadata"]
+    content = read_backup_document(json.loads(json.dumps(backup_document(before, RESOURCE, {}, m))), "b.json")
+    out = restored(after, content)
+    assert out["metadata"]["annotations"] == before["metadata"]["annotations"]
+    assert not entries_differ(decode_entries(out["metadata"]["managedFields"]),
+                              decode_entries(before["metadata"]["managedFields"]))

@@ -1,5 +1,5 @@
-"""The pure migration planner (kubectl_fieldown.migration), offline, on objects recorded from the real
-API server (kubectl 1.36 client-side and server-side applies of a Widget) and the Widget CRD schema.
+"""The remedy planners (kubectl_fieldown.remedies.plans) on an object recorded from the real API server
+(kubectl 1.36 client-side apply of a Widget) and the Widget CRD schema.
 
 The end-to-end behaviour is checked against the server in tests/cli/test_migrate_cluster.py; these
 pin the planner details that those results depend on.
@@ -16,18 +16,25 @@ import pytest
 
 from kubectl_fieldown.fieldpath import FieldSet, parse_path, path_from_fields
 from kubectl_fieldown.managedfields import ManagedFieldsEntry, decode_entries
-from kubectl_fieldown.migration import (
-    RESOURCE_VERSION,
+from kubectl_fieldown.remedies.plans import (
     Migration,
-    ObjectRef,
-    apply_json_patch,
+    Ref,
     plan_reset,
     plan_strip_last_applied,
     plan_to_client_side,
     plan_to_server_side,
 )
+from kubectl_fieldown.remedies.requests import (
+    RESOURCE_VERSION,
+    ApplyRequest,
+    JsonPatchRequest,
+    requests_for,
+    simulate_requests,
+)
 from kubectl_fieldown.schema.registry import SchemaRegistry
 from kubectl_fieldown.schema.types import Type
+
+from .states import RULES  # the same Widget CRD, with its status subresource
 
 LA = "kubectl.kubernetes.io/last-applied-configuration"
 PORT = '.spec.containers[name="a"].ports[containerPort=80,protocol="TCP"]'
@@ -65,15 +72,8 @@ def csa_widget() -> dict[str, Any]:
 
 
 def written(m: Migration, obj: dict[str, Any]) -> dict[str, Any]:
-    """The object after the plan's patches, as the server would leave it (patch by patch)."""
-    out = obj
-    rv = int(obj["metadata"]["resourceVersion"])
-    for patch in m.patches():
-        ops = [dict(op, value=str(rv)) if op.get("value") == RESOURCE_VERSION else op for op in patch]
-        out = apply_json_patch(out, ops)
-        rv += 1
-        out["metadata"]["resourceVersion"] = str(rv)
-    return out
+    """The object after the plan's requests, as the server would leave it (request by request)."""
+    return simulate_requests(obj, requests_for(m), RULES, now="2026-11-22T05:00:00Z")
 
 
 def entry(m: Migration, manager: str) -> ManagedFieldsEntry:
@@ -101,7 +101,7 @@ def test_to_server_side_is_idempotent_and_leaves_unmanaged_objects_alone(root: T
     m = plan_to_server_side(obj, root)
     after = written(m, obj)
     again = plan_to_server_side(after, root)
-    assert not again.changed and again.patches() == []
+    assert not again.changed and requests_for(again) == []
     # an object without client-side entries is left as it is, whoever owns its annotation
     other = copy.deepcopy(after)
     for e in other["metadata"]["managedFields"]:
@@ -112,24 +112,22 @@ def test_to_server_side_is_idempotent_and_leaves_unmanaged_objects_alone(root: T
 def test_to_server_side_other_manager_drops_the_annotation_in_one_patch(root: Type) -> None:
     m = plan_to_server_side(csa_widget(), root, target="flux")
     assert m.last_applied_after is None
-    (patch,) = m.patches()
-    assert [op["op"] for op in patch] == ["test", "remove", "add"]
-    assert patch[0]["value"] == "11"
-    assert patch[2]["path"] == "/metadata/managedFields"
+    (req,) = requests_for(m)
+    assert isinstance(req, JsonPatchRequest)
+    assert [op["op"] for op in req.ops] == ["test", "remove", "add"]
+    assert req.ops[0]["value"] == "11"
+    assert req.ops[2]["path"] == "/metadata/managedFields"
 
 
-def test_annotation_change_is_followed_by_a_managed_fields_patch(root: Type) -> None:
+def test_an_annotation_kept_by_kubectl_is_applied_by_its_owner_then_the_entries_follow(root: Type) -> None:
     m = plan_to_server_side(csa_widget(), root)
-    first, second = m.patches()
-    assert first[0] == {"op": "test", "path": "/metadata/resourceVersion", "value": "11"}
-    assert first[1]["op"] == "replace"
-    assert second[0]["value"] == RESOURCE_VERSION
-    # even when the entries stay as they are, the attribution of the annotation change is undone
-    ref = ObjectRef.of(csa_widget())
-    entries = decode_entries(csa_widget()["metadata"]["managedFields"])
-    la_only = Migration(ref, "11", entries, list(entries), "a", "b")
-    assert [p[1]["path"] for p in la_only.patches()] == [f"/metadata/annotations/{LA.replace('/', '~1')}",
-                                                          "/metadata/managedFields"]
+    first, second = requests_for(m)
+    # the rewritten annotation is owned by kubectl-last-applied: written by an apply as that manager
+    assert isinstance(first, ApplyRequest) and first.field_manager == "kubectl-last-applied" and first.force
+    assert first.body["metadata"]["resourceVersion"] == "11"
+    assert isinstance(second, JsonPatchRequest) and second.ops[0]["value"] == RESOURCE_VERSION
+    out = written(m, csa_widget())
+    assert {e.manager for e in decode_entries(out["metadata"]["managedFields"])} == {"kubectl", "kubectl-last-applied"}
 
 
 def test_times_and_order_are_not_a_change() -> None:
@@ -137,7 +135,7 @@ def test_times_and_order_are_not_a_change() -> None:
     entries = decode_entries(obj["metadata"]["managedFields"])
     retimed = [ManagedFieldsEntry(e.manager, e.operation, e.api_version, e.fields, None, e.subresource)
                for e in entries]
-    m = Migration(ObjectRef.of(obj), "11", entries, retimed, None, None)
+    m = Migration(Ref.of(obj), "11", entries, retimed, None, None)
     assert not m.changed  # the API server ignores a write that only changes managedFields times
 
 
@@ -173,9 +171,11 @@ def test_strip_removes_from_annotation_and_client_side_manager_and_is_idempotent
 def test_reset_plans(root: Type) -> None:
     obj = csa_widget()
     m = plan_reset(obj, root)
-    assert m.patches()[0][1] == {"op": "add", "path": "/metadata/managedFields", "value": [{}]}
+    (req,) = requests_for(m)
+    assert isinstance(req, JsonPatchRequest)
+    assert req.ops[1] == {"op": "add", "path": "/metadata/managedFields", "value": [{}]}
     cleared = written(m, obj)
-    cleared["metadata"].pop("managedFields")  # what the server does with [{}]
+    assert "managedFields" not in cleared["metadata"]  # what the server does with [{}]
     assert not plan_reset(cleared, root).changed
     one = plan_reset(obj, root, to_manager="owner", reset_fields=FieldSet([path_from_fields("status")]))
     (owner,) = one.after

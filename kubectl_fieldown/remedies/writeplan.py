@@ -1,0 +1,112 @@
+"""One write of one object, planned and checked before anything is sent (pure).
+
+:func:`write_plan` is what every write command does to each object it reads: plan the command
+(:mod:`.commands`), turn the plan into guarded requests (:mod:`.requests`), and — when the kind's
+merge rules are known — play the requests and then the applier's next apply on the engine
+(:mod:`.verify`). The result says what the server will record, and which values the write or the
+next apply would lose: the executor refuses those unless the user allows value changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..appliers import Applier
+from ..fieldmanager import ResourceRules
+from ..fieldpath import FieldSet, Path, path_string
+from ..managedfields import APPLY, ManagedFieldsEntry
+from .commands import FixCommand, PlanContext
+from .manifests import inferred_manifest, with_live_fields, without_paths
+from .plans import Migration
+from .requests import WriteRequest, requests_for
+from .verify import Verification, verify
+
+__all__ = ["WritePlan", "ownership_changes", "write_plan"]
+
+
+@dataclass
+class WritePlan:
+    """A plan for one object, its requests, and what the engine says of them."""
+
+    migration: Migration
+    requests: list[WriteRequest]
+    verification: Verification | None = None
+    """None when the kind's merge rules are not known (nothing could be simulated)."""
+    applier: Applier | None = None
+    problems: list[str] = field(default_factory=list)
+    """Values the write or the applier's next apply would lose: the write is refused unless allowed."""
+
+    @property
+    def expected(self) -> dict[str, Any] | None:
+        """The object the server should return after the requests (None: not simulated)."""
+        return self.verification.fixed if self.verification is not None else None
+
+
+def write_plan(
+    command: FixCommand,
+    obj: Mapping[str, Any],
+    ctx: PlanContext,
+    rules: ResourceRules | None,
+    *,
+    now: str,
+    applier: Applier | None,
+    keep: Sequence[Path] = (),
+    adds: Sequence[Path] = (),
+) -> WritePlan:
+    """Plan ``command`` for ``obj`` and check it: the requests, then ``applier``'s next apply of the
+    manifest given with ``-f`` (``ctx.manifest``) or of the one the object records for it, without
+    the ``keep`` fields (handed to another writer: their values must stay), and with the ``adds`` fields
+    at their live values (handed to the applier itself: its manifest sets them from now on)."""
+    m = command.plan(obj, ctx)
+    requests = requests_for(m)
+    wp = WritePlan(m, requests, applier=applier)
+    if rules is None:
+        return wp
+    previous = inferred_manifest(obj, applier, ctx.root) if applier is not None else None
+    nxt = ctx.manifest if ctx.manifest is not None else previous
+    if nxt is not None and keep:
+        nxt = without_paths(nxt, keep)
+    if nxt is not None and adds:
+        nxt = with_live_fields(nxt, obj, adds)
+    v = verify(obj, requests, rules, now=now, applier=applier if nxt is not None else None, next_manifest=nxt,
+               previous_manifest=previous, keep=keep)
+    wp.verification = v
+    wp.problems = v.problems()
+    return wp
+
+
+def ownership_changes(before: Sequence[ManagedFieldsEntry], after: Sequence[ManagedFieldsEntry],
+                      limit: int = 3) -> list[str]:
+    """Who gains and who loses which fields, one line per entry that changes (a dry run's summary)."""
+
+    def label(e: ManagedFieldsEntry) -> str:
+        out = f"{e.manager} ({e.operation}" + (f", {e.api_version}" if e.operation != APPLY else "")
+        return out + (f", subresource {e.subresource})" if e.subresource else ")")
+
+    def listed(fs: FieldSet) -> str:
+        paths = [path_string(p) for p in fs.leaves().sorted_paths()]
+        more = f" (+{len(paths) - limit} more)" if len(paths) > limit else ""
+        return ", ".join(paths[:limit]) + more
+
+    b = {(e.manager, e.operation, e.api_version if e.operation != APPLY else "", e.subresource): e for e in before}
+    a = {(e.manager, e.operation, e.api_version if e.operation != APPLY else "", e.subresource): e for e in after}
+    lines: list[str] = []
+    for key in sorted(set(b) | set(a)):
+        old, new = b.get(key), a.get(key)
+        if old is None and new is not None:
+            lines.append(f"+ {label(new)} owns {listed(new.fields)}")
+        elif new is None and old is not None:
+            lines.append(f"- {label(old)} (owned {listed(old.fields)})")
+        elif old is not None and new is not None:
+            gained, lost = new.fields.difference(old.fields), old.fields.difference(new.fields)
+            if gained.is_empty() and lost.is_empty():
+                continue
+            parts = []
+            if not gained.is_empty():
+                parts.append(f"gains {listed(gained)}")
+            if not lost.is_empty():
+                parts.append(f"loses {listed(lost)}")
+            lines.append(f"~ {label(new)} {'; '.join(parts)}")
+    return lines
