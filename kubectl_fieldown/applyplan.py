@@ -10,7 +10,12 @@ would carry out, and derives what a reader needs:
 * ``retained``: fields the applier's manifest no longer sets (it applied them before, or they are
   in the last-applied annotation) that stay because another manager still owns them — the
   client-side → server-side apply trap, where a field can no longer be deleted by editing the
-  manifest.
+  manifest;
+* ``never_pruned``: fields the manifest does not set that only Update managers own (the client-side
+  manager, Helm 3, imperative writers, controllers): no apply of this applier will ever remove them.
+
+:func:`plan_run` does the same for a whole applier's request sequence (:mod:`kubectl_fieldown.appliers`):
+Argo CD's migration and forced apply, Flux's cleanup, kubectl's follow-up, client-side apply.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .fieldmanager import (
     ApplyConflict,
@@ -28,7 +33,7 @@ from .fieldmanager import (
     WriteResult,
     simulate_apply,
 )
-from .fieldpath import FIELD, KEY, FieldSet, Path, is_prefix
+from .fieldpath import FIELD, KEY, FieldSet, Path, is_prefix, path_from_fields
 from .fieldpath.lookup import MISSING, value_at
 from .managedfields import (
     APPLY,
@@ -42,6 +47,9 @@ from .managedfields import (
     decode_entries,
 )
 from .typed.tofieldset import to_field_set
+
+if TYPE_CHECKING:
+    from .appliers import Applier, Request
 
 
 @dataclass(frozen=True)
@@ -84,6 +92,11 @@ class ApplyPlan:
     schema_deduced: bool = False
     steps: list[str] = field(default_factory=list)
     """With ``kubectl_flow``: the requests kubectl would send, in order (after the first apply)."""
+    never_pruned: list[RetainedField] = field(default_factory=list)
+    applier: str = ""
+    """:func:`plan_run`: the applier, as a person reads it."""
+    requests: list[Request] = field(default_factory=list)
+    """:func:`plan_run`: every request the applier sends, with the server's answer."""
 
     @property
     def blocked(self) -> bool:
@@ -141,6 +154,60 @@ def plan_apply(
             return plan
     plan.result = result
     _explain(plan, live, manifest, manager, rules, result)
+    return plan
+
+
+def plan_run(
+    applier: Applier,
+    live: Mapping[str, Any] | None,
+    manifest: Mapping[str, Any],
+    rules: ResourceRules,
+    *,
+    now: str,
+) -> ApplyPlan:
+    """What ``applier``'s whole request sequence does to ``live`` (see :func:`plan_apply`): the
+    conflicts that stop it (or that a forced apply takes over), what it deletes, shares, leaves behind
+    and never prunes, and each request it sends."""
+    from .appliers import run_applier
+    from .typed.compare import compare
+
+    md = manifest.get("metadata") or {}
+    plan = ApplyPlan(
+        api_version=str(manifest.get("apiVersion", "")),
+        kind=str(manifest.get("kind", "")),
+        namespace=md.get("namespace") or None,
+        name=str(md.get("name", "")),
+        manager=applier.manager,
+        forced=applier.forces,
+        creates=live is None,
+        schema_source=rules.schema.source,
+        schema_deduced=rules.schema.deduced,
+        applier=applier.describe(),
+    )
+    run = run_applier(applier, live, manifest, rules, now=now)
+    plan.requests = list(run.requests)
+    plan.steps = [r.purpose for r in run.requests]
+    conflicts = run.conflicts if run.error is not None else run.taken_over
+    plan.conflicts = [_planned(c, live, manifest) for c in conflicts]
+    if run.error is not None:
+        if run.conflicts:
+            plan.server_message = run.error.message
+            plan.forced = False
+        else:
+            err = FieldManagerError(run.error.message)
+            err.status = run.error.status
+            plan.error = err
+        return plan
+    final = run.result if run.result is not None else (dict(live) if live is not None else {})
+    before = _without_mf(live) if live is not None else {}
+    comparison = compare(before, _without_mf(final), rules.root)
+    result = WriteResult(final, _entries(final), bool(run.writes), comparison)
+    plan.result = result
+    if applier.server_side:
+        _explain(plan, live, manifest, applier.manager, rules, result)
+    else:
+        plan.deleted = _topmost(comparison.removed) if live is not None else []
+        plan.never_pruned = _never_pruned(result, manifest, applier.manager, rules)
     return plan
 
 
@@ -285,6 +352,38 @@ def _explain(
         if owners:
             retained.append(RetainedField(p, owners))
     plan.retained = retained
+    listed = {r.path for r in retained}
+    plan.never_pruned = [r for r in _never_pruned(result, manifest, manager, rules) if r.path not in listed]
+
+
+_STATUS = path_from_fields("status")
+
+
+def _never_pruned(result: WriteResult, manifest: Mapping[str, Any], manager: str,
+                  rules: ResourceRules) -> list[RetainedField]:
+    """Fields of the result the manifest does not set that only Update managers own (main resource,
+    the status aside): no apply by ``manager`` removes them, whatever its manifest says."""
+    try:
+        in_manifest = to_field_set(dict(manifest), rules.root)
+        present = to_field_set(result.object, rules.root)
+    except ValueError:
+        return []
+    out: list[RetainedField] = []
+    for p in present.leaves().sorted_paths():
+        if p[:1] == _STATUS or in_manifest.has(p) or STRIPPED_METADATA.has(p) or _is_key_field(p):
+            continue
+        if p == _LAST_APPLIED:
+            continue
+        owners = [e for e in result.entries if e.fields.has(p) and not e.subresource]
+        if not owners or any(e.operation == APPLY for e in owners):
+            continue
+        if any(e.manager == manager for e in owners):
+            continue
+        out.append(RetainedField(p, tuple(sorted({e.identity.describe() for e in owners}))))
+    return out
+
+
+_LAST_APPLIED = path_from_fields("metadata", "annotations", LAST_APPLIED_ANNOTATION)
 
 
 def _is_key_field(p: Path) -> bool:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import dataclasses
 import enum
 import importlib
-import shlex
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ from . import options
 from .errors import UsageError, handle_errors, one_line, print_error
 
 if TYPE_CHECKING:
+    from ..appliers import Applier
     from ..applyplan import ApplyPlan, PlannedConflict
     from ..fieldmanager import ResourceRules
     from ..fieldpath import FieldSet
@@ -372,8 +372,6 @@ def analyse(
         managed = list(mf) if isinstance(mf, list) else []
         result_object = dict(redact_secret(obj)) if redact else obj
 
-    ns = plan.namespace
-    target = f"{plan.kind.lower()}/{plan.name}" + (f" -n {ns}" if ns else "")
     err = plan.error
     return ConflictReport(
         api_version=plan.api_version,
@@ -397,7 +395,10 @@ def analyse(
         status_subresource=status_subresource,
         status_source=status_source,
         where=where,
-        handover_target=shlex.join(target.split(" ")),
+        never_pruned=[OwnedPath(r.path, r.owners) for r in plan.never_pruned],
+        applier=plan.applier,
+        requests=[{"verb": r.verb, "manager": r.manager, "purpose": r.purpose, "status": r.status,
+                   "message": r.message} for r in plan.requests],
     )
 
 
@@ -645,6 +646,8 @@ class Request:
     server_dry_run: bool
     show_secret_values: bool
     now: str
+    appliers: tuple[Applier, ...] = ()
+    """``--applier``: predict these appliers' whole request sequences (the first is the report's)."""
 
 
 def predict(
@@ -657,13 +660,42 @@ def predict(
     status_subresource: bool,
     status_source: str,
 ) -> tuple[ConflictReport, ApplyPlan]:
-    """One document: plan the apply, explain it, and add what kubectl does after it."""
-    from ..applyplan import plan_apply
+    """One document: plan the apply (or each ``--applier``'s request sequence), explain it, add what
+    kubectl does after a single apply, and a checked way out of its conflicts."""
+    from ..appliers import applier_for_manager
+    from ..applyplan import plan_apply, plan_run
+    from ..remedies.choose import AUTOSCALERS, conflict_fix
 
-    plan = plan_apply(live, manifest, req.manager, rules, now=req.now, force=req.force)
-    report = analyse(plan, where=where, status_subresource=status_subresource, status_source=status_source,
-                     show_secret_values=req.show_secret_values)
-    report.kubectl_followup = kubectl_followup(plan, live, manifest, rules, req.now)
+    def glob_match(name: str, globs: Sequence[str]) -> bool:
+        import fnmatch
+
+        return any(fnmatch.fnmatchcase(name, g) for g in globs)
+
+    def one(plan: ApplyPlan) -> ConflictReport:
+        return analyse(plan, where=where, status_subresource=status_subresource, status_source=status_source,
+                       show_secret_values=req.show_secret_values)
+
+    if req.appliers:
+        plans = [plan_run(a, live, manifest, rules, now=req.now) for a in req.appliers]
+        plan = plans[0]
+        report = one(plan)
+        report.runs = [one(p) for p in plans[1:]]
+        applier = req.appliers[0]
+    else:
+        plan = plan_apply(live, manifest, req.manager, rules, now=req.now, force=req.force)
+        report = one(plan)
+        report.kubectl_followup = kubectl_followup(plan, live, manifest, rules, req.now)
+        applier = applier_for_manager(req.manager, force=req.force)
+    if plan.conflicts and live is not None:
+        owners = [c.manager for c in plan.conflicts]
+        report.scaled = sorted({c.manager for c in plan.conflicts
+                                if c.subresource == "scale" or glob_match(c.manager, AUTOSCALERS)})
+        if not plan.forced:
+            fold = conflict_fix(live, manifest, rules, applier, owners, now=req.now, reset_fields=rules.reset(""))
+            if fold is not None:
+                target = f"{plan.kind.lower()}.{plan.api_version.rpartition('/')[0]}".rstrip(".") + f"/{plan.name}"
+                report.fold_command = [fold.name, target, *(["-n", plan.namespace] if plan.namespace else []),
+                                       *fold.args()]
     return report, plan
 
 
@@ -855,8 +887,20 @@ def conflicts(
     field_manager: Annotated[
         str | None,
         options.field_manager_option(
-            "Required: the manager you will apply as ('kubectl apply --server-side' uses \"kubectl\", "
-            "Argo CD \"argocd-controller\", Flux \"kustomize-controller\")."
+            "The manager you will apply as ('kubectl apply --server-side' uses \"kubectl\", "
+            "Argo CD \"argocd-controller\", Flux \"kustomize-controller\"); required without --applier."
+        ),
+    ] = None,
+    applier: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--applier",
+            metavar="KIND[:MANAGER]",
+            help="Predict what this applier's next apply does — its whole sequence of requests: kubectl "
+            "(apply --server-side with its follow-up), kubectl-client-side (kubectl apply), argocd, flux, helm "
+            "or ssa, optionally with its manager (flux:helm-controller). Repeat it to compare appliers side "
+            "by side (kubectl-client-side and kubectl: what changes if you switch).",
+            show_default=False,
         ),
     ] = None,
     force_conflicts: Annotated[
@@ -916,9 +960,13 @@ def conflicts(
     live_paths = list(live or ())
     if not paths:
         raise UsageError("you must pass the manifests with -f/--filename (a file, a directory, or - for stdin)")
-    if not field_manager:
+    appliers = tuple(_parse_applier(a, field_manager, force_conflicts) for a in applier or ())
+    if not field_manager and not appliers:
         raise UsageError("--field-manager NAME is required: the manager you will apply as "
-                         "('kubectl apply --server-side' uses \"kubectl\")")
+                         "('kubectl apply --server-side' uses \"kubectl\"), or name the applier with --applier")
+    if appliers and server_dry_run:
+        raise UsageError("--server-dry-run checks one apply request; it cannot replay an applier's sequence "
+                         "(leave out --applier)")
     if [*paths, *live_paths].count("-") > 1:
         raise UsageError("only one of -f and --live can read stdin ('-')")
     offline = bool(live_paths)
@@ -930,8 +978,9 @@ def conflicts(
     registry = _schema_registry(list(schema or ()), kube_version)
     outcome = Outcome()
     docs = _documents(paths, recursive, outcome)
-    req = Request(manager=field_manager, force=force_conflicts, namespace=namespace, server_dry_run=server_dry_run,
-                  show_secret_values=show_secret_values, now=_now())
+    req = Request(manager=field_manager or appliers[0].manager, force=force_conflicts, namespace=namespace,
+                  server_dry_run=server_dry_run, show_secret_values=show_secret_values, now=_now(),
+                  appliers=appliers)
     if offline:
         live_docs = _documents(live_paths, recursive, outcome)
         predict_offline(docs, live_docs, req, Schemas(registry), outcome)
@@ -958,6 +1007,21 @@ def conflicts(
     code = exit_code(outcome)
     if code:
         raise typer.Exit(code)
+
+
+def _parse_applier(text: str, field_manager: str | None, force: bool) -> Applier:
+    from ..appliers import APPLIER_KINDS, Applier, ApplierError
+
+    kind, _, manager = text.partition(":")
+    if kind not in APPLIER_KINDS:
+        raise UsageError(f"--applier must be one of {', '.join(APPLIER_KINDS)} (optionally KIND:MANAGER), not "
+                         f"{text!r}")
+    try:
+        if kind == "kubectl-client-side":
+            return Applier.of(kind)
+        return Applier.of(kind, manager or field_manager or None, force=force)
+    except ApplierError as e:
+        raise UsageError(f"--applier {text}: {e}") from None
 
 
 def register(app: typer.Typer) -> None:

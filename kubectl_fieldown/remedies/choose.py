@@ -46,7 +46,7 @@ from .plans import LAST_APPLIED_PATH, MigrationError
 from .requests import requests_for
 from .verify import Verification, verify
 
-__all__ = ["AUTOSCALERS", "Fix", "choose_fix", "scaled_fields", "verify_command"]
+__all__ = ["AUTOSCALERS", "Fix", "choose_fix", "conflict_fix", "scaled_fields", "verify_command"]
 
 #: Update managers that scale or size workloads without the scale subresource (writes through
 #: ``/scale`` — the HorizontalPodAutoscaler — are recognised by their subresource)
@@ -293,3 +293,31 @@ def _retained(
         if owners:
             out.append((p, owners))
     return out
+
+
+def conflict_fix(
+    live: Mapping[str, Any],
+    manifest: Mapping[str, Any],
+    rules: ResourceRules,
+    applier: Applier,
+    owners: Sequence[str],
+    *,
+    now: str,
+    reset_fields: FieldSet | None = None,
+) -> MigrateToServerSide | None:
+    """A way out of conflicts with ``owners`` other than editing the manifest or forcing: fold the
+    owners' entries into the applier (``migrate --to server-side``), when that is checked to keep
+    every value the manifest does not set and to leave the applier's next apply without conflicts.
+    Never for a scaler (its field belongs out of the manifest) or a writer through a subresource."""
+    names = [o for o in dict.fromkeys(owners)
+             if not any(fnmatch.fnmatchcase(o, g) for g in AUTOSCALERS)
+             and not any(e.manager == o and e.subresource for e in _entries(live))]
+    if not names or len(names) != len(set(owners)) or not applier.server_side:
+        return None
+    cmd = MigrateToServerSide(tuple(_glob_literal(n) for n in names), applier.manager)
+    previous = inferred_manifest(live, applier, rules.root)
+    v = verify_command(cmd, live, rules, PlanContext(rules.root, reset_fields, None), applier, now=now,
+                       next_manifest=manifest, previous_manifest=previous)
+    if not v.ok or v.run is None or v.run.conflicts or v.run.taken_over:
+        return None
+    return cmd

@@ -3,12 +3,19 @@
 The command hands over :class:`ConflictReport` objects, already analysed (conflicts in the
 server's order, co-owners named, secrets redacted, the server dry-run compared); nothing here
 fetches, decodes or simulates. The JSON/YAML contract — scripts and acceptance checks depend on
-these exact keys, so add nothing without a version bump of the contract::
+these exact keys; keys are only ever added, and ``version`` changes if that promise is ever broken
+(docs/conflicts.md)::
 
-    {"items": [{"apiVersion", "kind", "namespace", "name",
+    {"kind": "FieldownConflicts", "version": 2,
+     "items": [{"apiVersion", "kind", "namespace", "name",
                 "conflicts": [{"manager", "operation", "apiVersion", "subresource", "path",
                                "liveValue", "appliedValue"}],
                 "shared": [path], "deleted": [path], "retained": [path],
+                "neverPruned": [{"path", "owners"}],
+                "followup": {"migrated": [manager], "deleted": [path], "error"} | null,
+                "rejected": {"status", "reason", "message"} | null,
+                "applier": str | null, "requests": [{"verb", "manager", "purpose", "status", "message"}],
+                "runs": [{"applier", ...the same keys for each --applier...}],
                 "result": {"object", "managedFields"} | null}]}
 
 ``rich`` is imported only by :func:`render_text`.
@@ -17,7 +24,6 @@ these exact keys, so add nothing without a version bump of the contract::
 from __future__ import annotations
 
 import json
-import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
@@ -113,11 +119,21 @@ class ConflictReport:
     status_subresource: bool = False
     status_source: str = ""
     where: str = ""
-    handover_target: str = ""
-    """How ``kubectl fieldown handover`` names this object: ``widget/w -n team-a``."""
+    fold_command: list[str] = field(default_factory=list)
+    """A checked way out of the conflicts (``migrate --to server-side`` folding their owners into the
+    applier), as the words after ``kubectl fieldown``; empty when none is safe."""
+    scaled: list[str] = field(default_factory=list)
+    """Conflicting owners that are scalers: their fields belong out of the manifest."""
     dry_run: DryRunCheck | None = None
     kubectl_followup: KubectlFollowup | None = None
-    """Text output only: the JSON contract describes the apply request itself."""
+    """What ``kubectl apply --server-side`` does after the request (``followup`` in JSON)."""
+    never_pruned: list[OwnedPath] = field(default_factory=list)
+    """Fields the manifest does not set that only Update managers own: no apply removes them."""
+    applier: str = ""
+    """``--applier``: the applier whose whole request sequence this report predicts."""
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    runs: list[ConflictReport] = field(default_factory=list)
+    """Further ``--applier`` runs of the same manifest, side by side."""
 
     @property
     def blocked(self) -> bool:
@@ -164,25 +180,48 @@ def _conflict_dict(c: PlannedConflict) -> dict[str, Any]:
     }
 
 
-def report_to_dict(report: ConflictReport) -> dict[str, Any]:
+FORMAT_VERSION = 2
+
+
+def _prediction(report: ConflictReport) -> dict[str, Any]:
     result: dict[str, Any] | None = None
     if report.result_object is not None:
         result = {"object": report.result_object, "managedFields": report.result_managed_fields}
+    followup: dict[str, Any] | None = None
+    f = report.kubectl_followup
+    if f is not None:
+        followup = {"migrated": list(f.managers), "deleted": [path_string(p) for p in f.deletes],
+                    "error": f.error or None}
+    rejected = ({"status": report.error_status, "reason": report.error_reason, "message": report.error}
+                if report.error else None)
     return {
-        "apiVersion": report.api_version,
-        "kind": report.kind,
-        "namespace": report.namespace,
-        "name": report.name,
         "conflicts": [_conflict_dict(c) for c in report.conflicts],
         "shared": [path_string(s.path) for s in report.shared],
         "deleted": [path_string(p) for p in report.deleted],
         "retained": [path_string(r.path) for r in report.retained],
+        "neverPruned": [{"path": path_string(r.path), "owners": list(r.owners)} for r in report.never_pruned],
+        "followup": followup,
+        "rejected": rejected,
+        "applier": report.applier or None,
+        "requests": list(report.requests),
         "result": result,
     }
 
 
+def report_to_dict(report: ConflictReport) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "apiVersion": report.api_version,
+        "kind": report.kind,
+        "namespace": report.namespace,
+        "name": report.name,
+        **_prediction(report),
+    }
+    out["runs"] = [_prediction(r) for r in ([report, *report.runs] if report.applier else [])]
+    return out
+
+
 def to_document(reports: Sequence[ConflictReport]) -> dict[str, Any]:
-    return {"items": [report_to_dict(r) for r in reports]}
+    return {"kind": "FieldownConflicts", "version": FORMAT_VERSION, "items": [report_to_dict(r) for r in reports]}
 
 
 def render_json(reports: Sequence[ConflictReport], out: TextIO) -> None:
@@ -251,6 +290,24 @@ def report_lines(report: ConflictReport, *, verbose: bool = False, details: bool
     if report.where:
         head.append(f"  ({report.where})", style="dim")
     lines.append(head)
+    lines.extend(_prediction_lines(report, verbose=verbose, details=details))
+    for run in report.runs:
+        lines.append(Text(f"{INDENT}---", style="dim"))
+        lines.extend(_prediction_lines(run, verbose=verbose, details=False))
+    return lines
+
+
+def _prediction_lines(report: ConflictReport, *, verbose: bool, details: bool) -> list[Text]:
+    from .styled import Text
+
+    lines: list[Text] = []
+    if report.applier:
+        lines.append(Text(f"{INDENT}with {report.applier}:", style="bold"))
+        if verbose:
+            for r in report.requests:
+                answer = str(r["status"]) + (f" {r['message']}" if r.get("message") else "")
+                lines.append(Text(f"{INDENT}  request: {r['verb']} by {r['manager'] or '(no fieldManager)'}: "
+                                  f"{r['purpose']} → {answer}", style="dim"))
     if verbose or details:
         status = "yes" if report.status_subresource else "no"
         lines.append(Text(f"{INDENT}schema: {report.schema_source}; status subresource: {status}"
@@ -273,6 +330,10 @@ def report_lines(report: ConflictReport, *, verbose: bool = False, details: bool
                      Text(", ".join(path_string(p) for p in report.deleted), style="yellow"))
     for owners, paths in _grouped(report.retained):
         lines.append(Text(f"{INDENT}stays (still owned by {_and(list(owners))}): ") +
+                     Text(", ".join(path_string(p) for p in paths), style="magenta"))
+    for owners, paths in _grouped(report.never_pruned):
+        lines.append(Text(f"{INDENT}never pruned (not in the manifest, only {_and(list(owners))} "
+                          f"own{'s' if len(owners) == 1 else ''} {'it' if len(paths) == 1 else 'them'}): ") +
                      Text(", ".join(path_string(p) for p in paths), style="magenta"))
 
     if report.kubectl_followup is not None:
@@ -306,13 +367,15 @@ def _conflict_block(report: ConflictReport, group: Sequence[PlannedConflict]) ->
     out.append(Text(f"{pad}{'was ' if forced else ''}owned by {_and(owners)}", style="dim" if forced else ""))
     if forced:
         return out
-    bare = [_bare_manager(o) for o in owners]
-    ways = [
-        f"remove {p} from your manifest",
-        f"--force-conflicts takes it from {_and(list(dict.fromkeys(bare)))}",
-        f"hand it over: kubectl fieldown handover {report.handover_target} --field {shlex.quote(p)} "
-        f"--to {shlex.quote(report.manager)}",
-    ]
+    bare = list(dict.fromkeys(_bare_manager(o) for o in owners))
+    scaler = [b for b in bare if b in report.scaled]
+    ways = [f"remove {p} from your manifest" + (f" ({_and(scaler)} keeps it: it scales)" if scaler else "")]
+    if not scaler:
+        ways.append(f"--force-conflicts takes it from {_and(bare)}")
+        if report.fold_command:
+            from .fixes import command_line
+
+            ways.append(f"fold {_and(bare)} into {report.manager} (checked): {command_line(report.fold_command)}")
     out.append(Text(f"{pad}ways out: {ways[0]}"))
     out.extend(Text(f"{pad}          {w}") for w in ways[1:])
     return out
@@ -323,7 +386,7 @@ def _followup_line(f: KubectlFollowup, manager: str) -> Text:
 
     who = _and([json.dumps(m) for m in f.managers])
     line = Text(f"{INDENT}with kubectl apply --server-side: kubectl then moves what {who} owns to "
-                f"{json.dumps(manager)} and applies again", style="dim")
+                f"{json.dumps(manager)} and applies again", style="" if f.deletes or f.error else "dim")
     if f.error:
         line.append(", which fails: ")
         line.append(f.error, style="red")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -156,7 +157,12 @@ def test_text_output_names_the_owner_values_and_ways_out(sc: Scenario) -> None:
     assert 'owned by "kubectl-client-side-apply" using example.com/v1' in out
     assert "remove .spec.replicas from your manifest" in out
     assert "--force-conflicts takes it from kubectl-client-side-apply" in out
-    assert f"hand it over: kubectl fieldown handover widget/w -n {sc.namespace} --field .spec.replicas --to bob" in out
+    fold = (f"kubectl fieldown migrate widget.example.com/w -n {sc.namespace} --to server-side "
+            "--field-manager bob")
+    assert f"fold kubectl-client-side-apply into bob (checked): {fold}" in out
+    # the way out runs as printed, and then bob's apply goes through
+    assert run(*shlex.split(fold)[2:], "--kubeconfig", str(sc.cluster.kubeconfig)).code == 0
+    assert sc.conflicts(sc.manifest({"replicas": 3}), "bob", "-n", sc.namespace).code == 0
     assert "→ 1 conflict: the apply fails as it is" in out
     assert "\x1b[" not in r.out, "no colour off a terminal"
 
@@ -432,7 +438,7 @@ def test_rbac_denial_is_one_error_line_exit_2(sc: Scenario, tmp_path: Path) -> N
 
     r = run(*args)  # nothing cached: even discovery is denied
     assert r.code == 2
-    assert r.json() == {"items": []}
+    assert r.json() == {"kind": "FieldownConflicts", "version": 2, "items": []}
     (line,) = r.err.splitlines()
     assert line.startswith(f"error: {m}: document 1: forbidden to get /api")
 
@@ -442,3 +448,68 @@ def test_rbac_denial_is_one_error_line_exit_2(sc: Scenario, tmp_path: Path) -> N
     (line,) = r.err.splitlines()
     assert line.startswith(f'error: {m}: document 1: forbidden to get widgets.example.com "w" in namespace '
                            f'"{sc.namespace}": ')
+
+
+# --- what stays forever, kubectl's follow-up, rejections, appliers side by side --------------------------
+
+
+def test_never_pruned_fields_and_kubectls_followup_in_json(sc: Scenario) -> None:
+    sc.kubectl("apply", "-f", str(sc.manifest({"replicas": 1, "color": "blue"})))
+    dropped = sc.manifest({"replicas": 1})
+    # a plain server-side applier: the client-side manager keeps .spec.color forever
+    r = sc.conflicts(dropped, "flux", "-o", "json")
+    assert r.code == 0, r.err
+    (item,) = r.json()["items"]
+    assert item["neverPruned"] == [{"path": ".spec.color",
+                                    "owners": ['"kubectl-client-side-apply" using example.com/v1']}]
+    assert item["deleted"] == []
+    # (`kubectl apply --server-side --field-manager flux` would fold the client-side manager into flux, and
+    # its second apply would delete the field and the annotation: kubernetes#125607)
+    assert item["followup"] == {"migrated": ["kubectl-client-side-apply"],
+                                "deleted": [".metadata.annotations", ".spec.color"], "error": None}
+    text_out = text(sc.conflicts(dropped, "flux"))
+    assert 'never pruned (not in the manifest, only "kubectl-client-side-apply" using example.com/v1 owns it): ' \
+        ".spec.color" in text_out
+    # kubectl apply --server-side migrates the client-side manager and applies again, which deletes it
+    r = sc.conflicts(dropped, "kubectl", "-o", "json")
+    (item,) = r.json()["items"]
+    assert item["deleted"] == []  # the apply request itself keeps it
+    assert item["followup"] == {"migrated": ["kubectl-client-side-apply"], "deleted": [".spec.color"], "error": None}
+    sc.kubectl("apply", "--server-side", "-f", str(dropped))
+    assert "color" not in sc.live()["spec"]
+
+
+def test_rejections_are_in_the_json(sc: Scenario) -> None:
+    sc.kubectl("apply", "-f", str(sc.manifest({"replicas": 1})))
+    r = sc.conflicts(sc.manifest({"replicas": "three"}), "flux", "-o", "json")
+    (item,) = r.json()["items"]
+    assert item["result"] is None
+    rejected = item["rejected"]
+    assert rejected["status"] == 500
+    assert rejected["message"].endswith(".spec.replicas: expected numeric (int or float), got string")
+    real = sc.kubectl("apply", "--server-side", "--field-manager=flux", "-f",
+                      str(sc.manifest({"replicas": "three"})), check=False)
+    assert real.returncode != 0 and rejected["message"] in real.stderr
+
+
+def test_appliers_side_by_side(sc: Scenario) -> None:
+    sc.kubectl("apply", "-f", str(sc.manifest({"replicas": 1, "color": "blue"})))
+    sc.kubectl("label", "widget", "w", "-n", sc.namespace, "team=payments")
+    dropped = sc.manifest({"replicas": 1})
+    r = run("conflicts", "-f", str(dropped), "--applier", "kubectl-client-side", "--applier", "flux",
+            "--kubeconfig", str(sc.cluster.kubeconfig), "-o", "json")
+    assert r.code == 0, r.err
+    (item,) = r.json()["items"]
+    csa, flux = item["runs"]
+    assert csa["applier"] == "kubectl apply (client-side)"
+    assert [q["verb"] for q in csa["requests"]] == ["merge-patch"]
+    assert csa["deleted"] == [".spec.color"]  # the annotation had it, the manifest does not
+    assert flux["applier"] == "Flux"
+    assert [q["purpose"] for q in flux["requests"]] == [
+        "cleanup: last-applied annotation and field managers", "forced apply"]
+    # Flux removes the annotation (the only one here), and folds kubectl-label into itself, so its forced
+    # apply deletes the label as well
+    assert flux["deleted"] == [".metadata.annotations", ".metadata.labels", ".spec.color"]
+    out = text(run("conflicts", "-f", str(dropped), "--applier", "kubectl-client-side", "--applier", "flux",
+                   "--kubeconfig", str(sc.cluster.kubeconfig)))
+    assert "with kubectl apply (client-side):" in out and "with Flux:" in out

@@ -23,7 +23,8 @@ from kubectl_fieldown.render.conflicts import ConflictReport
 CONFORMANCE = Path(__file__).resolve().parents[1] / "conformance"
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
-ITEM_KEYS = {"apiVersion", "kind", "namespace", "name", "conflicts", "shared", "deleted", "retained", "result"}
+ITEM_KEYS = {"apiVersion", "kind", "namespace", "name", "conflicts", "shared", "deleted", "retained", "result",
+             "neverPruned", "followup", "rejected", "applier", "requests", "runs"}
 CONFLICT_KEYS = {"manager", "operation", "apiVersion", "subresource", "path", "liveValue", "appliedValue"}
 
 
@@ -85,7 +86,7 @@ def test_json_contract_keys(csa: Files) -> None:
     r = run(*csa.args("-o", "json"))
     assert r.code == 1, r.err
     doc = r.json()
-    assert set(doc) == {"items"}
+    assert set(doc) == {"kind", "version", "items"} and (doc["kind"], doc["version"]) == ("FieldownConflicts", 2)
     (item,) = doc["items"]
     assert set(item) == ITEM_KEYS
     assert item["conflicts"] and all(set(c) == CONFLICT_KEYS for c in item["conflicts"])
@@ -121,7 +122,7 @@ def test_json_always_prints_a_document(tmp_path: Path) -> None:
     bad.write_text("kind: [\n")
     r = run("conflicts", "-f", str(bad), "--live", str(bad), "--field-manager", "x", "-o", "json")
     assert r.code == 2
-    assert r.json() == {"items": []}
+    assert r.json() == {"kind": "FieldownConflicts", "version": 2, "items": []}
 
 
 def test_the_managed_fields_time_is_now(csa: Files) -> None:
@@ -150,7 +151,9 @@ def test_text_conflict(csa: Files) -> None:
     assert "ways out: remove .spec.replicas from your manifest" in t
     assert "--force-conflicts takes it from kubectl-client-side-apply" in t
     manager = csa.case["apply"]["manager"]
-    assert f"hand it over: kubectl fieldown handover widget/{name} -n {ns} --field .spec.replicas --to {manager}" in t
+    # folding the client-side manager into the applier, checked by the engine
+    assert (f"fold kubectl-client-side-apply into {manager} (checked): kubectl fieldown migrate "
+            f"widget.example.com/{name} -n {ns} --to server-side --field-manager {manager}") in t
     assert "schema: CRD widgets.example.com; status subresource: yes (from the CRD in --schema)" in t
     assert t.rstrip().endswith("→ 1 conflict: the apply fails as it is")
     assert "\x1b[" not in r.out
