@@ -10,7 +10,11 @@ sends a JSON merge patch (RFC 7386) computed three ways (apimachinery ``jsonmerg
 * merged into one patch, refused when the two disagree (``mergepatch.HasConflicts``) or when the
   patch would change ``apiVersion``, ``kind`` or ``metadata.name``.
 
-The server applies it with evanphx/json-patch ``MergePatch``. Both sides decode numbers as float64
+The server applies it with evanphx/json-patch ``MergePatch``. Both sides use json-patch's v4 API
+(gopkg.in/evanphx/json-patch.v4 v4.13 upstream; the root package of github.com/evanphx/json-patch
+5.7 in the lab's Debian builds of kubectl 1.36 and the API server), whose ``matchesValue`` tells
+``{"a": null}`` from ``{}`` and whose ``pruneNulls`` keeps the null items of lists (older releases
+did neither; tests/appliers replays kubectl to check). Both sides decode numbers as float64
 (``encoding/json`` into ``interface{}``), so ``1`` and ``1.0`` are the same value here, integers
 beyond 2**53 lose precision as they do in Go, and whole floats come back as integers after the
 server's decoding. Values are plain Python JSON data; nothing here mutates its inputs.
@@ -29,14 +33,13 @@ class MergePatchError(ValueError):
 
 
 def _same(a: Any, b: Any) -> bool:
-    """evanphx ``matchesValue``: same JSON kind and equal; maps compare key by key (a missing key is
-    a Go nil, which only matches nil), lists element by element."""
+    """json-patch ``matchesValue``: same JSON kind and equal; maps need the same keys (a key set to
+    null is not a missing key), lists equal element by element, null equals null."""
     ta, tb = _kind(a), _kind(b)
     if ta != tb:
         return False
     if ta == "map":
-        keys = set(a) | set(b)
-        return all(_same(a.get(k), b.get(k)) for k in keys)
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
     if ta == "list":
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
     if ta == "number":
@@ -132,10 +135,11 @@ def _deep_equal(a: Any, b: Any) -> bool:
 
 
 def _prune_nulls(v: Any) -> Any:
+    # json-patch ``pruneNulls``: null members of maps go, at any depth; a null item of a list stays
     if isinstance(v, Mapping):
         return {k: _prune_nulls(x) for k, x in v.items() if x is not None}
     if isinstance(v, list):
-        return [_prune_nulls(x) for x in v if x is not None]
+        return [_prune_nulls(x) for x in v]
     return v
 
 
