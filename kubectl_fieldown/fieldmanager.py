@@ -42,7 +42,7 @@ from .typed.compare import Comparison, compare
 from .typed.merge import merge
 from .typed.remove import ensure_named_fields_are_members, reconcile_with_schema, remove_items
 from .typed.tofieldset import to_field_set
-from .typed.validate import null_errors, typed_errors
+from .typed.validate import duplicate_errors, null_errors, prune_non_nullable_nulls, typed_errors
 from .value import values_equal
 
 MAX_UPDATE_MANAGERS = 10
@@ -294,15 +294,7 @@ def simulate_apply(
         _apply_defaults(result, rules.root)
         errs = null_errors(result, rules.root) if rules.custom_resource else []
         if errs:
-            name = (result.get("metadata") or {}).get("name", "")
-            kind = rules.schema.gvk
-            what = f"{kind.kind}.{kind.group}" if kind.group else kind.kind
-            raise Invalid(
-                f'{what} "{name}" is invalid: ' + ", ".join(f"{f}: {m}" for f, m in errs)
-                if len(errs) == 1
-                else f'{what} "{name}" is invalid: [' + ", ".join(f"{f}: {m}" for f, m in errs) + "]",
-                [{"reason": "FieldValueTypeInvalid", "message": m, "field": f} for f, m in errs],
-            )
+            raise _invalid(result, rules, errs)
     out = _encode(result, managed, copy=not changed)
     if creating and isinstance(out.get("metadata"), dict):
         out["metadata"].setdefault("creationTimestamp", now)
@@ -335,7 +327,11 @@ def simulate_update(
     elif rules.custom_resource:
         new_obj = coerce_object_meta(new_obj)
     # the server defaults the object it decodes from the request (or from the patched JSON) before
-    # the field manager sees it: a defaulted field is part of what the write changed
+    # the field manager sees it: a defaulted field is part of what the write changed. A custom
+    # resource's decoder first drops the nulls its schema allows nowhere (an apply is not decoded
+    # so: its nulls reach the validator)
+    if rules.custom_resource and rules.normalize is None:
+        new_obj = prune_non_nullable_nulls(new_obj, rules.root, keep=("metadata",))
     new_obj = copy_json(new_obj)
     _apply_defaults(new_obj, rules.root)
     tracked = True
@@ -345,9 +341,29 @@ def simulate_update(
     if tracked:
         managed = _update(live_obj, new_obj, managed, manager or "unknown", rules, now, subresource)
     new_obj = prepare_for_write(new_obj, live_obj, rules, subresource)
+    if rules.custom_resource and rules.normalize is None:
+        # the CRD validator: nulls in lists, repeated items of sets and keys of list-maps (metadata
+        # is ObjectMeta's business: coerced above)
+        body = {k: v for k, v in new_obj.items() if k != "metadata"}
+        errs = null_errors(body, rules.root) + duplicate_errors(body, rules.root)
+        if errs:
+            raise _invalid(new_obj, rules, errs)
     out = _encode(new_obj, managed)
     changed = not values_equal(live_obj, new_obj)
     return WriteResult(out, managed.entries(), changed, compare(live_obj, new_obj, rules.root))
+
+
+def _invalid(obj: Mapping[str, Any], rules: ResourceRules, errs: list[tuple[str, str]]) -> Invalid:
+    """The CRD validator's 422 for ``(field, message)`` errors."""
+    name = (obj.get("metadata") or {}).get("name", "")
+    kind = rules.schema.gvk
+    what = f"{kind.kind}.{kind.group}" if kind.group else kind.kind
+    text = ", ".join(f"{f}: {m}" for f, m in errs)
+    return Invalid(
+        f'{what} "{name}" is invalid: ' + (text if len(errs) == 1 else f"[{text}]"),
+        [{"reason": "FieldValueDuplicate" if m.startswith("Duplicate") else "FieldValueTypeInvalid",
+          "message": m, "field": f} for f, m in errs],
+    )
 
 
 # --- apply pipeline ----------------------------------------------------------------------------

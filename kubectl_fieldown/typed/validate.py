@@ -5,6 +5,11 @@
   ``failed to create typed patch object (...): <path>: <error>``.
 * :func:`null_errors` — explicit nulls where the schema allows none: the CRD validator answers 422
   ``<path> in body must be of type <type>: "null"``.
+* :func:`duplicate_errors` — repeated items of a set or a list-map (the CRD validator's list-type
+  check): 422 ``<path>[i]: Duplicate value: <value>``.
+* :func:`prune_non_nullable_nulls` — what the custom resource decoder drops from a create, an update
+  or a patched object before defaulting: nulls of schema fields that are neither nullable nor
+  defaulted (apiextensions ``PruneNonNullableNullsWithoutDefaults``).
 """
 
 from __future__ import annotations
@@ -13,8 +18,8 @@ from typing import Any
 
 from ..fieldpath.element import FIELD, Path
 from ..fieldpath.pathstring import path_string
-from ..schema.types import Type
-from ..value import go_format_float_v, go_quote
+from ..schema.types import NO_DEFAULT, Type
+from ..value import go_format_float_v, go_json, go_quote
 from .items import LIST, MAP, SCALAR, ItemError, item_element, key_type, side
 
 
@@ -169,3 +174,81 @@ def _nulls(v: Any, t: Type, path: tuple[str, ...], out: list[tuple[str, str]]) -
             return
         for i, item in enumerate(v):
             _nulls(item, lt.item, (*path[:-1], f"{path[-1]}[{i}]") if path else (f"[{i}]",), out)
+
+
+def _child_path(path: tuple[str, ...], i: int) -> tuple[str, ...]:
+    return (*path[:-1], f"{path[-1]}[{i}]") if path else (f"[{i}]",)
+
+
+def duplicate_errors(v: Any, t: Type, path: tuple[str, ...] = ()) -> list[tuple[str, str]]:
+    """``(field, message)`` for each repeated item of a set or repeated key of a list-map
+    (apiextensions ``ValidateListSetsAndMaps``: the second occurrence of each value is reported;
+    a list-map key is the map of the item's key fields)."""
+    out: list[tuple[str, str]] = []
+    _duplicates(v, t, path, out)
+    return out
+
+
+def _duplicates(v: Any, t: Type, path: tuple[str, ...], out: list[tuple[str, str]]) -> None:
+    if v is None or t.is_deduced:
+        return
+    s = side(t, v)
+    if s == MAP:
+        m = t.map
+        assert m is not None
+        if type(v) is not dict:
+            return
+        for k, x in v.items():
+            f = m.fields.get(k)
+            ct = f.type if f is not None else m.element
+            if ct is not None:
+                _duplicates(x, ct, (*path, k), out)
+    elif s == LIST:
+        lt = t.list
+        assert lt is not None
+        if type(v) is not list:
+            return
+        if lt.is_set or lt.is_map:
+            seen: dict[str, int] = {}
+            for i, item in enumerate(v):
+                value: Any = item
+                if lt.is_map:
+                    item_map = item if isinstance(item, dict) else {}
+                    value = {k: item_map[k] for k in lt.keys if k in item_map}
+                # Go compares scalars as interface values (an int64 is no float64) and compounds by
+                # their JSON
+                text = f"{type(value).__name__}:{go_json(value)}"
+                seen[text] = seen.get(text, 0) + 1
+                if seen[text] == 2:
+                    field = ".".join(_child_path(path, i))
+                    out.append((field, f"Duplicate value: {go_json(value)}"))
+        for i, item in enumerate(v):
+            _duplicates(item, lt.item, _child_path(path, i), out)
+
+
+def prune_non_nullable_nulls(v: Any, t: Type, keep: tuple[str, ...] = ()) -> Any:
+    """``v`` without the nulls of schema fields (declared properties, or the values of a map with
+    a schema for them) that are not nullable and have no default, at any depth; the rest of the
+    value is shared. Preserve-unknown-fields regions (no schema) keep their nulls, and so do the
+    members of ``v`` named in ``keep``."""
+    if t.is_deduced:
+        return v
+    s = side(t, v)
+    if s == MAP and type(v) is dict and t.map is not None:
+        m = t.map
+        out: dict[str, Any] = {}
+        for k, x in v.items():
+            f = m.fields.get(k)
+            ct = f.type if f is not None else m.element
+            if ct is None or ct.is_deduced or k in keep:
+                out[k] = x
+            elif x is None:
+                has_default = f is not None and f.default is not NO_DEFAULT
+                if ct.nullable or has_default:
+                    out[k] = x
+            else:
+                out[k] = prune_non_nullable_nulls(x, ct)
+        return out
+    if s == LIST and type(v) is list and t.list is not None:
+        return [x if x is None else prune_non_nullable_nulls(x, t.list.item) for x in v]
+    return v
