@@ -40,8 +40,10 @@ from .model import Applier, ApplierKind, ApplierRun, Request
 
 __all__ = [
     "FLUX_CLEANUP_ANNOTATIONS",
+    "FLUX_CLEANUP_EXCLUSIONS",
     "FLUX_CLEANUP_LABELS",
-    "FLUX_MERGE_ANNOTATION",
+    "FLUX_EXCLUSION_SELECTOR",
+    "FLUX_IF_NOT_PRESENT_SELECTOR",
     "client_side_modified",
     "flux_replaced_managers",
     "run_applier",
@@ -52,8 +54,13 @@ LAST_APPLIED_PATH = path_from_fields("metadata", "annotations", LAST_APPLIED_ANN
 #: kustomize-controller's ``ApplyCleanupOptions``: annotations and labels it removes before applying
 FLUX_CLEANUP_ANNOTATIONS = (LAST_APPLIED_ANNOTATION, "kustomize.toolkit.fluxcd.io/checksum", "fluxcd.io/sync-checksum")
 FLUX_CLEANUP_LABELS = ("fluxcd.io/sync-gc-mark",)
-#: the object opts out of the cleanup (``Exclusions``): Flux then only applies
-FLUX_MERGE_ANNOTATION = ("kustomize.toolkit.fluxcd.io/ssa", "Merge")
+#: kustomize-controller's selectors (labels or annotations of the manifest or of the object, values
+#: compared case-insensitively): not applied at all (``ExclusionSelector``), applied only to
+#: create (``IfNotPresentSelector``, the manifest's), no cleanup (``Cleanup.Exclusions``)
+FLUX_EXCLUSION_SELECTOR = {"kustomize.toolkit.fluxcd.io/reconcile": "disabled",
+                           "kustomize.toolkit.fluxcd.io/ssa": "Ignore"}
+FLUX_IF_NOT_PRESENT_SELECTOR = {"kustomize.toolkit.fluxcd.io/ssa": "IfNotPresent"}
+FLUX_CLEANUP_EXCLUSIONS = {"kustomize.toolkit.fluxcd.io/ssa": "Merge"}
 
 
 def run_applier(
@@ -264,14 +271,19 @@ class _Session:
         self.update(new, "merge-patch", manager, "three-way JSON merge patch", patch)
 
     def flux(self) -> None:
-        """kustomize-controller (fluxcd/pkg ``ResourceManager.Apply``): dry-run, cleanup patch,
-        forced apply unless nothing drifted and nothing was cleaned up."""
+        """kustomize-controller (fluxcd/pkg ``ResourceManager.Apply``): the selectors, dry-run,
+        cleanup patch, forced apply unless nothing drifted and nothing was cleaned up."""
         applier = self.run.applier
         manager = applier.manager
-        if self.obj is None:
+        existing = self.obj
+        if _any_in_metadata(self.manifest, FLUX_EXCLUSION_SELECTOR) or \
+                _any_in_metadata(existing, FLUX_EXCLUSION_SELECTOR):
+            return  # shouldSkipApply: nothing is sent
+        if existing is None:
             self.apply(self.manifest, manager, True, "forced apply (create)")
             return
-        existing = self.obj
+        if _any_in_metadata(self.manifest, FLUX_IF_NOT_PRESENT_SELECTOR):
+            return
         try:
             dry = simulate_apply(existing, self.manifest, manager, self.rules, now=self.now, force=True).object
         except FieldManagerError as e:
@@ -282,9 +294,8 @@ class _Session:
         md = existing.get("metadata") or {}
         annotations = md.get("annotations") or {}
         labels = md.get("labels") or {}
-        key, value = FLUX_MERGE_ANNOTATION
-        excluded = annotations.get(key) == value or ((self.manifest.get("metadata") or {}).get("annotations")
-                                                     or {}).get(key) == value
+        excluded = _any_in_metadata(self.manifest, FLUX_CLEANUP_EXCLUSIONS) or \
+            _any_in_metadata(existing, FLUX_CLEANUP_EXCLUSIONS)
         if not excluded:
             ops: list[dict[str, Any]] = []
             for a in FLUX_CLEANUP_ANNOTATIONS:
@@ -307,6 +318,18 @@ class _Session:
         if not patched and not _flux_drifted(existing, dry):
             return
         self.apply(self.manifest, manager, True, "forced apply")
+
+
+def _any_in_metadata(obj: Mapping[str, Any] | None, pairs: Mapping[str, str]) -> bool:
+    """fluxcd/pkg ``utils.AnyInMetadata``: a label or an annotation with one of the keys and that
+    value, compared case-insensitively (an empty value never matches)."""
+    md = (obj or {}).get("metadata") or {}
+    for m in (md.get("labels") or {}, md.get("annotations") or {}):
+        for key, value in pairs.items():
+            got = m.get(key)
+            if isinstance(got, str) and got and got.casefold() == value.casefold():
+                return True
+    return False
 
 
 def client_side_modified(manifest: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:

@@ -1,11 +1,14 @@
 """What the replays of tests/appliers found, pinned as unit tests on the pure core.
 
 Each answer below is the lab API server's (observed with the requests named; the curated replay
-cases ``widget/*/*/invalid`` keep checking them against the server itself):
+cases ``widget/*/*/invalid``, ``widget/flux-*``, ``widget/*/flux/if-not-present`` keep checking them
+against the server itself):
 
 * writes other than applies go through the custom resource decoder and the CRD validator: nulls of
   typed map fields are dropped (``PruneNonNullableNullsWithoutDefaults``), a null item of a typed
-  list and a repeated item of a set or key of a list-map (after defaulting) are a 422.
+  list and a repeated item of a set or key of a list-map (after defaulting) are a 422;
+* Flux's selectors are labels or annotations, compared case-insensitively, and
+  ``kustomize.toolkit.fluxcd.io/ssa: Ignore`` or ``IfNotPresent`` mean no request at all.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import Any
 import pytest
 from engine.conformance_cases import CASES, load, rules_for
 
+from kubectl_fieldown.appliers import Applier, run_applier
 from kubectl_fieldown.fieldmanager import FieldManagerError, simulate_update
 
 NOW = "2026-11-25T00:00:00Z"
@@ -55,3 +59,52 @@ def test_the_decoder_drops_nulls_of_typed_fields() -> None:
     assert "replicas" not in out["spec"]
     assert out["spec"]["labels"] == {"b": "x"}
     assert out["spec"]["config"] == {"k": None}  # preserve-unknown-fields: kept
+
+
+def _flux(live: dict[str, Any] | None, manifest: dict[str, Any]) -> list[tuple[str, str]]:
+    run = run_applier(Applier.of("flux"), live, manifest, rules_for(WIDGET), now=NOW)
+    return [(r.verb, r.purpose) for r in run.requests]
+
+
+def _with_meta(obj: dict[str, Any], where: str, key: str, value: str) -> dict[str, Any]:
+    out = copy.deepcopy(obj)
+    out["metadata"].setdefault(where, {})[key] = value
+    return out
+
+
+def _client_side_live() -> dict[str, Any]:
+    manifest = WIDGET["apply"]["manifest"]
+    run = run_applier(Applier.of("kubectl-client-side"), None, manifest, rules_for(WIDGET), now=NOW)
+    assert run.result is not None
+    return run.result
+
+
+def test_flux_cleanup_exclusion_is_a_label_too_in_any_case() -> None:
+    live = _client_side_live()
+    manifest = _with_meta(WIDGET["apply"]["manifest"], "labels", "tier", "web")  # drifted: Flux applies
+    assert [v for v, _ in _flux(live, manifest)] == ["json-patch", "apply"]
+    # kubectl label ...kustomize.toolkit.fluxcd.io/ssa=merge: no cleanup patch
+    labelled = _with_meta(live, "labels", "kustomize.toolkit.fluxcd.io/ssa", "merge")
+    assert [v for v, _ in _flux(labelled, manifest)] == ["apply"]
+    # nor with the annotation in the manifest
+    annotated = _with_meta(manifest, "annotations", "kustomize.toolkit.fluxcd.io/ssa", "MERGE")
+    assert [v for v, _ in _flux(live, annotated)] == ["apply"]
+
+
+@pytest.mark.parametrize(("where", "key", "value"), [
+    ("annotations", "kustomize.toolkit.fluxcd.io/ssa", "Ignore"),
+    ("labels", "kustomize.toolkit.fluxcd.io/reconcile", "Disabled"),
+])
+def test_flux_exclusion_selector_sends_nothing(where: str, key: str, value: str) -> None:
+    live = _client_side_live()
+    manifest = WIDGET["apply"]["manifest"]
+    assert _flux(_with_meta(live, where, key, value), manifest) == []
+    assert _flux(live, _with_meta(manifest, where, key, value)) == []
+    assert _flux(None, _with_meta(manifest, where, key, value)) == []
+
+
+def test_flux_if_not_present_only_creates() -> None:
+    manifest = _with_meta(WIDGET["apply"]["manifest"], "annotations", "kustomize.toolkit.fluxcd.io/ssa",
+                          "IfNotPresent")
+    assert _flux(_client_side_live(), manifest) == []
+    assert [v for v, _ in _flux(None, manifest)] == ["apply"]
