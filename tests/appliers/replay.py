@@ -34,6 +34,7 @@ spec, status, labels, annotations and finalizers exactly).
 from __future__ import annotations
 
 import copy
+import email.utils
 import json
 import re
 import time
@@ -58,6 +59,7 @@ from engine.scenarios import (
 from kubectl_fieldown.appliers import Applier, ApplierKind, ApplierRun, Request
 from kubectl_fieldown.fieldmanager import ResourceRules
 from kubectl_fieldown.fieldpath import FieldSet, decode_fields_v1
+from kubectl_fieldown.managedfields import parse_time
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 MANAGED_FIELDS = "/metadata/managedFields"
@@ -214,6 +216,12 @@ class Wire(Api):
         except ValueError:
             parsed = resp.data.decode(errors="replace")
         return Response(resp.status, parsed)
+
+    def server_time(self) -> float:
+        """The server's clock (its ``Date`` header), in seconds since the epoch."""
+        resp = self._pool.request("GET", self.host + "/version", headers=self._headers, preload_content=True,
+                                  timeout=60)
+        return email.utils.parsedate_to_datetime(resp.headers["Date"]).timestamp()
 
     def get(self, path: str) -> dict[str, Any] | None:
         resp = self.send("GET", path)
@@ -694,16 +702,15 @@ def rules_for(crd: Mapping[str, Any], kind: str) -> ResourceRules:
     return case_rules({"schema": crd, "live": {"apiVersion": "example.com/v1", "kind": kind}})
 
 
-def wait_past_newest_entry(obj: Mapping[str, Any] | None, cap: int = 10) -> None:
+def wait_past_newest_entry(wire: Wire, obj: Mapping[str, Any] | None, cap: int = 10) -> None:
     """With ``cap`` Update entries or more, a new Update manager makes the server fold the oldest
     into ``ancient-changes``, and the order of entries written in the same second is by name, not
-    by time. Wait until the clock has left the second of the newest entry, so that a new entry is
-    strictly newer, as the prediction assumes. The wait is on the clock only (at most a second)."""
-    from kubectl_fieldown.managedfields import parse_time
-
+    by time. Wait until the server's clock has left the second of the newest entry, so that a new
+    entry is strictly newer, as the prediction assumes (a wait on the clock, about a second at most;
+    it orders nothing else)."""
     entries = _entries(obj or {})
     if sum(1 for e in entries if e.get("operation") == "Update") < cap:
         return
     newest = max((parse_time(e.get("time")) for e in entries), default=0)
-    while time.time() < newest + 1:
-        time.sleep(0.02)
+    while wire.server_time() < newest + 1:
+        time.sleep(0.05)
