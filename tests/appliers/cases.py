@@ -58,9 +58,12 @@ APPLIER_VARIANTS: dict[str, Applier] = {
     "kubectl-as-deployer": Applier.of("kubectl", "deployer"),
     "kubectl-client-side": Applier.of("kubectl-client-side"),
     "argocd": Applier.of("argocd"),
+    "argocd-no-migration": Applier.of("argocd", csa_migration=False),  # ClientSideApplyMigration=false
     "flux": Applier.of("flux"),
+    "flux-override-bob": Applier.of("flux", override_managers=("bob",)),  # --override-manager=bob
     "helm": Applier.of("helm"),
     "helm-force": Applier.of("helm", force=True),
+    "helm-no-upgrade": Applier.of("helm", csa_migration=False),  # a release that was server-side already
     "ssa": Applier.of("ssa", "alice"),
     "ssa-force": Applier.of("ssa", "alice", force=True),
 }
@@ -211,6 +214,7 @@ _FLUX_ONLY_STATES = ("flux-merge-label", "flux-ignore")
 _SMALL_STATES = ("absent", "csa", "csa-edited", "kubectl-ssa", "helm3", "before-first-apply")
 _INVALID_STATES = ("absent", "csa", "csa-edited", "kubectl-ssa", "flux", "helm3")
 _MANIFESTS = ("original", "changed", "dropped")
+_OPTION_VARIANTS = ("argocd-no-migration", "flux-override-bob", "helm-no-upgrade")
 
 
 def curated_ids(core: bool = False) -> list[str]:
@@ -219,6 +223,9 @@ def curated_ids(core: bool = False) -> list[str]:
     plus the invalid manifest and Flux's markers."""
     ids = []
     appliers = tuple(APPLIER_VARIANTS)
+    # the option variants (no migration, --override-manager) meet Gadget and Gizmo and the invalid
+    # manifest only in the full selection
+    base = tuple(a for a in appliers if a not in _OPTION_VARIANTS) if core else appliers
     turn = 0
 
     def manifests_for() -> tuple[str, ...]:
@@ -232,11 +239,11 @@ def curated_ids(core: bool = False) -> list[str]:
             continue
         ids += [f"widget/{state}/{a}/{m}" for a in appliers for m in manifests_for()]
         if state in _INVALID_STATES:
-            ids += [f"widget/{state}/{a}/invalid" for a in appliers]
+            ids += [f"widget/{state}/{a}/invalid" for a in base]
     ids += [f"widget/{state}/flux/{m}" for state in ("absent", "csa") for m in ("if-not-present", "merge-annotated")]
     for kind in ("gadget", "gizmo"):
         for state in _SMALL_STATES:
-            ids += [f"{kind}/{state}/{a}/{m}" for a in appliers for m in manifests_for()]
+            ids += [f"{kind}/{state}/{a}/{m}" for a in base for m in manifests_for()]
     return ids
 
 
@@ -269,14 +276,25 @@ def _random_applier(r: random.Random) -> tuple[str, Applier]:
         manager = "kubectl" if r.random() < 0.8 else r.choice(["deployer", "kubectl-client-side-apply", "alice"])
         return ("kubectl" + ("-force" if force else "") + ("" if manager == "kubectl" else f"-as-{manager}"),
                 Applier.of("kubectl", manager, force=force))
+    if key == "kubectl-client-side":
+        return key, Applier.of(key)
+    if key == "argocd":
+        # the Application's migration annotation may name another manager, or the migration be off
+        csa = r.choices(["kubectl-client-side-apply", "helm", "dave", "kubectl-edit"], weights=[6, 1, 1, 1])[0]
+        migration = r.random() < 0.8
+        return (f"argocd{'' if migration else '-no-migration'}",
+                Applier.of("argocd", csa_manager=csa, csa_migration=migration))
+    if key == "flux":
+        overrides = tuple(r.sample([*APPLIERS, "helm", "dave"], r.choice([0, 0, 1, 2])))
+        return f"flux{'-override' if overrides else ''}", Applier.of("flux", override_managers=overrides)
     if key == "helm":
         force = r.random() < 0.5
-        return "helm" + ("-force" if force else ""), Applier.of("helm", force=force)
-    if key == "ssa":
-        force = r.random() < 0.3
-        manager = r.choice([*APPLIERS, *NEW_APPLIERS])
-        return f"ssa{'-force' if force else ''}", Applier.of("ssa", manager, force=force)
-    return key, Applier.of(key)
+        upgrade = r.random() < 0.8
+        return ("helm" + ("-force" if force else "") + ("" if upgrade else "-no-upgrade"),
+                Applier.of("helm", force=force, csa_migration=upgrade))
+    force = r.random() < 0.3
+    manager = r.choice([*APPLIERS, *NEW_APPLIERS])
+    return f"ssa{'-force' if force else ''}", Applier.of("ssa", manager, force=force)
 
 
 def _drop_some(r: random.Random, manifest: dict[str, Any]) -> dict[str, Any]:
