@@ -712,5 +712,8 @@ def wait_past_newest_entry(wire: Wire, obj: Mapping[str, Any] | None, cap: int =
     if sum(1 for e in entries if e.get("operation") == "Update") < cap:
         return
     newest = max((parse_time(e.get("time")) for e in entries), default=0)
+    deadline = time.monotonic() + 60  # a safety net only: the server's clock moves on in a second
     while wire.server_time() < newest + 1:
+        if time.monotonic() > deadline:
+            raise ReplayError(f"the server's clock did not pass {newest + 1} (the newest managedFields time)")
         time.sleep(0.05)
