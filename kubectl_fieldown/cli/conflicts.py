@@ -617,7 +617,7 @@ class Outcome:
 
 
 def _documents(paths: Sequence[str], recursive: bool, outcome: Outcome) -> list[InputDocument]:
-    from ..sources import load_sources
+    from ..files import load_sources
 
     docs: list[InputDocument] = []
     for path in paths:

@@ -136,7 +136,7 @@ class ObjectSource:
 
 
 def _offline(path: str, recursive: bool) -> Iterator[ObjectSource]:
-    from ..sources import load_sources
+    from ..files import load_sources
 
     result = load_sources(path, recursive=recursive)
     for doc in result.documents:
@@ -224,9 +224,10 @@ def _live(request: LiveRequest, cluster: options.ClusterArgs) -> Iterator[Object
 
 def _manifests(paths: Sequence[str], recursive: bool, cluster: options.ClusterArgs) -> Iterator[ObjectSource]:
     """The live objects that the manifests in ``paths`` name (apiVersion, kind, name, namespace)."""
+    from ..files import load_sources
     from ..kube.client import ClusterClient
     from ..kube.errors import KubeError, is_fatal
-    from ..sources import SourceError, live_name, load_sources
+    from ..sources import SourceError, live_name
 
     client: ClusterClient | None = None
     try:
