@@ -30,14 +30,9 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from .value import MAX_DEPTH, valid_text
+
 __all__ = ["MAX_DEPTH", "YAMLReadError", "key_string", "load_all", "valid_text"]
-
-MAX_DEPTH = 100
-"""Nesting levels of maps and lists an input document may have (the root object is level 1).
-
-Kubernetes objects rarely pass 30 (a CRD's own schema); the API server accepts 10,000. Everything
-downstream (value keys, FieldsV1, the owner tree, the engine, YAML output) is recursive by design and
-must stay well inside Python's recursion limit."""
 
 _ALIAS_RATIO_LOW = 400_000
 _ALIAS_RATIO_HIGH = 4_000_000
@@ -67,8 +62,6 @@ _TAG = "tag:yaml.org,2002:"
 _STR, _INT, _FLOAT, _BOOL, _NULL = (_TAG + t for t in ("str", "int", "float", "bool", "null"))
 _MERGE, _VALUE, _BINARY, _TIMESTAMP = (_TAG + t for t in ("merge", "value", "binary", "timestamp"))
 _COLLECTION_TAGS = frozenset(_TAG + t for t in ("map", "seq", "omap", "pairs", "set"))
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 _Resolvers = dict[Any, list[tuple[str, "re.Pattern[str]"]]]
 _resolvers: _Resolvers | None = None
@@ -141,14 +134,6 @@ def _scalar(event: Any) -> Any:
     if tag in _COLLECTION_TAGS:
         raise ValueError(f"a scalar cannot have the tag {tag!r}")
     return _construct(tag, value) if tag != _STR else valid_text(value)
-
-
-def valid_text(s: str) -> str:
-    """``s`` with each lone surrogate (what an escape such as ``"\\ud800"`` decodes to) replaced by
-    U+FFFD, as Go's JSON and YAML decoders read it: it is not UTF-8 and would fail every output."""
-    if not s.isascii() and _SURROGATE.search(s):
-        return _SURROGATE.sub("\ufffd", s)
-    return s
 
 
 def _check_number(v: Any) -> None:

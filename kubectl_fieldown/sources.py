@@ -25,7 +25,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .safeyaml import MAX_DEPTH, YAMLReadError, load_all, valid_text
+from .safeyaml import YAMLReadError, load_all
+from .value import MAX_DEPTH, valid_text
 
 __all__ = [
     "MAX_DEPTH",
@@ -36,6 +37,7 @@ __all__ = [
     "SourceResult",
     "live_name",
     "parse_text",
+    "stored_object_problem",
     "too_large",
 ]
 
@@ -225,6 +227,63 @@ def _checked(doc: Any, fix_surrogates: bool) -> Any:
     return doc
 
 
+# --- objects as the server returns them -----------------------------------------------------------
+
+_META_STRINGS = ("name", "namespace", "generateName", "uid", "resourceVersion", "selfLink", "creationTimestamp",
+                 "deletionTimestamp")
+_META_INTEGERS = ("generation", "deletionGracePeriodSeconds")
+
+
+def stored_object_problem(obj: Mapping[str, Any]) -> str | None:
+    """Why ``obj`` cannot be an object as the API server returns it, or None.
+
+    For files that stand for live objects (``show -i``, ``conflicts --live``): the server decodes
+    ``metadata`` into a typed ObjectMeta, so what it returns always has these types, and the analysis
+    relies on them. A manifest to apply is not checked here: the server's answer to a badly typed one
+    is part of the prediction."""
+    for k in ("apiVersion", "kind"):
+        v = obj.get(k)
+        if v is not None and not isinstance(v, str):
+            return _not_stored(f"{k} is {_kind_name(v)}, not a string")
+    md = obj.get("metadata")
+    if md is None:
+        return None
+    if not isinstance(md, Mapping):
+        return _not_stored(f"metadata is {_kind_name(md)}, not an object")
+    for k in _META_STRINGS:
+        v = md.get(k)
+        if v is not None and not isinstance(v, str):
+            return _not_stored(f"metadata.{k} is {_kind_name(v)}, not a string")
+    for k in _META_INTEGERS:
+        v = md.get(k)
+        if v is not None and (type(v) is not int):
+            return _not_stored(f"metadata.{k} is {_kind_name(v)}, not an integer")
+    for k in ("labels", "annotations"):
+        v = md.get(k)
+        if v is None:
+            continue
+        if not isinstance(v, Mapping):
+            return _not_stored(f"metadata.{k} is {_kind_name(v)}, not a map of strings")
+        for name, x in v.items():
+            if x is not None and not isinstance(x, str):
+                return _not_stored(f"metadata.{k}[{name!r}] is {_kind_name(x)}, not a string")
+    v = md.get("finalizers")
+    if v is not None:
+        if not isinstance(v, list):
+            return _not_stored(f"metadata.finalizers is {_kind_name(v)}, not a list of strings")
+        for i, x in enumerate(v):
+            if not isinstance(x, str):
+                return _not_stored(f"metadata.finalizers[{i}] is {_kind_name(x)}, not a string")
+    v = md.get("ownerReferences")
+    if v is not None and not isinstance(v, list):
+        return _not_stored(f"metadata.ownerReferences is {_kind_name(v)}, not a list")
+    return None  # managedFields: decoding them says what is wrong, entry by entry
+
+
+def _not_stored(why: str) -> str:
+    return f"not an object as the API server returns it: {why}"
+
+
 # --- documents and lists --------------------------------------------------------------------------
 
 
@@ -239,6 +298,8 @@ def _kind_name(v: Any) -> str:
         return "a string"
     if isinstance(v, list):
         return "a list"
+    if isinstance(v, Mapping):
+        return "an object"
     return f"a {type(v).__name__}"
 
 

@@ -128,19 +128,26 @@ def object_title(obj: Mapping[str, Any]) -> str:
 
 @dataclass(frozen=True)
 class ObjectSource:
-    """An object to show, or why it could not be had. ``where`` names it in error messages."""
+    """An object to show, or why it could not be had. ``where`` names it in error messages.
+    ``from_file``: read from a file, not from a server (its managedFields are decoded strictly)."""
 
     where: str
     obj: Mapping[str, Any] | None = None
     error: BaseException | None = None
+    from_file: bool = False
 
 
 def _offline(path: str, recursive: bool) -> Iterator[ObjectSource]:
     from ..files import load_sources
+    from ..sources import SourceError, stored_object_problem
 
     result = load_sources(path, recursive=recursive)
     for doc in result.documents:
-        yield ObjectSource(doc.where, doc.obj)
+        problem = stored_object_problem(doc.obj)
+        if problem is not None:
+            yield ObjectSource(doc.where, error=SourceError(doc.source, problem, doc.document, doc.item))
+            continue
+        yield ObjectSource(doc.where, doc.obj, from_file=True)
     for e in result.errors:
         yield ObjectSource(str(e), error=e)
 
@@ -402,7 +409,8 @@ def show(
         assert src.obj is not None
         md = src.obj.get("metadata")
         try:
-            entries = decode_entries(md.get("managedFields") if isinstance(md, Mapping) else None)
+            entries = decode_entries(md.get("managedFields") if isinstance(md, Mapping) else None,
+                                     strict=src.from_file)
             views.append(
                 build_view(
                     src.obj,

@@ -75,21 +75,25 @@ def test_deep_json(tmp_path: Path, n: int) -> None:
     one_error(run("show", "-i", f), f"{f}: document 1: nested more than {MAX_DEPTH} levels deep")
 
 
+def nested(levels: int, leaf: Any, name: str = "a") -> Any:
+    for _ in range(levels):
+        leaf = {name: leaf}
+    return leaf
+
+
 def test_objects_at_the_depth_limit_work_in_every_output(tmp_path: Path) -> None:
-    inner: Any = "x"
-    fields: Any = {}
-    for _ in range(MAX_DEPTH - 2):  # the object is level 1, spec level 2
-        inner = {"a": inner}
-        fields = {"f:a": fields}
+    # the object is level 1 and .spec level 2; fieldsV1 is level 5 (metadata, managedFields, [0])
+    owned = MAX_DEPTH - 6
     obj = {"apiVersion": "example.com/v1", "kind": "Thing", "metadata": {"name": "deep", "managedFields": [
         {"manager": "m", "operation": "Apply", "apiVersion": "example.com/v1", "fieldsType": "FieldsV1",
-         "fieldsV1": json.dumps({"f:spec": fields})}]}, "spec": inner}
+         "fieldsV1": {"f:spec": nested(owned, {}, "f:a")}}]}, "spec": nested(MAX_DEPTH - 2, "x")}
     f = write(tmp_path, "deep.json", json.dumps(obj))
     for output in OUTPUTS:
         r = run("show", "-i", f, "-o", output, "--show-unowned")
         assert r.code == 0 and r.err == "", (output, r.err)
-    (item,) = run("show", "-i", f, "-o", "json").json()["items"]
-    assert item["fields"][0]["path"] == ".spec" + ".a" * (MAX_DEPTH - 2)
+    fields = run("show", "-i", f, "-o", "json", "--show-unowned").json()["items"][0]["fields"]
+    assert [x["path"] for x in fields] == [".spec" + ".a" * owned]
+    assert fields[0]["value"] == nested(MAX_DEPTH - 2 - owned, "x")
 
 
 # --- aliases -----------------------------------------------------------------------------------------
@@ -204,3 +208,66 @@ def test_typed_list_items_get_kind_and_api_version_as_client_go_gives_them(tmp_p
     assert objs[2] == {"apiVersion": "x/v1"}
     g = write(tmp_path, "l.json", json.dumps({"kind": "List", "apiVersion": "v1", "items": [{"metadata": {}}]}))
     assert read_objects(g)[0].obj == {"metadata": {}}
+
+
+# --- objects no server returns -------------------------------------------------------------------------
+
+
+def entry(**extra: Any) -> dict[str, Any]:
+    return {"manager": "a", "operation": "Apply", "apiVersion": "v1", "fieldsType": "FieldsV1",
+            "fieldsV1": {"f:data": {"f:x": {}}}, **extra}
+
+
+def config_map(metadata: dict[str, Any], value: str = "1") -> str:
+    return json.dumps({"apiVersion": "v1", "kind": "ConfigMap",
+                       "metadata": {"name": "c", "namespace": "default", **metadata}, "data": {"x": value}})
+
+
+@pytest.mark.parametrize("output", OUTPUTS)
+@pytest.mark.parametrize(
+    ("bad", "needle"),
+    [
+        (entry(subresource=[1]), "managedFields[0] (manager 'a'): subresource is not a string"),
+        (entry(fieldsV1={"f:data": {"x:bogus": {}}}), "unknown key 'x:bogus', the API server never writes one"),
+        (entry(fieldsV1='{"f:data":' * 700 + "{}" + "}" * 700), "fieldsV1 must be a JSON object, not a string"),
+        (entry(fieldsV1={"f:data": {"v:" + "[" * 2000 + "]" * 2000: {}}}), "nested more than 100 levels deep"),
+    ],
+)
+def test_bad_managed_fields_entries(tmp_path: Path, output: str, bad: dict[str, Any], needle: str) -> None:
+    f = write(tmp_path, "cm.json", config_map({"managedFields": [bad]}))
+    r = run("show", "-i", f, "-o", output)
+    one_error(r, f"{f}: document 1: ConfigMap default/c: ", needle)
+
+
+def test_bad_metadata_of_an_object_from_a_file(tmp_path: Path) -> None:
+    f = write(tmp_path, "cm.json", config_map({"annotations": 5, "managedFields": [entry()]}))
+    one_error(run("show", "-i", f), f"{f}: document 1: not an object as the API server returns it: "
+                                     "metadata.annotations is a number, not a map of strings")
+
+
+@pytest.mark.parametrize("force", [[], ["--force-conflicts"]])
+@pytest.mark.parametrize(
+    ("metadata", "needle"),
+    [
+        ({"annotations": 5}, "metadata.annotations is a number, not a map of strings"),
+        ({"labels": {"a": 1}}, "metadata.labels['a'] is a number, not a string"),
+        ({"finalizers": ["x", 2]}, "metadata.finalizers[1] is a number, not a string"),
+        ({"managedFields": [entry(fieldsV1={"f:data": {"r:x": {}}})]}, "unknown key 'r:x'"),
+    ],
+)
+def test_bad_live_objects_of_conflicts(tmp_path: Path, force: list[str], metadata: dict[str, Any],
+                                       needle: str) -> None:
+    """``metadata.annotations: 5`` in a --live object was an internal error with --force-conflicts."""
+    live = write(tmp_path, "live.json", config_map({"managedFields": [entry()], **metadata}))
+    manifest = write(tmp_path, "m.json", config_map({}, value="2"))
+    r = run("conflicts", "-f", manifest, "--live", live, "--field-manager", "b", *force)
+    assert r.code == 2, r.err
+    assert "internal error" not in r.err and "Traceback" not in r.err
+    assert r.err_lines == [
+        f"error: {live}: document 1: ConfigMap default/c (v1): not an object as the API server returns it: {needle}"
+        if "metadata" in needle else f"error: {live}: document 1: ConfigMap default/c (v1): managedFields[0] "
+                                     f"(manager 'a'): {needle}, the API server never writes one (it drops such keys, "
+                                     "and everything below them, when it reads managedFields), at fieldsV1 f:data",
+        f"error: {manifest}: document 1: ConfigMap default/c (v1): cannot predict against the --live object "
+        f"{live}: document 1",
+    ]

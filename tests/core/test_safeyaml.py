@@ -223,8 +223,9 @@ _chars = st.characters(blacklist_characters="\x85\u2028\u2029", blacklist_catego
 _keys = st.text(_chars, max_size=8)
 _scalars = st.one_of(
     st.none(), st.booleans(), st.integers(-(2**63), 2**63), st.floats(allow_nan=False, allow_infinity=False),
-    st.text(_chars, max_size=12), st.sampled_from(["yes", "no", "on", "0x1F", "017", "1:30", "2024-01-01", "~", "<<", "=",
-                                           "1_000", ".5", "-0", "null", "", " a", "a: b", "- x", "#"]),
+    st.text(_chars, max_size=12),
+    st.sampled_from(["yes", "no", "on", "0x1F", "017", "1:30", "2024-01-01", "~", "<<", "=", "1_000", ".5", "-0",
+                     "null", "", " a", "a: b", "- x", "#"]),
 )
 _values = st.recursive(
     _scalars, lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(_keys, inner, max_size=4)),
