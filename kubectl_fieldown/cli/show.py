@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from ..fieldpath import is_prefix, parse_path
-from ..fieldpath.lookup import exists_in
+from ..fieldpath.lookup import names_in
 from ..managedfields import ManagedFieldsEntry, ManagedFieldsError, decode_entries
 from ..ownership import build_owner_tree, unowned_leaves
 from . import options
@@ -92,8 +92,8 @@ def build_view(
     tree = build_owner_tree(shown, entries)
     owned = tree.owned_set()
     # a dotted path is grouped into field names by what this object has (labels with dots)
-    exists = exists_in([shown], owned)
-    prefixes = [parse_path(p, exists=exists) for p in paths]
+    names = names_in([shown], owned)
+    prefixes = [parse_path(p, names) for p in paths]
     fields = list(tree.filtered(managers, prefixes).fields)
     if show_unowned and not managers:
         extra = [f for f in unowned_leaves(shown, owned) if not prefixes or any(is_prefix(p, f.path) for p in prefixes)]
