@@ -32,7 +32,6 @@ from .common import (
     format_time,
     latest_time,
     make_console,
-    owner_label,
 )
 
 if TYPE_CHECKING:
@@ -95,7 +94,7 @@ def _owner_text(line: BlameLine, view: ObjectView) -> str:
         return "(unowned)"
     if not line.owners:
         return ""
-    text = ", ".join(owner_label(o, view.entries) for o in line.owners)
+    text = ", ".join(view.owner_label(o) for o in line.owners)
     return text + (INHERITED_MARK if line.inherited else "")
 
 
@@ -112,7 +111,7 @@ def _owner_cell(line: BlameLine, label: str, width: int, view: ObjectView, colou
     style_extra = " dim" if line.inherited else ""
     if len(label) > width:
         # too many co-owners for the column: the first one and a count keep lines aligned
-        first = owner_label(line.owners[0], view.entries)
+        first = view.owner_label(line.owners[0])
         more = f" +{len(line.owners) - 1}" if len(line.owners) > 1 else ""
         room = width - len(more) - (len(INHERITED_MARK) if line.inherited else 0)
         if len(first) > room:
@@ -123,7 +122,7 @@ def _owner_cell(line: BlameLine, label: str, width: int, view: ObjectView, colou
         for i, o in enumerate(line.owners):
             if i:
                 cell.append(", ")
-            cell.append(owner_label(o, view.entries), style=colours.get(o.manager) + style_extra)
+            cell.append(view.owner_label(o), style=colours.get(o.manager) + style_extra)
         if line.inherited:
             cell.append(INHERITED_MARK, style="dim")
     cell.append(" " * max(width - cell.cell_len, 0))

@@ -33,6 +33,7 @@ __all__ = [
     "REDACTED",
     "ManagerColours",
     "ObjectView",
+    "OwnerLabels",
     "display_value",
     "element_label",
     "format_time",
@@ -71,10 +72,18 @@ class ObjectView:
     fields: list[OwnedField]
     owned: FieldSet = field(default_factory=FieldSet)
 
+    _labels: OwnerLabels | None = field(default=None, init=False, repr=False, compare=False)
+
     @property
     def title(self) -> str:
         ns = f"{self.namespace}/" if self.namespace else ""
         return f"{self.kind} {ns}{self.name}"
+
+    def owner_label(self, owner: Owner | ManagedFieldsEntry) -> str:
+        """:func:`owner_label` among this view's entries (computed for all of them once)."""
+        if self._labels is None:
+            self._labels = OwnerLabels(self.entries)
+        return self._labels(owner)
 
 
 # --- secrets -----------------------------------------------------------------------------------
@@ -190,20 +199,38 @@ def owner_label(owner: Owner | ManagedFieldsEntry, entries: Sequence[ManagedFiel
 
     ``kubectl`` alone when there is one kubectl entry; ``kubectl (Update, scale)`` next to a
     ``kubectl`` Apply entry. A subresource is always shown: writing through ``scale`` or
-    ``status`` is what makes such entries surprising."""
-    manager, operation, subresource = owner.manager, owner.operation, owner.subresource
-    api_version = owner.api_version
-    quals: list[str] = []
-    same_name = [e for e in entries if e.manager == manager]
-    if any(e.operation != operation for e in same_name):
-        quals.append(operation)
-    if subresource:
-        quals.append(subresource)
-    if any(
-        e.operation == operation and e.subresource == subresource and e.api_version != api_version for e in same_name
-    ):
-        quals.append(api_version)
-    return manager + (f" ({', '.join(quals)})" if quals else "")
+    ``status`` is what makes such entries surprising. (Renderers label many owners of one view:
+    :meth:`ObjectView.owner_label` does it in time linear in the entries.)"""
+    return OwnerLabels(entries)(owner)
+
+
+class OwnerLabels:
+    """:func:`owner_label` for many owners among the same entries: what tells entries apart is
+    gathered once, so labelling every field of thousands of entries stays linear."""
+
+    def __init__(self, entries: Sequence[ManagedFieldsEntry]) -> None:
+        self._operations: dict[str, set[str]] = {}
+        self._versions: dict[tuple[str, str, str], set[str]] = {}
+        self._cache: dict[tuple[str, str, str, str], str] = {}
+        for e in entries:
+            self._operations.setdefault(e.manager, set()).add(e.operation)
+            self._versions.setdefault((e.manager, e.operation, e.subresource), set()).add(e.api_version)
+
+    def __call__(self, owner: Owner | ManagedFieldsEntry) -> str:
+        manager, operation, subresource = owner.manager, owner.operation, owner.subresource
+        api_version = owner.api_version
+        key = (manager, operation, subresource, api_version)
+        label = self._cache.get(key)
+        if label is None:
+            quals: list[str] = []
+            if self._operations.get(manager, set()) - {operation}:
+                quals.append(operation)
+            if subresource:
+                quals.append(subresource)
+            if self._versions.get((manager, operation, subresource), set()) - {api_version}:
+                quals.append(api_version)
+            label = self._cache[key] = manager + (f" ({', '.join(quals)})" if quals else "")
+        return label
 
 
 def human_duration(seconds: float) -> str:
