@@ -32,6 +32,7 @@ from .common import (
     format_time,
     latest_time,
     make_console,
+    terminal_safe,
 )
 
 if TYPE_CHECKING:
@@ -218,7 +219,8 @@ _PLAIN_CACHE: dict[str, bool] = {}
 
 def yaml_scalar(v: Any) -> str:
     """A value on one line of YAML: plain when YAML would read it back as the same string, else a
-    double-quoted (JSON) string — multi-line strings stay on one line so that lines map to paths."""
+    double-quoted (JSON) string — multi-line strings stay on one line so that lines map to paths.
+    Control characters are escaped (C1 and DEL too, which JSON leaves alone)."""
     if v is None:
         return "null"
     if isinstance(v, bool):
@@ -226,14 +228,14 @@ def yaml_scalar(v: Any) -> str:
     if isinstance(v, (int, float)):
         return json.dumps(v)
     if isinstance(v, Mapping):
-        return "{}" if not v else json.dumps(v, ensure_ascii=False)
+        return "{}" if not v else terminal_safe(json.dumps(v, ensure_ascii=False))
     if isinstance(v, list):
-        return "[]" if not v else json.dumps(v, ensure_ascii=False)
+        return "[]" if not v else terminal_safe(json.dumps(v, ensure_ascii=False))
     s = str(v)
     plain = _PLAIN_CACHE.get(s)
     if plain is None:
         plain = _PLAIN_CACHE[s] = _plain_ok(s)
-    return s if plain else json.dumps(s, ensure_ascii=False)
+    return s if plain else terminal_safe(json.dumps(s, ensure_ascii=False))
 
 
 def _plain_ok(s: str) -> bool:

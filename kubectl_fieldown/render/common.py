@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
-from ..fieldpath import FIELD, FieldSet, PathElement, element_string
+from ..fieldpath import FIELD, FieldSet, Path, PathElement, element_string, path_string
 from ..fieldpath.lookup import MISSING
 from ..managedfields import LAST_APPLIED_ANNOTATION, ManagedFieldsEntry, parse_time
 from ..ownership import OwnedField, Owner
@@ -40,7 +40,9 @@ __all__ = [
     "human_duration",
     "make_console",
     "owner_label",
+    "path_label",
     "redact_secret",
+    "terminal_safe",
     "write_json",
     "write_yaml",
 ]
@@ -77,7 +79,7 @@ class ObjectView:
     @property
     def title(self) -> str:
         ns = f"{self.namespace}/" if self.namespace else ""
-        return f"{self.kind} {ns}{self.name}"
+        return terminal_safe(f"{self.kind} {ns}{self.name}")
 
     def owner_label(self, owner: Owner | ManagedFieldsEntry) -> str:
         """:func:`owner_label` among this view's entries (computed for all of them once)."""
@@ -92,9 +94,32 @@ class ObjectView:
 # --- machine output ------------------------------------------------------------------------------
 
 
+_C1_AND_DEL = re.compile("[\x7f-\x9f]")
+
+
+def unicode_ok(out: TextIO) -> bool:
+    """Can ``out`` carry any text? False for a stream in ASCII or Latin-1 (``PYTHONIOENCODING=ascii``):
+    machine output then escapes what it cannot write (losslessly) instead of failing."""
+    import codecs
+
+    encoding = getattr(out, "encoding", None)
+    if not isinstance(encoding, str):
+        return True  # a StringIO: text, not bytes
+    try:
+        return codecs.lookup(encoding).name.startswith("utf")
+    except LookupError:
+        return False
+
+
 def write_json(doc: Any, out: TextIO) -> None:
+    """JSON of a machine-readable document; C1 controls and DEL escaped as ``\\u00xx`` (JSON itself
+    escapes only C0), everything else non-ASCII as is unless ``out`` cannot carry it."""
     # one write: json.dump with indent writes piecemeal through the pure-Python encoder
-    out.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    text = json.dumps(doc, indent=2, ensure_ascii=not unicode_ok(out))
+    if _C1_AND_DEL.search(text):
+        # such characters can only be inside strings, where an escape means the same
+        text = _C1_AND_DEL.sub(_escape_control, text)
+    out.write(text + "\n")
 
 
 def write_yaml(doc: Any, out: TextIO) -> None:
@@ -107,8 +132,9 @@ def write_yaml(doc: Any, out: TextIO) -> None:
 
     base: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
     dumper = type("NoAliasDumper", (base,), {"ignore_aliases": lambda self, data: True})
-    out.write(yaml.dump(doc, Dumper=dumper, sort_keys=False, default_flow_style=False, allow_unicode=True,
-                        width=1 << 30))
+    # YAML escapes non-printable characters itself; without unicode, every non-ASCII one too
+    out.write(yaml.dump(doc, Dumper=dumper, sort_keys=False, default_flow_style=False,
+                        allow_unicode=unicode_ok(out), width=1 << 30))
 
 
 def is_secret(obj: Mapping[str, Any]) -> bool:
@@ -229,7 +255,7 @@ class OwnerLabels:
                 quals.append(subresource)
             if self._versions.get((manager, operation, subresource), set()) - {api_version}:
                 quals.append(api_version)
-            label = self._cache[key] = manager + (f" ({', '.join(quals)})" if quals else "")
+            label = self._cache[key] = terminal_safe(manager + (f" ({', '.join(quals)})" if quals else ""))
         return label
 
 
@@ -278,10 +304,10 @@ def format_time(t: str | None, mode: str, now: _dt.datetime | None = None) -> st
     if not t:
         return "-"
     if mode == TIME_FULL:
-        return t
+        return terminal_safe(t)
     unix = parse_time(t)
     if unix == 0:
-        return t  # not RFC 3339: show what is there rather than guess
+        return terminal_safe(t)  # not RFC 3339: show what is there rather than guess
     return human_duration((now or now_utc()).timestamp() - unix)
 
 
@@ -297,6 +323,26 @@ def latest_time(owners: Sequence[Owner], entries: Sequence[ManagedFieldsEntry]) 
 
 
 # --- values and path elements ------------------------------------------------------------------
+
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with its control characters (C0, DEL, C1) written as JSON escapes (``\\u001b``).
+
+    Human output shows cluster data — annotation values, map keys, manager names — and an escape
+    sequence in it would drive the terminal (retitle it, clear it, hide lines). JSON output escapes
+    them the same way; blame's YAML too."""
+    return _CONTROL.sub(_escape_control, text) if _CONTROL.search(text) else text
+
+
+def _escape_control(m: re.Match[str]) -> str:
+    return f"\\u{ord(m.group()):04x}"
+
+
+def path_label(path: Path) -> str:
+    """A path as the server prints it, safe for a terminal (field names are printed raw)."""
+    return terminal_safe(path_string(path))
 
 
 def display_value(v: Any, limit: int = 80) -> str:
@@ -314,8 +360,7 @@ def display_value(v: Any, limit: int = 80) -> str:
         text = json.dumps(v)
     else:
         text = json.dumps(v, separators=(",", ":"), ensure_ascii=False)
-    if "\n" in text:
-        text = text.replace("\n", "\\n")
+    text = terminal_safe(text)
     if limit and len(text) > limit:
         text = text[: max(limit - 1, 1)] + "…"
     return text
@@ -326,7 +371,7 @@ _NUMBER = re.compile(r"[-+]?(\.\d+|\d+(\.\d*)?)([eE][-+]?\d+)?")
 
 def _bare_ok(s: str) -> bool:
     """Can a string be shown without quotes and still not be mistaken for a number, bool or null?"""
-    if not s or s.strip() != s or "\n" in s or s.startswith(('"', "{", "[")):
+    if not s or s.strip() != s or _CONTROL.search(s) or s.startswith(('"', "{", "[")):
         return False
     return s not in ("true", "false", "null") and not _NUMBER.fullmatch(s)
 
@@ -334,8 +379,8 @@ def _bare_ok(s: str) -> bool:
 def element_label(pe: PathElement) -> str:
     """How a path element is named in a tree: a field by its name, list items as in path strings."""
     if pe[0] == FIELD:
-        return str(pe[1])
-    return element_string(pe)
+        return terminal_safe(str(pe[1]))
+    return terminal_safe(element_string(pe))
 
 
 def columns(rows: Sequence[Sequence[Text]], gap: str = "   ", right: frozenset[int] = frozenset()) -> list[Text]:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from ..applyplan import PlannedConflict
 from ..fieldpath import FIELD, KEY, Path, path_string
-from .common import display_value, write_json, write_yaml
+from .common import display_value, path_label, terminal_safe, write_json, write_yaml
 
 if TYPE_CHECKING:
     from .styled import Text
@@ -246,7 +246,7 @@ def report_lines(report: ConflictReport, *, verbose: bool = False, details: bool
     from .styled import Text
 
     lines: list[Text] = []
-    head = Text(report.title, style="bold")
+    head = Text(terminal_safe(report.title), style="bold")
     head.append(f"  {report.api_version}", style="dim")
     if report.where:
         head.append(f"  ({report.where})", style="dim")
@@ -267,13 +267,13 @@ def report_lines(report: ConflictReport, *, verbose: bool = False, details: bool
     # a key field (``[name="web"].name``) restates its item, which is listed too
     for owners, paths in _grouped([s for s in report.shared if not _is_key_field(s.path)]):
         lines.append(Text(f"{INDENT}shared with {_and(list(owners))}: ") +
-                     Text(", ".join(path_string(p) for p in paths), style="cyan"))
+                     Text(", ".join(path_label(p) for p in paths), style="cyan"))
     if report.deleted:
         lines.append(Text(f"{INDENT}deletes: ") +
-                     Text(", ".join(path_string(p) for p in report.deleted), style="yellow"))
+                     Text(", ".join(path_label(p) for p in report.deleted), style="yellow"))
     for owners, paths in _grouped(report.retained):
         lines.append(Text(f"{INDENT}stays (still owned by {_and(list(owners))}): ") +
-                     Text(", ".join(path_string(p) for p in paths), style="magenta"))
+                     Text(", ".join(path_label(p) for p in paths), style="magenta"))
 
     if report.kubectl_followup is not None:
         lines.append(_followup_line(report.kubectl_followup, report.manager))
@@ -289,7 +289,7 @@ def _conflict_block(report: ConflictReport, group: Sequence[PlannedConflict]) ->
     from .styled import Text
 
     first = group[0]
-    p = path_string(first.path)
+    p = path_label(first.path)
     live = display_value(first.live_value, VALUE_WIDTH)
     applied = display_value(first.applied_value, VALUE_WIDTH)
     forced = report.forced and not report.error
@@ -310,7 +310,7 @@ def _conflict_block(report: ConflictReport, group: Sequence[PlannedConflict]) ->
     ways = [
         f"remove {p} from your manifest",
         f"--force-conflicts takes it from {_and(list(dict.fromkeys(bare)))}",
-        f"hand it over: kubectl fieldown handover {report.handover_target} --field {shlex.quote(p)} "
+        f"hand it over: kubectl fieldown handover {terminal_safe(report.handover_target)} --field {shlex.quote(p)} "
         f"--to {shlex.quote(report.manager)}",
     ]
     out.append(Text(f"{pad}ways out: {ways[0]}"))
@@ -329,7 +329,7 @@ def _followup_line(f: KubectlFollowup, manager: str) -> Text:
         line.append(f.error, style="red")
     elif f.deletes:
         line.append(", which deletes: ")
-        line.append(", ".join(path_string(p) for p in f.deletes), style="yellow")
+        line.append(", ".join(path_label(p) for p in f.deletes), style="yellow")
     else:
         line.append(" (nothing else changes)")
     return line

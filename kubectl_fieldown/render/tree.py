@@ -32,6 +32,7 @@ from .common import (
     format_time,
     make_console,
     print_lines,
+    terminal_safe,
 )
 
 if TYPE_CHECKING:
@@ -157,9 +158,9 @@ def legend(
         row = [Text("■", style=colour)] if swatch else []
         row += [
             Text(view.owner_label(e), style=f"bold {colour}"),
-            Text(e.operation),
-            Text(e.subresource or "-"),
-            Text(e.api_version),
+            Text(terminal_safe(e.operation)),
+            Text(terminal_safe(e.subresource) or "-"),
+            Text(terminal_safe(e.api_version)),
         ]
         if time_mode != TIME_NONE:
             row.append(Text(format_time(e.time, time_mode, now)))
