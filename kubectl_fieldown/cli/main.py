@@ -25,6 +25,7 @@ from typing import Any, Union, get_args, get_origin
 
 import typer
 
+from . import _restore_interrupts
 from .errors import EXIT_FAILURE, EXIT_USAGE, debug_enabled, one_line, print_error
 
 __all__ = ["PROG_NAME", "app", "main", "run"]
@@ -241,6 +242,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     bare_help = args in ([], ["-h"], ["--help"])
     command = typer.main.get_command(root_help_app() if bare_help else build_app(_modules_for(args)))
     install_fast_coercion(command)
+    _restore_interrupts()  # from here on Ctrl-C is reported (partial results, exit 130)
     try:
         rv = command.main(
             args=args, prog_name=_prog_name(args), complete_var=COMPLETE_VAR, standalone_mode=False
