@@ -126,6 +126,7 @@ def parse_text(source: str, text: str, result: SourceResult | None = None) -> So
     if len(text) > MAX_INPUT_BYTES:
         result.errors.append(too_large(source, MAX_INPUT_BYTES))
         return result
+    text = valid_text(text)  # text decoded from UTF-8 has no lone surrogates; a library caller's may
     if text.lstrip().startswith(("{", "[")):
         # JSON is the common machine-made case (kubectl get -o json); json is much faster than YAML
         try:
