@@ -19,6 +19,7 @@ from ..fieldpath import is_prefix, parse_path
 from ..fieldpath.lookup import names_in
 from ..managedfields import ManagedFieldsEntry, ManagedFieldsError, decode_entries
 from ..ownership import build_owner_tree, unowned_leaves
+from ..value import MAX_DEPTH, nesting_depth
 from . import options
 from .errors import EXIT_FAILURE, UsageError, describe, handle_errors, print_error
 
@@ -407,6 +408,11 @@ def show(
             failures.append(src.error)
             continue
         assert src.obj is not None
+        if not src.from_file and nesting_depth(src.obj) > MAX_DEPTH:
+            # the server keeps up to 10,000 levels (preserve-unknown-fields); files were checked when read
+            too_deep = ValueError(f"nested more than {MAX_DEPTH} levels deep, more than the tool analyses")
+            failures.append(_Located(f"{src.where}: {object_title(src.obj)}", too_deep))
+            continue
         md = src.obj.get("metadata")
         try:
             entries = decode_entries(md.get("managedFields") if isinstance(md, Mapping) else None,

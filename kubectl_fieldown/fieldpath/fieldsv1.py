@@ -241,7 +241,11 @@ def _where(where: _Where) -> str:
     while where is not None:
         chain.append(where[0])
         where = where[1]
-    return "fieldsV1 " + (" > ".join(reversed(chain)) if chain else "(top level)")
+    chain.reverse()
+    if len(chain) > 8:
+        # one readable line, however deep: the start says where, the end what
+        chain = [*chain[:4], f"… ({len(chain) - 6} more)", *chain[-2:]]
+    return "fieldsV1 " + (" > ".join(chain) if chain else "(top level)")
 
 
 # --- encoding ----------------------------------------------------------------------------------
