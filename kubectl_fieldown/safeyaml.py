@@ -1,7 +1,7 @@
 """YAML documents as JSON values, read the way kubectl reads them, within explicit limits.
 
 kubectl reads YAML with sigs.k8s.io/yaml (go-yaml v2): YAML 1.1 scalars (``yes``/``no`` booleans,
-``0x1F``, ``0o17``, ``1_000``), map keys made strings, anchors and aliases expanded, ``<<`` merge
+``0x1F``, ``017``, ``1_000``), map keys made strings, anchors and aliases expanded, ``<<`` merge
 keys. Timestamps stay the text that was written (the API machinery reads them into strings).
 
 The values are built straight from the parser's events (libyaml's parser when PyYAML has it),
@@ -133,7 +133,8 @@ def _scalar(event: Any) -> Any:
         return result
     if tag in _COLLECTION_TAGS:
         raise ValueError(f"a scalar cannot have the tag {tag!r}")
-    return _construct(tag, value) if tag != _STR else valid_text(value)
+    result = _construct(tag, value)
+    return valid_text(result) if type(result) is str else result
 
 
 def _check_number(v: Any) -> None:
@@ -217,24 +218,22 @@ def load_all(text: str) -> Iterator[Any]:
 
     parser = _parser(text)
     number = 0
-    in_document = False
     try:
         while True:
             try:
                 event = parser.get_event()
             except yaml.YAMLError as e:
-                raise YAMLReadError("invalid YAML: " + yaml_reason(e), number if in_document else number + 1) from None
+                # between documents: the error belongs to the one that would start there
+                raise YAMLReadError("invalid YAML: " + yaml_reason(e), number + 1) from None
             t = type(event)
             if t is ev.DocumentStartEvent:
                 number += 1
-                in_document = True
                 try:
-                    value = _document(parser, event)
+                    value = _document(parser)
                 except yaml.YAMLError as e:
                     raise YAMLReadError("invalid YAML: " + yaml_reason(e), number) from None
-                except _LimitError as e:
+                except _DocumentError as e:
                     raise YAMLReadError(str(e), number) from None
-                in_document = False
                 yield value
             elif t is ev.StreamEndEvent:
                 return
@@ -244,11 +243,11 @@ def load_all(text: str) -> Iterator[Any]:
             dispose()
 
 
-class _LimitError(ValueError):
-    pass
+class _DocumentError(ValueError):
+    """A document that YAML can express but that is no JSON value, or is beyond the limits."""
 
 
-def _document(parser: Any, start_event: Any) -> Any:
+def _document(parser: Any) -> Any:
     """Build one document from its events (the DocumentStart event has been read)."""
     from yaml import events as ev
 
@@ -274,8 +273,8 @@ def _document(parser: Any, start_event: Any) -> Any:
         key = frame.key
         if key is _NO_KEY:
             if isinstance(value, (dict, list)):
-                raise _LimitError(f"a map key must be a string, number, bool or null, not a "
-                                  f"{'map' if isinstance(value, dict) else 'list'}{_where(mark)}")
+                raise _DocumentError(f"a map key must be a string, number, bool or null, not a "
+                                     f"{'map' if isinstance(value, dict) else 'list'}{_where(mark)}")
             frame.key = value if type(value) is str else key_string(value)
             return
         frame.key = _NO_KEY
@@ -294,7 +293,7 @@ def _document(parser: Any, start_event: Any) -> Any:
                 value = _scalar(event)
                 _check_number(value)
             except ValueError as e:
-                raise _LimitError(f"{e}{_where(mark)}") from None
+                raise _DocumentError(f"{e}{_where(mark)}") from None
             if (stack and type(stack[-1].container) is dict and stack[-1].key is _NO_KEY
                     and event.tag is None and event.implicit[0] and event.value == "<<"):
                 stack[-1].key = _MERGE_KEY  # a merge key: its value is merged at the end of the map
@@ -307,7 +306,7 @@ def _document(parser: Any, start_event: Any) -> Any:
         elif t is ev.MappingStartEvent or t is ev.SequenceStartEvent:
             nodes += 1
             if len(stack) + 1 > MAX_DEPTH:
-                raise _LimitError(f"nested more than {MAX_DEPTH} levels deep{_where(event.start_mark)}")
+                raise _DocumentError(f"nested more than {MAX_DEPTH} levels deep{_where(event.start_mark)}")
             container: dict[str, Any] | list[Any] = {} if t is ev.MappingStartEvent else []
             if event.anchor is not None:
                 open_anchors.add(event.anchor)
@@ -329,22 +328,23 @@ def _document(parser: Any, start_event: Any) -> Any:
             mark = event.start_mark
             name = event.anchor
             if name in open_anchors:
-                raise _LimitError(f"the alias *{name} refers to the node that contains it{_where(mark)}")
+                raise _DocumentError(f"the alias *{name} refers to the node that contains it{_where(mark)}")
             target = anchors.get(name)
             if target is None:
-                raise _LimitError(f"found undefined alias *{name}{_where(mark)}")
+                raise _DocumentError(f"found undefined alias *{name}{_where(mark)}")
             if len(stack) + target.height > MAX_DEPTH:
-                raise _LimitError(f"nested more than {MAX_DEPTH} levels deep through the alias *{name}{_where(mark)}")
+                raise _DocumentError(f"nested more than {MAX_DEPTH} levels deep through the alias *{name}"
+                                     f"{_where(mark)}")
             nodes += 1 + target.size
             alias_nodes += target.size
             if alias_nodes > 100 and nodes > 1000 and alias_nodes / nodes > allowed_alias_ratio(nodes):
-                raise _LimitError(f"the aliases stand for too much of the document ({alias_nodes:,} of {nodes:,} "
-                                  f"nodes; kubectl refuses such documents: excessive aliasing){_where(mark)}")
+                raise _DocumentError(f"the aliases stand for too much of the document ({alias_nodes:,} of {nodes:,} "
+                                     f"nodes; kubectl refuses such documents: excessive aliasing){_where(mark)}")
             add(target.value, target.size, target.height, mark)
         elif t is ev.DocumentEndEvent:
             return root
         else:  # pragma: no cover - the parser guarantees the event grammar
-            raise _LimitError(f"unexpected YAML event {t.__name__}{_where(getattr(event, 'start_mark', None))}")
+            raise _DocumentError(f"unexpected YAML event {t.__name__}{_where(getattr(event, 'start_mark', None))}")
 
 
 def _merge(frame: _Frame, value: Any, mark: Any) -> None:
@@ -357,7 +357,7 @@ def _merge(frame: _Frame, value: Any, mark: Any) -> None:
     if isinstance(value, list) and all(isinstance(m, dict) for m in value):
         frame.merges.extend(reversed(value))
         return
-    raise _LimitError(f"a merge key (<<) needs a map or a list of maps{_where(mark)}")
+    raise _DocumentError(f"a merge key (<<) needs a map or a list of maps{_where(mark)}")
 
 
 def yaml_reason(e: Exception) -> str:

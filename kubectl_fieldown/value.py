@@ -57,6 +57,21 @@ def valid_text(s: str) -> str:
     return s
 
 
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+def escape_controls(text: str) -> str:
+    """``text`` with its control characters (C0, DEL, C1) written as JSON escapes (``\\u001b``).
+
+    For text from a cluster or a file on its way to a terminal: an escape sequence in a name or a
+    value would drive the terminal (retitle it, clear it, hide lines)."""
+    return _CONTROL.sub(_escape_control, text) if _CONTROL.search(text) else text
+
+
+def _escape_control(m: re.Match[str]) -> str:
+    return f"\\u{ord(m.group()):04x}"
+
+
 def nesting_depth(v: Any, limit: int = MAX_DEPTH) -> int:
     """The levels of maps and lists in ``v`` (0 for a scalar), counted without recursion and only as
     far as ``limit + 1``: enough to tell that a value is too deep without walking all of it."""

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from ..value import escape_controls
 from . import options
 from .errors import UsageError, handle_errors, one_line, print_error
 
@@ -972,8 +973,9 @@ def conflicts(
         # the contract has no place for the server's reason; without it a null result is a riddle
         for r in outcome.reports:
             if r.error:
-                sys.stderr.write(f"note: {r.where}: {r.title}: the server would reject this apply "
-                                 f"({r.error_status} {r.error_reason}): {one_line(r.error)}\n")
+                note = (f"{r.where}: {r.title}: the server would reject this apply ({r.error_status} "
+                        f"{r.error_reason}): {one_line(r.error)}")
+                sys.stderr.write(f"note: {escape_controls(note)}\n")
     for message in outcome.errors:
         print_error(message)
     code = exit_code(outcome)

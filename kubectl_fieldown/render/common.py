@@ -22,6 +22,7 @@ from ..fieldpath import FIELD, FieldSet, Path, PathElement, element_string, path
 from ..fieldpath.lookup import MISSING
 from ..managedfields import LAST_APPLIED_ANNOTATION, ManagedFieldsEntry, parse_time
 from ..ownership import OwnedField, Owner
+from ..value import escape_controls
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -117,8 +118,9 @@ def write_json(doc: Any, out: TextIO) -> None:
     # one write: json.dump with indent writes piecemeal through the pure-Python encoder
     text = json.dumps(doc, indent=2, ensure_ascii=not unicode_ok(out))
     if _C1_AND_DEL.search(text):
-        # such characters can only be inside strings, where an escape means the same
-        text = _C1_AND_DEL.sub(_escape_control, text)
+        # such characters can only be inside strings, where an escape means the same (the C0 ones
+        # json has escaped, and the newlines of the indentation must stay)
+        text = _C1_AND_DEL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
     out.write(text + "\n")
 
 
@@ -324,20 +326,11 @@ def latest_time(owners: Sequence[Owner], entries: Sequence[ManagedFieldsEntry]) 
 
 # --- values and path elements ------------------------------------------------------------------
 
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
-
-
 def terminal_safe(text: str) -> str:
-    """``text`` with its control characters (C0, DEL, C1) written as JSON escapes (``\\u001b``).
-
-    Human output shows cluster data — annotation values, map keys, manager names — and an escape
-    sequence in it would drive the terminal (retitle it, clear it, hide lines). JSON output escapes
-    them the same way; blame's YAML too."""
-    return _CONTROL.sub(_escape_control, text) if _CONTROL.search(text) else text
-
-
-def _escape_control(m: re.Match[str]) -> str:
-    return f"\\u{ord(m.group()):04x}"
+    """Human output shows cluster data — annotation values, map keys, manager names: its control
+    characters (C0, DEL, C1) are written as JSON escapes (``\\u001b``), as JSON output writes them;
+    blame's YAML too (:func:`kubectl_fieldown.value.escape_controls`)."""
+    return escape_controls(text)
 
 
 def path_label(path: Path) -> str:
@@ -371,7 +364,7 @@ _NUMBER = re.compile(r"[-+]?(\.\d+|\d+(\.\d*)?)([eE][-+]?\d+)?")
 
 def _bare_ok(s: str) -> bool:
     """Can a string be shown without quotes and still not be mistaken for a number, bool or null?"""
-    if not s or s.strip() != s or _CONTROL.search(s) or s.startswith(('"', "{", "[")):
+    if not s or s.strip() != s or escape_controls(s) is not s or s.startswith(('"', "{", "[")):
         return False
     return s not in ("true", "false", "null") and not _NUMBER.fullmatch(s)
 

@@ -5,6 +5,7 @@ and bounded: a few seconds on two cores."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,8 @@ def assert_clean(r: Result, codes: set[int]) -> None:
     assert r.code in codes, (r.code, r.err)
     assert "Traceback" not in r.err and "internal error" not in r.err, r.err
     for line in r.err_lines:
-        assert line.startswith(("error: ", "warning: ")) or line == "", line
+        assert line.startswith(("error: ", "warning: ", "note: ")) or line == "", line
+        assert not re.search("[\\x00-\\x1f\\x7f-\\x9f]", line), line
 
 
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

@@ -138,3 +138,13 @@ def test_ascii_output_encoding_in_a_real_process(tmp_path: Path, output: str) ->
         assert any(x["path"] == ".metadata.labels.café" for x in yaml.safe_load(text)["items"][0]["fields"])
     else:
         assert "caf\\xe9" in text or "caf\\u00e9" in text
+
+
+def test_error_lines_escape_control_characters(tmp_path: Path) -> None:
+    bad = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c\x1b]0;pwned\x07", "managedFields": 5}}
+    f = tmp_path / "bad.json"
+    f.write_text(json.dumps(bad))
+    r = run("show", "-i", str(f))
+    assert r.code == 1
+    assert r.err == (f"error: {f}: document 1: ConfigMap c\\u001b]0;pwned\\u0007: managedFields[0]: "
+                     "managedFields is not a list\n")
