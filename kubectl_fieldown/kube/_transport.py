@@ -40,6 +40,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 import urllib3
 import yaml
@@ -343,7 +344,14 @@ def _pool_manager(loaded: LoadedConfig) -> Any:
         # Go's socks5 proxies resolve host names on the proxy: urllib3 calls that socks5h
         return SOCKSProxyManager(re.sub("^socks5://", "socks5h://", proxy, flags=re.I),
                                  headers=getattr(cfg, "proxy_headers", None), **kw)
-    return urllib3.ProxyManager(proxy, proxy_headers=getattr(cfg, "proxy_headers", None), **kw)
+    headers = dict(getattr(cfg, "proxy_headers", None) or {})
+    parts = urlsplit(proxy)
+    if parts.username is not None and not any(k.lower() == "proxy-authorization" for k in headers):
+        # Go sends the user information of a proxy URL as basic authentication; urllib3 does not
+        credentials = f"{unquote(parts.username)}:{unquote(parts.password or '')}"
+        headers.update(urllib3.util.make_headers(proxy_basic_auth=credentials))
+        proxy = urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+    return urllib3.ProxyManager(proxy, proxy_headers=headers or None, **kw)
 
 
 class Transport:

@@ -92,6 +92,7 @@ class _ConnectProxy:
 
     def __init__(self) -> None:
         self.tunnels: list[str] = []
+        self.authorizations: list[str] = []
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
         self.sock.listen(8)
@@ -118,6 +119,8 @@ class _ConnectProxy:
             target = head.split(b" ")[1].decode()
             host, _, port = target.rpartition(":")
             self.tunnels.append(target)
+            self.authorizations += [line.split(b":", 1)[1].strip().decode() for line in head.split(b"\r\n")
+                                    if line.lower().startswith(b"proxy-authorization:")]
             with socket.create_connection((host.strip("[]"), int(port))) as upstream:
                 conn.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
                 pair = {conn: upstream, upstream: conn}
@@ -166,6 +169,20 @@ def test_kubeconfig_proxy_url_is_used(cluster: lab.Cluster, proxy: _ConnectProxy
     with ClusterClient(ClusterOptions(kubeconfig=str(kubeconfig_variant(via_proxy)))) as c:
         assert c.server_version().git_version
     assert proxy.tunnels == [cluster.server.removeprefix("https://")]
+    assert proxy.authorizations == []
+
+
+def test_proxy_credentials_are_sent_as_basic_authentication(cluster: lab.Cluster, proxy: _ConnectProxy,
+                                                            kubeconfig_variant: KubeconfigFactory) -> None:
+    import base64
+
+    def via_proxy(doc: dict[str, Any]) -> None:
+        for c in doc["clusters"]:
+            c["cluster"]["proxy-url"] = proxy.url.replace("http://", "http://alice:s%40cret@")
+
+    with ClusterClient(ClusterOptions(kubeconfig=str(kubeconfig_variant(via_proxy)))) as c:
+        assert c.server_version().git_version
+    assert proxy.authorizations == ["Basic " + base64.b64encode(b"alice:s@cret").decode()]
 
 
 def test_insecure_skip_tls_verify_warns_once_on_one_line(cluster: lab.Cluster, namespace: str,
