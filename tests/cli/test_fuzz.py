@@ -25,7 +25,7 @@ def assert_clean(r: Result, codes: set[int]) -> None:
         assert not re.search("[\\x00-\\x1f\\x7f-\\x9f]", line), line
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(documents(), st.sampled_from(OUTPUTS), st.booleans())
 def test_show_input(text: str, output: str, unowned: bool) -> None:
     r = run("show", "-i", "-", "-o", output, *(["--show-unowned"] if unowned else []), stdin=text)
@@ -49,7 +49,7 @@ def _named(obj: Any, value: str) -> Any:
     return obj
 
 
-@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(live=objects(), manifest=objects(), force=st.booleans(), output=st.sampled_from(["text", "json"]))
 def test_conflicts_live(tmp_path_factory: Any, live: Any, manifest: Any, force: bool, output: str) -> None:
     d: Path = tmp_path_factory.mktemp("fuzz")
