@@ -149,7 +149,12 @@ def format_time(unix: float) -> str:
     return _dt.datetime.fromtimestamp(int(unix), tz=_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def decode_entry(raw: Any, index: int = 0) -> ManagedFieldsEntry:
+def decode_entry(raw: Any, index: int = 0, *, strict: bool = False) -> ManagedFieldsEntry:
+    """One entry as the API server decodes it; :class:`ManagedFieldsError` where it would fail.
+
+    ``strict`` also refuses FieldsV1 keys the server would silently drop (see
+    :func:`~kubectl_fieldown.fieldpath.decode_fields_v1`): for entries that come from a file, not
+    from a server."""
     if not isinstance(raw, Mapping):
         raise ManagedFieldsError(index, "", "entry is not an object")
     manager = raw.get("manager") or ""
@@ -159,7 +164,9 @@ def decode_entry(raw: Any, index: int = 0) -> ManagedFieldsEntry:
     if op not in OPERATIONS:
         raise ManagedFieldsError(index, manager, f"operation must be Apply or Update, not {op!r}")
     api_version = raw.get("apiVersion") or ""
-    if not api_version or not isinstance(api_version, str):
+    if not isinstance(api_version, str):
+        raise ManagedFieldsError(index, manager, "apiVersion is not a string")
+    if not api_version:
         raise ManagedFieldsError(index, manager, "apiVersion is empty")
     ftype = raw.get("fieldsType") or ""
     if ftype == "":
@@ -170,20 +177,27 @@ def decode_entry(raw: Any, index: int = 0) -> ManagedFieldsEntry:
     if t is not None and not isinstance(t, str):
         raise ManagedFieldsError(index, manager, "time is not a string")
     sub = raw.get("subresource") or ""
+    if not isinstance(sub, str):
+        raise ManagedFieldsError(index, manager, "subresource is not a string")
+    fields_v1 = raw.get("fieldsV1")
+    if isinstance(fields_v1, str):
+        # the server keeps fieldsV1 as raw JSON: a JSON string there is not an object to read
+        raise ManagedFieldsError(index, manager, "fieldsV1 must be a JSON object, not a string")
     try:
-        fields = decode_fields_v1(raw.get("fieldsV1"))
+        fields = decode_fields_v1(fields_v1, strict=strict)
     except FieldsV1Error as e:
         raise ManagedFieldsError(index, manager, str(e)) from None
     return ManagedFieldsEntry(manager, op, api_version, fields, t or None, sub, ftype)
 
 
-def decode_entries(raw: Any) -> list[ManagedFieldsEntry]:
-    """Decode ``metadata.managedFields``; ``None`` or absent gives no entries."""
+def decode_entries(raw: Any, *, strict: bool = False) -> list[ManagedFieldsEntry]:
+    """Decode ``metadata.managedFields``; ``None`` or absent gives no entries. ``strict``: see
+    :func:`decode_entry`."""
     if raw is None:
         return []
     if not isinstance(raw, list):
         raise ManagedFieldsError(0, "", "managedFields is not a list")
-    return [decode_entry(e, i) for i, e in enumerate(raw)]
+    return [decode_entry(e, i, strict=strict) for i, e in enumerate(raw)]
 
 
 def sort_entries(entries: Iterable[ManagedFieldsEntry]) -> list[ManagedFieldsEntry]:

@@ -1,35 +1,49 @@
-"""Reading Kubernetes objects from files and stdin (``show -i`` offline, ``-f`` manifests).
+"""Kubernetes objects from text: what ``show -i``, ``--live`` and ``-f`` manifests are made of.
 
-Accepts what people actually feed to kubectl: YAML or JSON, several documents per file, ``kind:
-List`` (and the ``*List`` kinds ``kubectl get -o yaml`` prints for several objects), ``-`` for
-stdin and directories. Every error names the file and the 1-based document number, because a
-multi-document file is otherwise impossible to debug from a one-line message.
+Pure (no I/O): :mod:`kubectl_fieldown.files` reads files, directories and stdin and hands the text
+here. Accepts what people actually feed to kubectl: YAML or JSON, several documents per text,
+``kind: List`` (and the ``*List`` kinds that ``kubectl get -o yaml`` prints for several objects and
+that the LIST endpoint returns). Every error names the source and the 1-based document number,
+because a multi-document file is otherwise impossible to debug from a one-line message.
 
-YAML is read the way the API machinery reads it (sigs.k8s.io/yaml): timestamps stay strings and
-map keys become strings, so a hand-written ``creationTimestamp: 2024-01-01T00:00:00Z`` does not turn
-into a ``datetime`` that JSON output cannot represent.
+YAML is read the way the API machinery reads it (sigs.k8s.io/yaml), see
+:mod:`kubectl_fieldown.safeyaml`: timestamps stay strings and map keys become strings, so a
+hand-written ``creationTimestamp: 2024-01-01T00:00:00Z`` does not turn into a ``datetime`` that JSON
+output cannot represent. JSON is read as Go reads it: NaN and infinities are refused, an invalid
+surrogate escape becomes U+FFFD.
+
+Limits, so that no input can take unbounded time or memory (docs/show.md, "Input limits"):
+:data:`MAX_INPUT_BYTES` per file or stdin, :data:`MAX_DEPTH` levels of nesting, and go-yaml's bound
+on alias expansion.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import sys
-from collections.abc import Iterator, Mapping
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .safeyaml import YAMLReadError, load_all
+from .value import MAX_DEPTH, valid_text
+
 __all__ = [
-    "MANIFEST_SUFFIXES",
+    "MAX_DEPTH",
+    "MAX_INPUT_BYTES",
     "InputDocument",
+    "LiveName",
     "SourceError",
     "SourceResult",
-    "load_sources",
-    "read_objects",
+    "live_name",
+    "parse_text",
+    "stored_object_problem",
+    "too_large",
 ]
 
-MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
-STDIN = "-"
+MAX_INPUT_BYTES = 256 * 1024 * 1024
+"""The most one file or stdin may hold (256 MiB): beyond it a read is refused, not attempted. A LIST
+of 10,000 Deployments with managedFields is about 100 MiB of YAML."""
 
 
 class SourceError(Exception):
@@ -103,139 +117,175 @@ def _where(source: str, document: int | None, item: int | None) -> str:
     return out
 
 
-def read_objects(path: str, recursive: bool = False) -> list[InputDocument]:
-    """All objects of ``path`` (a file, a directory or ``-``); raises the first :class:`SourceError`."""
-    result = load_sources(path, recursive=recursive)
-    if result.errors:
-        raise result.errors[0]
-    return result.documents
+def parse_text(source: str, text: str, result: SourceResult | None = None) -> SourceResult:
+    """The objects of one text (a file's or stdin's, named ``source`` in errors), added to ``result``.
 
-
-def load_sources(path: str, recursive: bool = False) -> SourceResult:
-    """Like :func:`read_objects`, but collects errors instead of stopping at the first one."""
-    result = SourceResult()
-    if path == STDIN:
-        try:
-            text = sys.stdin.read()
-        except (OSError, UnicodeDecodeError) as e:
-            result.errors.append(SourceError("<stdin>", f"cannot read: {e}"))
-            return result
-        _parse_into("<stdin>", text, result)
+    An error stops the text at that document: what follows it cannot be trusted to be cut into
+    documents correctly. The documents before it are kept."""
+    result = result if result is not None else SourceResult()
+    if len(text) > MAX_INPUT_BYTES:
+        result.errors.append(too_large(source, MAX_INPUT_BYTES))
         return result
-    if os.path.isdir(path):
-        try:
-            files = list(_manifest_files(path, recursive))
-        except SourceError as e:
-            result.errors.append(e)
-            return result
-        if not files:
-            result.errors.append(SourceError(path, f"no {'/'.join(MANIFEST_SUFFIXES)} files in this directory"))
-        for f in files:
-            _read_file(f, result)
-        return result
-    _read_file(path, result)
-    return result
-
-
-def _manifest_files(directory: str, recursive: bool) -> Iterator[str]:
-    # sorted like kubectl's filepath.Walk so that output order does not depend on the file system
-    try:
-        names = sorted(os.listdir(directory))
-    except OSError as e:
-        raise SourceError(directory, _os_reason(e)) from None
-    for name in names:
-        full = os.path.join(directory, name)
-        if os.path.isdir(full):
-            if recursive:
-                yield from _manifest_files(full, recursive)
-        elif name.endswith(MANIFEST_SUFFIXES):
-            yield full
-
-
-def _os_reason(e: OSError) -> str:
-    return e.strerror or str(e)
-
-
-def _read_file(path: str, result: SourceResult) -> None:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except OSError as e:
-        result.errors.append(SourceError(path, _os_reason(e)))
-        return
-    except UnicodeDecodeError:
-        result.errors.append(SourceError(path, "not UTF-8 text"))
-        return
-    _parse_into(path, text, result)
-
-
-def _parse_into(source: str, text: str, result: SourceResult) -> None:
-    stripped = text.lstrip()
-    if stripped.startswith(("{", "[")):
+    text = valid_text(text)  # text decoded from UTF-8 has no lone surrogates; a library caller's may
+    if text.lstrip().startswith(("{", "[")):
         # JSON is the common machine-made case (kubectl get -o json); json is much faster than YAML
         try:
-            doc = json.loads(text)
-        except ValueError:
+            doc = _json_document(text)
+        except _NotJSON:
             pass  # maybe several JSON documents separated by ---, or flow-style YAML
+        except ValueError as e:
+            result.errors.append(SourceError(source, str(e), 1))
+            return result
         else:
             _add_document(source, 1, doc, result)
-            return
-    for number, doc, error in _yaml_documents(source, text):
-        if error is not None:
-            result.errors.append(error)
-            return
+            return result
+    documents = load_all(text)
+    number = 0
+    while True:
+        try:
+            doc = next(documents)
+        except StopIteration:
+            return result
+        except YAMLReadError as e:
+            result.errors.append(SourceError(source, str(e), e.document))
+            return result
+        number += 1
         _add_document(source, number, doc, result)
 
 
-def _yaml_documents(source: str, text: str) -> Iterator[tuple[int, Any, SourceError | None]]:
-    import yaml
+def too_large(source: str, limit: int) -> SourceError:
+    mib = 1024 * 1024
+    size = f"{limit // mib} MiB" if limit >= mib and limit % mib == 0 else f"{limit} bytes"
+    return SourceError(source, f"more than {size}: refused")
 
-    number = 0
-    loader = _loader_class()(text)
+
+# --- JSON -----------------------------------------------------------------------------------------
+
+
+class _NotJSON(Exception):
+    """Not one JSON document: read the text as YAML."""
+
+
+class _NotANumber(ValueError):
+    pass
+
+
+def _no_constant(name: str) -> Any:
+    raise _NotANumber(f"{name} is not a number Kubernetes can store (JSON has no NaN or infinity)")
+
+
+def _finite_float(text: str) -> float:
+    f = float(text)
+    if f in (float("inf"), float("-inf")):
+        raise _NotANumber(f"{text} is out of the range of a float64")
+    return f
+
+
+# an escaped surrogate (\ud800); only escapes can put one in a string read from UTF-8 text
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _json_document(text: str) -> Any:
     try:
-        while loader.check_data():
-            number += 1
-            try:
-                doc = loader.get_data()
-            except yaml.YAMLError as e:
-                yield number, None, SourceError(source, "invalid YAML: " + _yaml_reason(e), number)
-                return
-            yield number, doc, None
-    except yaml.YAMLError as e:
-        # a syntax error between documents is reported against the document being started
-        yield number + 1, None, SourceError(source, "invalid YAML: " + _yaml_reason(e), number + 1)
-    finally:
-        loader.dispose()
+        doc = json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
+    except _NotANumber:
+        raise
+    except RecursionError:
+        raise ValueError(f"nested more than {MAX_DEPTH} levels deep") from None
+    except ValueError:
+        raise _NotJSON from None
+    return _checked(doc, fix_surrogates=_SURROGATE_ESCAPE.search(text) is not None)
 
 
-def _yaml_reason(e: Exception) -> str:
-    problem = getattr(e, "problem", None)
-    mark = getattr(e, "problem_mark", None)
-    context = getattr(e, "context", None)
-    text = str(problem or e).strip()
-    if context and problem:
-        text = f"{context.strip()}, {text}"
-    if mark is not None:
-        text += f" (line {mark.line + 1}, column {mark.column + 1})"
-    return " ".join(text.split())
+def _checked(doc: Any, fix_surrogates: bool) -> Any:
+    """``doc`` within :data:`MAX_DEPTH`; with ``fix_surrogates``, lone surrogates become U+FFFD as Go's
+    decoder makes them (without, they would fail every UTF-8 output). No recursion."""
+    if fix_surrogates and type(doc) is str:
+        return valid_text(doc)
+    stack: list[tuple[Any, int]] = [(doc, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise ValueError(f"nested more than {MAX_DEPTH} levels deep")
+        if type(node) is dict:
+            if fix_surrogates and any(valid_text(k) is not k for k in node):
+                items = list(node.items())
+                node.clear()
+                node.update((valid_text(k), v) for k, v in items)
+            for k, v in node.items():
+                tv = type(v)
+                if tv is dict or tv is list:
+                    stack.append((v, depth + 1))
+                elif fix_surrogates and tv is str:
+                    node[k] = valid_text(v)
+        elif type(node) is list:
+            for i, v in enumerate(node):
+                tv = type(v)
+                if tv is dict or tv is list:
+                    stack.append((v, depth + 1))
+                elif fix_surrogates and tv is str:
+                    node[i] = valid_text(v)
+    return doc
 
 
-_LOADER: Any = None
+# --- objects as the server returns them -----------------------------------------------------------
+
+_META_STRINGS = ("name", "namespace", "generateName", "uid", "resourceVersion", "selfLink", "creationTimestamp",
+                 "deletionTimestamp")
+_META_INTEGERS = ("generation", "deletionGracePeriodSeconds")
 
 
-def _loader_class() -> Any:
-    """A safe loader (libyaml-backed when available) that keeps timestamps as strings."""
-    global _LOADER
-    if _LOADER is None:
-        import yaml
+def stored_object_problem(obj: Mapping[str, Any]) -> str | None:
+    """Why ``obj`` cannot be an object as the API server returns it, or None.
 
-        base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-        resolvers = {
-            first: [(tag, rx) for tag, rx in entries if tag != "tag:yaml.org,2002:timestamp"]
-            for first, entries in base.yaml_implicit_resolvers.items()
-        }
-        _LOADER = type("FieldownLoader", (base,), {"yaml_implicit_resolvers": resolvers})
-    return _LOADER
+    For files that stand for live objects (``show -i``, ``conflicts --live``): the server decodes
+    ``metadata`` into a typed ObjectMeta, so what it returns always has these types, and the analysis
+    relies on them. A manifest to apply is not checked here: the server's answer to a badly typed one
+    is part of the prediction."""
+    for k in ("apiVersion", "kind"):
+        v = obj.get(k)
+        if v is not None and not isinstance(v, str):
+            return _not_stored(f"{k} is {_kind_name(v)}, not a string")
+    md = obj.get("metadata")
+    if md is None:
+        return None
+    if not isinstance(md, Mapping):
+        return _not_stored(f"metadata is {_kind_name(md)}, not an object")
+    for k in _META_STRINGS:
+        v = md.get(k)
+        if v is not None and not isinstance(v, str):
+            return _not_stored(f"metadata.{k} is {_kind_name(v)}, not a string")
+    for k in _META_INTEGERS:
+        v = md.get(k)
+        if v is not None and (type(v) is not int):
+            return _not_stored(f"metadata.{k} is {_kind_name(v)}, not an integer")
+    for k in ("labels", "annotations"):
+        v = md.get(k)
+        if v is None:
+            continue
+        if not isinstance(v, Mapping):
+            return _not_stored(f"metadata.{k} is {_kind_name(v)}, not a map of strings")
+        for name, x in v.items():
+            if x is not None and not isinstance(x, str):
+                return _not_stored(f"metadata.{k}[{name!r}] is {_kind_name(x)}, not a string")
+    v = md.get("finalizers")
+    if v is not None:
+        if not isinstance(v, list):
+            return _not_stored(f"metadata.finalizers is {_kind_name(v)}, not a list of strings")
+        for i, x in enumerate(v):
+            if not isinstance(x, str):
+                return _not_stored(f"metadata.finalizers[{i}] is {_kind_name(x)}, not a string")
+    v = md.get("ownerReferences")
+    if v is not None and not isinstance(v, list):
+        return _not_stored(f"metadata.ownerReferences is {_kind_name(v)}, not a list")
+    return None  # managedFields: decoding them says what is wrong, entry by entry
+
+
+def _not_stored(why: str) -> str:
+    return f"not an object as the API server returns it: {why}"
+
+
+# --- documents and lists --------------------------------------------------------------------------
 
 
 def _kind_name(v: Any) -> str:
@@ -249,6 +299,8 @@ def _kind_name(v: Any) -> str:
         return "a string"
     if isinstance(v, list):
         return "a list"
+    if isinstance(v, Mapping):
+        return "an object"
     return f"a {type(v).__name__}"
 
 
@@ -258,16 +310,19 @@ def _add_document(source: str, number: int, doc: Any, result: SourceResult) -> N
     if not isinstance(doc, dict):
         result.errors.append(SourceError(source, f"not an object ({_kind_name(doc)})", number))
         return
-    try:
-        doc = _normalize(doc)
-    except ValueError as e:
-        result.errors.append(SourceError(source, str(e), number))
-        return
     if _is_list(doc):
+        item_kind = str(doc["kind"])[: -len("List")]
+        api_version = doc.get("apiVersion")
         for i, item in enumerate(doc["items"], start=1):
             if not isinstance(item, dict):
                 result.errors.append(SourceError(source, f"not an object ({_kind_name(item)})", number, i))
                 continue
+            if item_kind and not item.get("kind") and not item.get("apiVersion"):
+                # the LIST endpoint (and kubectl get --raw) leaves kind and apiVersion out of the
+                # items of a typed list; client-go puts them back from the list, and so do we: a
+                # Secret must be known as one to be redacted
+                item = {"apiVersion": api_version, "kind": item_kind,
+                        **{k: v for k, v in item.items() if k not in ("apiVersion", "kind")}}
             result.documents.append(InputDocument(source, number, item, i))
         return
     result.documents.append(InputDocument(source, number, doc))
@@ -276,40 +331,3 @@ def _add_document(source: str, number: int, doc: Any, result: SourceResult) -> N
 def _is_list(doc: dict[str, Any]) -> bool:
     kind = doc.get("kind")
     return isinstance(kind, str) and kind.endswith("List") and isinstance(doc.get("items"), list)
-
-
-def _normalize(v: Any) -> Any:
-    """Make a YAML value a JSON value: string keys (as sigs.k8s.io/yaml does), no YAML-only types."""
-    if isinstance(v, dict):
-        if all(type(k) is str for k in v):
-            for k, x in v.items():
-                if isinstance(x, (dict, list)) or not _is_json_scalar(x):
-                    v[k] = _normalize(x)
-            return v
-        return {_key_string(k): _normalize(x) for k, x in v.items()}
-    if isinstance(v, list):
-        return [_normalize(x) for x in v]
-    if _is_json_scalar(v):
-        return v
-    if isinstance(v, bytes):  # !!binary: Kubernetes carries bytes as base64 text
-        import base64
-
-        return base64.b64encode(v).decode("ascii")
-    # dates (an explicit !!timestamp tag), sets, ...: keep the text the user wrote
-    return str(v)
-
-
-def _is_json_scalar(v: Any) -> bool:
-    return v is None or type(v) in (str, int, float, bool)
-
-
-def _key_string(k: Any) -> str:
-    if isinstance(k, str):
-        return k
-    if k is None:
-        return "null"
-    if isinstance(k, bool):
-        return "true" if k else "false"
-    if isinstance(k, (int, float)):
-        return json.dumps(k)
-    raise ValueError(f"map key {k!r} is not a string")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any, TypeAlias
@@ -34,6 +35,61 @@ RANK_MAP = 4
 RANK_NULL = 5
 
 _NULL_KEY: ValueKey = (RANK_NULL,)
+
+
+MAX_DEPTH = 100
+"""Nesting levels of maps and lists that the tool reads in an object, or in a value inside a FieldsV1
+key (the root object is level 1); deeper input is refused with an error (docs/show.md, "Input limits").
+
+Kubernetes objects rarely pass 30 (a CRD's own schema); the API server accepts 10,000. Everything
+downstream (value keys, FieldsV1, the owner tree, the engine, YAML output) is recursive by design and
+must stay well inside Python's recursion limit."""
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def valid_text(s: str) -> str:
+    """``s`` with each lone surrogate (what an escape such as ``"\\ud800"`` decodes to in Python)
+    replaced by U+FFFD, as Go's JSON and YAML decoders read it: it is not UTF-8 and would fail every
+    output."""
+    if not s.isascii() and _SURROGATE.search(s):
+        return _SURROGATE.sub("\ufffd", s)
+    return s
+
+
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+def escape_controls(text: str) -> str:
+    """``text`` with its control characters (C0, DEL, C1) written as JSON escapes (``\\u001b``).
+
+    For text from a cluster or a file on its way to a terminal: an escape sequence in a name or a
+    value would drive the terminal (retitle it, clear it, hide lines)."""
+    return _CONTROL.sub(_escape_control, text) if _CONTROL.search(text) else text
+
+
+def _escape_control(m: re.Match[str]) -> str:
+    return f"\\u{ord(m.group()):04x}"
+
+
+def nesting_depth(v: Any, limit: int = MAX_DEPTH) -> int:
+    """The levels of maps and lists in ``v`` (0 for a scalar), counted without recursion and only as
+    far as ``limit + 1``: enough to tell that a value is too deep without walking all of it."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(v, 1)]
+    while stack:
+        node, depth = stack.pop()
+        children = node.values() if isinstance(node, Mapping) else node if isinstance(node, (list, tuple)) else None
+        if children is None:
+            continue
+        if depth > deepest:
+            deepest = depth
+            if deepest > limit:
+                return deepest
+        for c in children:
+            if isinstance(c, (Mapping, list, tuple)):
+                stack.append((c, depth + 1))
+    return deepest
 
 
 class ValueError_(ValueError):

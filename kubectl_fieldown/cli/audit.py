@@ -152,7 +152,7 @@ class Manifests:
 
 
 def _read_manifests(paths: Sequence[str], recursive: bool) -> list[dict[str, Any]]:
-    from ..sources import load_sources
+    from ..files import load_sources
 
     docs: list[dict[str, Any]] = []
     for p in paths:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from ..value import escape_controls
 from . import options
 from .errors import UsageError, handle_errors, one_line, print_error
 
@@ -618,7 +619,7 @@ class Outcome:
 
 
 def _documents(paths: Sequence[str], recursive: bool, outcome: Outcome) -> list[InputDocument]:
-    from ..sources import load_sources
+    from ..files import load_sources
 
     docs: list[InputDocument] = []
     for path in paths:
@@ -753,15 +754,32 @@ class _LiveObject:
     obj: dict[str, Any]
     where: str
     used: bool = False
+    problem: str | None = None  # why it cannot stand for a live object (reported once, for itself)
+
+
+def _live_problem(obj: Mapping[str, Any]) -> str | None:
+    """Why a ``--live`` object cannot be what the server returns: badly typed metadata, or
+    managedFields that do not decode (strictly: a file is not the server's storage)."""
+    from ..managedfields import ManagedFieldsError, decode_entries
+    from ..sources import stored_object_problem
+
+    problem = stored_object_problem(obj)
+    if problem is None:
+        try:
+            decode_entries(_metadata(obj).get("managedFields"), strict=True)
+        except ManagedFieldsError as e:
+            problem = str(e)
+    return problem
 
 
 def _live_index(docs: Sequence[InputDocument], outcome: Outcome) -> dict[Identity, _LiveObject]:
     index: dict[Identity, _LiveObject] = {}
     for doc in docs:
+        problem = _live_problem(doc.obj)
         try:
             api_version, kind, name = _type_and_name(doc.obj, "the --live object")
         except DocumentError as e:
-            outcome.errors.append(f"{doc.where}: {e}")
+            outcome.errors.append(f"{doc.where}: {problem or e}")
             continue
         ns = _metadata(doc.obj).get("namespace")
         ident = Identity(api_version, kind, str(ns) if ns else None, name)
@@ -769,7 +787,9 @@ def _live_index(docs: Sequence[InputDocument], outcome: Outcome) -> dict[Identit
             outcome.errors.append(f"{doc.where}: {ident.title()} is also {index[ident].where}: "
                                   "pass each live object once")
             continue
-        index[ident] = _LiveObject(doc.obj, doc.where)
+        index[ident] = _LiveObject(doc.obj, doc.where, problem=problem)
+        if problem is not None:
+            outcome.errors.append(f"{doc.where}: {ident.title()}: {problem}")
     return index
 
 
@@ -804,6 +824,8 @@ def predict_offline(docs: Sequence[InputDocument], live_docs: Sequence[InputDocu
             found = index.get(ident)
             if found is not None:
                 found.used = True
+                if found.problem is not None:
+                    raise DocumentError(f"{ident.title()}: cannot predict against the --live object {found.where}")
             builtin = schemas.is_builtin(gvk)
             status, status_source = offline_status(schemas, schema, builtin)
             rules = make_rules(schema, status, builtin)
@@ -1000,8 +1022,9 @@ def conflicts(
         # the contract has no place for the server's reason; without it a null result is a riddle
         for r in outcome.reports:
             if r.error:
-                sys.stderr.write(f"note: {r.where}: {r.title}: the server would reject this apply "
-                                 f"({r.error_status} {r.error_reason}): {one_line(r.error)}\n")
+                note = (f"{r.where}: {r.title}: the server would reject this apply ({r.error_status} "
+                        f"{r.error_reason}): {one_line(r.error)}")
+                sys.stderr.write(f"note: {escape_controls(note)}\n")
     for message in outcome.errors:
         print_error(message)
     code = exit_code(outcome)

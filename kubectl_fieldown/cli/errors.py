@@ -18,6 +18,7 @@ from typing import Any, ParamSpec, TypeVar, overload
 
 from ..fieldpath import FieldsV1Error, PathSyntaxError
 from ..managedfields import ManagedFieldsError
+from ..value import escape_controls
 
 __all__ = [
     "DEBUG_ENV",
@@ -74,7 +75,8 @@ def one_line(text: str) -> str:
 
 
 def print_error(message: str) -> None:
-    sys.stderr.write(f"error: {one_line(message)}\n")
+    # messages quote names and values from files and clusters: no control character gets through
+    sys.stderr.write(f"error: {escape_controls(one_line(message))}\n")
     sys.stderr.flush()
 
 

@@ -14,6 +14,7 @@ by a module per command, and ``show -i`` should not pay for all of them.
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import importlib
 import os
@@ -24,6 +25,7 @@ from typing import Any, Union, get_args, get_origin
 
 import typer
 
+from . import _restore_interrupts
 from .errors import EXIT_FAILURE, EXIT_USAGE, debug_enabled, one_line, print_error
 
 __all__ = ["PROG_NAME", "app", "main", "run"]
@@ -221,12 +223,26 @@ def _enum_member(cls: type[enum.Enum], value: Any, case_sensitive: bool, param: 
     raise typer.BadParameter(f"{text!r} is not one of {choices}.", ctx=ctx, param=param)
 
 
+def tolerant_output() -> None:
+    """Write what the output encoding cannot carry as backslash escapes instead of failing: with
+    ``PYTHONIOENCODING=ascii`` (or a legacy console) every tree guide was an internal error. JSON and
+    YAML output escape losslessly by themselves (render.common.unicode_ok)."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None and getattr(stream, "errors", None) == "strict":
+            # a closed or detached stream refuses: nothing will be written to it anyway
+            with contextlib.suppress(ValueError, OSError):
+                reconfigure(errors="backslashreplace")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI with ``argv`` (default: ``sys.argv[1:]``) and return the exit code."""
+    tolerant_output()
     args = list(sys.argv[1:] if argv is None else argv)
     bare_help = args in ([], ["-h"], ["--help"])
     command = typer.main.get_command(root_help_app() if bare_help else build_app(_modules_for(args)))
     install_fast_coercion(command)
+    _restore_interrupts()  # from here on Ctrl-C is reported (partial results, exit 130)
     try:
         rv = command.main(
             args=args, prog_name=_prog_name(args), complete_var=COMPLETE_VAR, standalone_mode=False

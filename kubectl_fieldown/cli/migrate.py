@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from ..appliers import Applier
     from ..fieldmanager import ResourceRules
     from ..fieldpath import Path as FieldPath
+    from ..fieldpath.pathstring import FieldNames
     from ..kube.client import ClusterClient
     from ..kube.discovery import ResourceInfo
     from ..kube.writes import BackupRun, ObjectTarget, WriteOptions, WriteOutcome
@@ -215,9 +216,10 @@ def select(client: ClusterClient, sel: Selection) -> Iterator[Selected]:
 
 
 def _from_manifests(client: ClusterClient, sel: Selection, namespace: str) -> Iterator[Selected]:
+    from ..files import load_sources
     from ..kube.errors import KubeError, is_fatal
     from ..kube.writes import ObjectTarget
-    from ..sources import SourceError, live_name, load_sources
+    from ..sources import SourceError, live_name
 
     for path in sel.filenames:
         result = load_sources(path, recursive=sel.recursive)
@@ -314,13 +316,13 @@ class Schemas:
         return self._rules[key]
 
 
-def path_exists(obj: Mapping[str, Any]) -> Callable[[FieldPath, Any], bool]:
+def path_names(obj: Mapping[str, Any]) -> FieldNames:
     """Group dotted names (``.metadata.labels.app.kubernetes.io/name``) by what the object, its
     last-applied manifest or its managedFields have."""
     import json
 
     from ..fieldpath import FieldSet
-    from ..fieldpath.lookup import exists_in
+    from ..fieldpath.lookup import names_in
     from ..managedfields import LAST_APPLIED_ANNOTATION, ManagedFieldsError, decode_entries
 
     md = obj.get("metadata") or {}
@@ -335,14 +337,14 @@ def path_exists(obj: Mapping[str, Any]) -> Callable[[FieldPath, Any], bool]:
             owned = owned.union(e.fields)
     except ManagedFieldsError:
         pass
-    return exists_in(docs, owned)
+    return names_in(docs, owned)
 
 
 def parse_paths(texts: Sequence[str], obj: Mapping[str, Any]) -> list[FieldPath]:
     from ..fieldpath import parse_path
 
-    exists = path_exists(obj)
-    return [parse_path(t, exists=exists) for t in texts]
+    names = path_names(obj)
+    return [parse_path(t, names) for t in texts]
 
 
 # --- the run loop ------------------------------------------------------------------------------

@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from ..fieldpath import is_prefix, parse_path
-from ..fieldpath.lookup import exists_in
+from ..fieldpath.lookup import names_in
 from ..managedfields import ManagedFieldsEntry, ManagedFieldsError, decode_entries
 from ..ownership import build_owner_tree, unowned_leaves
+from ..value import MAX_DEPTH, nesting_depth
 from . import options
 from .errors import EXIT_FAILURE, UsageError, describe, handle_errors, print_error
 
@@ -92,8 +93,8 @@ def build_view(
     tree = build_owner_tree(shown, entries)
     owned = tree.owned_set()
     # a dotted path is grouped into field names by what this object has (labels with dots)
-    exists = exists_in([shown], owned)
-    prefixes = [parse_path(p, exists=exists) for p in paths]
+    names = names_in([shown], owned)
+    prefixes = [parse_path(p, names) for p in paths]
     fields = list(tree.filtered(managers, prefixes).fields)
     if show_unowned and not managers:
         extra = [f for f in unowned_leaves(shown, owned) if not prefixes or any(is_prefix(p, f.path) for p in prefixes)]
@@ -128,19 +129,26 @@ def object_title(obj: Mapping[str, Any]) -> str:
 
 @dataclass(frozen=True)
 class ObjectSource:
-    """An object to show, or why it could not be had. ``where`` names it in error messages."""
+    """An object to show, or why it could not be had. ``where`` names it in error messages.
+    ``from_file``: read from a file, not from a server (its managedFields are decoded strictly)."""
 
     where: str
     obj: Mapping[str, Any] | None = None
     error: BaseException | None = None
+    from_file: bool = False
 
 
 def _offline(path: str, recursive: bool) -> Iterator[ObjectSource]:
-    from ..sources import load_sources
+    from ..files import load_sources
+    from ..sources import SourceError, stored_object_problem
 
     result = load_sources(path, recursive=recursive)
     for doc in result.documents:
-        yield ObjectSource(doc.where, doc.obj)
+        problem = stored_object_problem(doc.obj)
+        if problem is not None:
+            yield ObjectSource(doc.where, error=SourceError(doc.source, problem, doc.document, doc.item))
+            continue
+        yield ObjectSource(doc.where, doc.obj, from_file=True)
     for e in result.errors:
         yield ObjectSource(str(e), error=e)
 
@@ -224,9 +232,10 @@ def _live(request: LiveRequest, cluster: options.ClusterArgs) -> Iterator[Object
 
 def _manifests(paths: Sequence[str], recursive: bool, cluster: options.ClusterArgs) -> Iterator[ObjectSource]:
     """The live objects that the manifests in ``paths`` name (apiVersion, kind, name, namespace)."""
+    from ..files import load_sources
     from ..kube.client import ClusterClient
     from ..kube.errors import KubeError, is_fatal
-    from ..sources import SourceError, live_name, load_sources
+    from ..sources import SourceError, live_name
 
     client: ClusterClient | None = None
     try:
@@ -399,9 +408,15 @@ def show(
             failures.append(src.error)
             continue
         assert src.obj is not None
+        if not src.from_file and nesting_depth(src.obj) > MAX_DEPTH:
+            # the server keeps up to 10,000 levels (preserve-unknown-fields); files were checked when read
+            too_deep = ValueError(f"nested more than {MAX_DEPTH} levels deep, more than the tool analyses")
+            failures.append(_Located(f"{src.where}: {object_title(src.obj)}", too_deep))
+            continue
         md = src.obj.get("metadata")
         try:
-            entries = decode_entries(md.get("managedFields") if isinstance(md, Mapping) else None)
+            entries = decode_entries(md.get("managedFields") if isinstance(md, Mapping) else None,
+                                     strict=src.from_file)
             views.append(
                 build_view(
                     src.obj,

@@ -13,7 +13,16 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ..value import go_json, go_json_float, go_json_string_html, go_json_string_plain, key_value
+from ..value import (
+    MAX_DEPTH,
+    go_json,
+    go_json_float,
+    go_json_string_html,
+    go_json_string_plain,
+    key_value,
+    nesting_depth,
+    valid_text,
+)
 from .element import FIELD, INDEX, KEY, VALUE, PathElement
 from .set import FieldSet
 
@@ -35,6 +44,10 @@ class _UnknownElement(Exception):
     """A key with an unknown prefix letter: the server drops it and its subtree silently."""
 
 
+UNKNOWN_KEY_REASON = ("the API server never writes one (it drops such keys, and everything below them, "
+                      "when it reads managedFields)")
+
+
 _INDEX_RE = re.compile(r"[+-]?[0-9]+\Z")
 _WS = " \t\n\r"
 
@@ -47,14 +60,19 @@ _json_decoder = json.JSONDecoder(parse_constant=_no_constants, parse_int=float) 
 
 
 def _read_json_value(text: str, what: str) -> Any:
-    """Exactly one JSON value (surrounding whitespace allowed), numbers as float64 like Go."""
+    """Exactly one JSON value (surrounding whitespace allowed), numbers as float64 like Go, lone
+    surrogates as U+FFFD like json-iterator, at most :data:`~kubectl_fieldown.value.MAX_DEPTH` deep."""
     s = text.lstrip(_WS)
     try:
         v, end = _json_decoder.raw_decode(s)
+    except RecursionError:
+        raise FieldsV1Error(f"the JSON in {what} is nested more than {MAX_DEPTH} levels deep") from None
     except ValueError as e:
         raise FieldsV1Error(f"invalid JSON in {what}: {e.args[0] if e.args else e}") from None
     if s[end:].strip(_WS):
         raise FieldsV1Error(f"trailing data after the JSON value in {what}")
+    if nesting_depth(v) > MAX_DEPTH:
+        raise FieldsV1Error(f"the JSON in {what} is nested more than {MAX_DEPTH} levels deep")
     try:
         return _as_float64(v)
     except ValueError as e:
@@ -75,7 +93,9 @@ def _as_float64(v: Any) -> Any:
     if t is list:
         return [_as_float64(x) for x in v]
     if t is dict:
-        return {k: _as_float64(x) for k, x in v.items()}
+        return {valid_text(k): _as_float64(x) for k, x in v.items()}
+    if t is str:
+        return valid_text(v)
     return v
 
 
@@ -97,7 +117,7 @@ def parse_element(s: str) -> PathElement:
     kind = s[0]
     body = s[2:]
     if kind == "f":
-        pe = (FIELD, body)
+        pe = (FIELD, valid_text(body))
     elif kind == "v":
         from ..value import value_key
 
@@ -122,14 +142,21 @@ def parse_element(s: str) -> PathElement:
     return pe
 
 
-def decode(data: Mapping[str, Any] | str | bytes | None) -> FieldSet:
-    """Decode FieldsV1 (parsed JSON, or its text) into a set. ``None`` is the empty set."""
+def decode(data: Mapping[str, Any] | str | bytes | None, *, strict: bool = False) -> FieldSet:
+    """Decode FieldsV1 (parsed JSON, or its text) into a set. ``None`` is the empty set.
+
+    As the server decodes it, a key with an unknown type letter (``x:bogus``) is dropped with its
+    subtree; ``strict`` refuses it instead, for FieldsV1 that does not come from a server (a file):
+    the server never writes one, so it is a mistake, and dropping it can make its parent a member.
+    Nesting beyond :data:`~kubectl_fieldown.value.MAX_DEPTH` levels is refused either way."""
     if data is None:
         return FieldSet()
     if isinstance(data, (str, bytes)):
         text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
         try:
             parsed = json.loads(text, parse_constant=_no_constants)
+        except RecursionError:
+            raise FieldsV1Error(f"FieldsV1 is nested more than {MAX_DEPTH} levels deep") from None
         except ValueError as e:
             pos = getattr(e, "pos", None)
             raise FieldsV1Error(
@@ -141,7 +168,7 @@ def decode(data: Mapping[str, Any] | str | bytes | None) -> FieldSet:
         data = parsed
     if not isinstance(data, Mapping):
         raise FieldsV1Error(f"FieldsV1 must be a JSON object, not {_kind(data)}")
-    node, _ = _decode_node(data, None)
+    node, _ = _decode_node(data, None, 1, strict)
     return node if node is not None else FieldSet()
 
 
@@ -164,8 +191,10 @@ _Where = Any
 pair per level, turned into text only for an error message."""
 
 
-def _decode_node(obj: Mapping[str, Any], where: _Where) -> tuple[FieldSet | None, bool]:
+def _decode_node(obj: Mapping[str, Any], where: _Where, depth: int, strict: bool) -> tuple[FieldSet | None, bool]:
     """Returns (the children below this entry or None, whether the entry itself is a member)."""
+    if depth > MAX_DEPTH:
+        raise FieldsV1Error(f"nested more than {MAX_DEPTH} levels deep", _where(where))
     members: set[PathElement] = set()
     children: dict[PathElement, FieldSet] = {}
     is_member = False
@@ -181,6 +210,8 @@ def _decode_node(obj: Mapping[str, Any], where: _Where) -> tuple[FieldSet | None
             try:
                 pe = parse_element(k)
             except _UnknownElement:
+                if strict:
+                    raise FieldsV1Error(f"unknown key {k!r}, {UNKNOWN_KEY_REASON},", _where(where)) from None
                 continue
             except FieldsV1Error as e:
                 raise FieldsV1Error(e.reason, _where((k, where))) from None
@@ -194,7 +225,7 @@ def _decode_node(obj: Mapping[str, Any], where: _Where) -> tuple[FieldSet | None
             # a leaf ({}): the common case, no recursion needed
             members.add(pe)
             continue
-        sub, sub_member = _decode_node(v, (k, where))
+        sub, sub_member = _decode_node(v, (k, where), depth + 1, strict)
         if sub_member:
             members.add(pe)
         if sub is not None:
@@ -210,7 +241,11 @@ def _where(where: _Where) -> str:
     while where is not None:
         chain.append(where[0])
         where = where[1]
-    return "fieldsV1 " + (" > ".join(reversed(chain)) if chain else "(top level)")
+    chain.reverse()
+    if len(chain) > 8:
+        # one readable line, however deep: the start says where, the end what
+        chain = [*chain[:4], f"… ({len(chain) - 6} more)", *chain[-2:]]
+    return "fieldsV1 " + (" > ".join(chain) if chain else "(top level)")
 
 
 # --- encoding ----------------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..value import value_key
@@ -51,15 +51,34 @@ def value_at(obj: Any, path: Path) -> Any:
     return node
 
 
-def exists_in(docs: Sequence[Any], owned: FieldSet) -> Callable[[Path, PathElement], bool]:
-    """An ``exists`` callback for :func:`~kubectl_fieldown.fieldpath.parse_path`: an element is
-    there when ``owned`` has it or any of ``docs`` (the object, its last-applied manifest) sets it.
-    That is how dotted segments (``.metadata.labels.app.kubernetes.io/name``) are grouped."""
+class ObjectFieldNames:
+    """:class:`~kubectl_fieldown.fieldpath.pathstring.FieldNames` of documents (the object, its
+    last-applied manifest) and an owned set: a field name exists where any of them has it. That is
+    how dotted segments (``.metadata.labels.app.kubernetes.io/name``) are grouped.
 
-    def exists(prefix: Path, pe: PathElement) -> bool:
-        below = owned.descend(prefix)
-        if pe in below.members or pe in below.children:
-            return True
-        return any(value_at(d, (*prefix, pe)) is not MISSING for d in docs)
+    A position is ``(the documents' values there, the owned subtree there)``."""
 
-    return exists
+    def __init__(self, docs: Sequence[Any], owned: FieldSet) -> None:
+        self._docs = tuple(docs)
+        self._owned = owned
+
+    def root(self) -> tuple[tuple[Any, ...], FieldSet]:
+        return self._docs, self._owned
+
+    def below(self, at: tuple[tuple[Any, ...], FieldSet], pe: PathElement) -> tuple[tuple[Any, ...], FieldSet]:
+        docs, owned = at
+        values = tuple(v for v in (child_value(d, pe) for d in docs) if v is not MISSING)
+        return values, owned.child(pe)
+
+    def dotted(self, at: tuple[tuple[Any, ...], FieldSet]) -> Iterator[str]:
+        docs, owned = at
+        for d in docs:
+            if isinstance(d, Mapping):
+                yield from (k for k in d if isinstance(k, str) and "." in k)
+        for elements in (owned.members, owned.children):
+            yield from (pe[1] for pe in elements if pe[0] == FIELD and "." in pe[1])
+
+
+def names_in(docs: Sequence[Any], owned: FieldSet) -> ObjectFieldNames:
+    """The field names of ``docs`` and ``owned``, for :func:`~kubectl_fieldown.fieldpath.parse_path`."""
+    return ObjectFieldNames(docs, owned)

@@ -4,15 +4,16 @@
 ``.metadata.finalizers[="example.com/x"]``, ``.spec.args[0]``.
 
 Field names are printed raw, so ``.metadata.labels.app.kubernetes.io/name`` is ambiguous on its
-own. :func:`parse_path` therefore takes an optional ``exists`` callback (usually backed by an
-object or a FieldSet) to decide how dotted segments group into field names; a backslash before a
-dot (``app\\.kubernetes\\.io/name``) forces it to stay inside the name.
+own. :func:`parse_path` therefore takes optional :class:`FieldNames` (usually backed by an object
+and a FieldSet, :func:`kubectl_fieldown.fieldpath.lookup.names_in`) to decide how dotted segments
+group into field names; a backslash before a dot (``app\\.kubernetes\\.io/name``) forces it to
+stay inside the name. Parsing takes time linear in the path and in the dotted names met on the way.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Iterable, Sequence
+from typing import Any, Protocol
 
 from ..value import go_value_string, key_value
 from .element import FIELD, INDEX, KEY, VALUE, Path, PathElement
@@ -43,32 +44,69 @@ class PathSyntaxError(ValueError):
         super().__init__(f"invalid path {text!r} at character {pos + 1}: {why}")
 
 
-Exists = Callable[[Path, PathElement], bool]
-"""``exists(prefix, element)``: does the object have ``element`` directly below ``prefix``?"""
+class FieldNames(Protocol):
+    """Which field names with a dot exist where, walked one path element at a time from the root.
+
+    ``root()`` and ``below(at, element)`` are positions (anything); ``dotted(at)`` are the field
+    names that contain a dot directly at a position. A position below something that does not exist
+    has no names."""
+
+    def root(self) -> Any: ...
+
+    def below(self, at: Any, pe: PathElement) -> Any: ...
+
+    def dotted(self, at: Any) -> Iterable[str]: ...
+
 
 _Token = tuple[str, Any]  # ("dots", [segment, ...]) for a run of field names, or ("elem", PathElement)
 
 
-def parse_path(text: str, exists: Exists | None = None) -> Path:
-    """Parse a path string. Dotted runs are grouped by ``exists`` (longest existing name first)."""
+def parse_path(text: str, names: FieldNames | None = None) -> Path:
+    """Parse a path string. Dotted runs are grouped by ``names``: at each step the longest name that
+    exists there wins, else one segment is one field name."""
     tokens = _tokenize(text)
     out: list[PathElement] = []
+    at = names.root() if names is not None else None
     for kind, tok in tokens:
         if kind == "elem":
             out.append(tok)
+            if names is not None:
+                at = names.below(at, tok)
             continue
         segs: list[str] = tok
         i = 0
         while i < len(segs):
-            take = 1
-            if exists is not None:
-                for j in range(len(segs), i + 1, -1):
-                    if exists(tuple(out), (FIELD, ".".join(segs[i:j]))):
-                        take = j - i
-                        break
-            out.append((FIELD, ".".join(segs[i : i + take])))
+            take = _longest_name(segs, i, names.dotted(at)) if names is not None else 1
+            pe = (FIELD, segs[i] if take == 1 else ".".join(segs[i : i + take]))
+            out.append(pe)
+            if names is not None:
+                at = names.below(at, pe)
             i += take
     return tuple(out)
+
+
+def _longest_name(segs: Sequence[str], i: int, dotted: Iterable[str]) -> int:
+    """How many segments from ``segs[i]`` the longest of ``dotted`` spans (1 when none matches); each
+    name is compared once, character by character, so the cost is the length of the names."""
+    best = 1
+    first = segs[i]
+    for name in dotted:
+        if not name.startswith(first):
+            continue
+        pos, j = 0, i
+        while j < len(segs):
+            seg = segs[j]
+            if not name.startswith(seg, pos):
+                break
+            pos += len(seg)
+            if pos == len(name):
+                best = max(best, j - i + 1)
+                break
+            if name[pos] != ".":
+                break
+            pos += 1
+            j += 1
+    return best
 
 
 def _tokenize(text: str) -> list[_Token]:

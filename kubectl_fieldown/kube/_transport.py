@@ -5,35 +5,53 @@ because ``import kubernetes`` costs about half a second (its package ``__init__`
 whole generated client, whichever submodule is asked for).
 
 We use the official client for what is hard to get right — kubeconfig merging, exec
-plugins, auth providers, client certificates, CA data, proxies, in-cluster config — and then
-talk HTTP through the urllib3 pool it configured, never through its model (de)serialisation,
-which is several times slower than ``json.loads`` on large LIST answers.
+plugins, auth providers, in-cluster config — and then talk HTTP through a urllib3 pool of our
+own, never through its model (de)serialisation, which is several times slower than
+``json.loads`` on large LIST answers. Three things are done as kubectl does them rather than as
+the Python client does:
+
+* **Key material never touches the disk.** The Python client writes the CA, the client certificate
+  and the client *key* of a kubeconfig's ``*-data`` fields (and of an exec plugin's answer) to
+  files in ``$TMPDIR`` and removes them only at a clean exit: SIGKILL or SIGTERM left private keys
+  behind. Here they go to anonymous in-memory files (Linux ``memfd``), which are read once into the
+  TLS context and closed; where there is no memfd, to a private directory that is removed as soon
+  as the TLS context has read them.
+* **Proxies** are chosen as kubectl chooses them (:mod:`.proxy`): never for loopback addresses.
+* **insecure-skip-tls-verify** is one warning line on stderr, once, instead of urllib3's warning
+  (four lines) for every connection.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import logging
 import os
 import re
+import shutil
 import socket
 import ssl
+import sys
+import tempfile
+import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 import urllib3
 import yaml
 from kubernetes.client.configuration import Configuration
-from kubernetes.client.rest import RESTClientObject
 from kubernetes.config import incluster_config as _incluster
 from kubernetes.config import kube_config as _kube_config
 from kubernetes.config.config_exception import ConfigException
 from urllib3.exceptions import (
     ConnectTimeoutError,
     HTTPError,
+    InsecureRequestWarning,
     NameResolutionError,
     NewConnectionError,
     ProtocolError,
@@ -44,6 +62,7 @@ from urllib3.exceptions import (
 
 from .client import HTTPResponse, RetryPolicy
 from .errors import ConfigError, Unreachable
+from .proxy import proxy_for
 
 # the library is untyped: give its entry points explicit Any types once, here
 KubeConfigMerger: Any = _kube_config.KubeConfigMerger
@@ -65,6 +84,7 @@ class LoadedConfig:
     namespace: str | None  # the context's default namespace (None if it sets none)
     source: str  # "kubeconfig <paths>" or "in-cluster"
     configuration: Any  # kubernetes.client.Configuration (untyped library)
+    proxy: str | None = None  # the proxy URL for this server, chosen as kubectl chooses it
 
 
 def kubeconfig_paths(explicit: str | None) -> tuple[list[str], bool]:
@@ -86,6 +106,64 @@ def kubeconfig_paths(explicit: str | None) -> tuple[list[str], bool]:
 
 def _node_value(node: Any) -> Any:
     return getattr(node, "value", node)
+
+
+# --- key material in memory --------------------------------------------------------------------
+
+_material_lock = threading.Lock()
+_material: dict[str, int | None] = {}  # path -> its memfd (None: a file in the private directory)
+_private_dir: str | None = None
+
+
+def _credential_file(content: Any, temp_file_path: Any = None, force_recreate: bool = False) -> str:
+    """Stands in for the kubernetes client's ``_create_temp_file_with_content``: the same contract
+    (a path to a file holding ``content``), but an anonymous in-memory file where there is one."""
+    data = content.encode() if isinstance(content, str) else bytes(content)
+    with _material_lock:
+        if hasattr(os, "memfd_create") and os.path.isdir("/proc/self/fd"):
+            fd = os.memfd_create("kubeconfig-credential", os.MFD_CLOEXEC)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            path = f"/proc/self/fd/{fd}"
+            _material[path] = fd
+            return path
+        global _private_dir
+        if _private_dir is None:
+            _private_dir = tempfile.mkdtemp(prefix="kubectl-fieldown-")  # 0700
+            atexit.register(_remove_private_dir)
+        fd, path = tempfile.mkstemp(dir=_private_dir)  # 0600
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        _material[path] = None
+        return path
+
+
+def _release_key_material(cfg: Any) -> None:
+    """The TLS context has read them: close the in-memory files (remove the files) that hold the
+    CA, certificate and key of ``cfg``, and let nothing refer to them any more."""
+    with _material_lock:
+        for attr in ("ssl_ca_cert", "cert_file", "key_file"):
+            path = getattr(cfg, attr, None)
+            if not isinstance(path, str) or path not in _material:
+                continue
+            fd = _material.pop(path)
+            with contextlib.suppress(OSError):
+                if fd is not None:
+                    os.close(fd)
+                else:
+                    os.remove(path)
+            setattr(cfg, attr, None)
+
+
+def _remove_private_dir() -> None:
+    if _private_dir is not None:
+        shutil.rmtree(_private_dir, ignore_errors=True)
+
+
+def _keep_key_material_in_memory() -> None:
+    # the loader calls the module-level function by name, for CA, certificate and key data alike
+    _kube_config._create_temp_file_with_content = _credential_file
 
 
 def load_config(kubeconfig: str | None, context: str | None) -> LoadedConfig:
@@ -114,6 +192,7 @@ def load_config(kubeconfig: str | None, context: str | None) -> LoadedConfig:
     if not any(isinstance(c, Mapping) and c.get("name") == name for c in contexts):
         raise ConfigError(f'context "{name}" does not exist in kubeconfig {os.pathsep.join(paths)}')
     cfg = Configuration()
+    _keep_key_material_in_memory()
     try:
         with _captured_log() as logged:
             loader = KubeConfigLoader(config_dict=merger.config, active_context=name, config_base_path=None)
@@ -129,8 +208,12 @@ def load_config(kubeconfig: str | None, context: str | None) -> LoadedConfig:
         raise ConfigError(f'the credential plugin "{command}" of context "{name}" failed: {why}')
     ctx = loader.current_context.get("context") or {}
     namespace = ctx.get("namespace") or None
-    return LoadedConfig(server=str(cfg.host).rstrip("/"), context=name, namespace=namespace,
-                        source=f"kubeconfig {os.pathsep.join(paths)}", configuration=cfg)
+    cluster = _node_value(getattr(loader, "_cluster", None)) or {}
+    kubeconfig_proxy = cluster.get("proxy-url") if isinstance(cluster, Mapping) else None
+    server = str(cfg.host).rstrip("/")
+    return LoadedConfig(server=server, context=name, namespace=namespace,
+                        source=f"kubeconfig {os.pathsep.join(paths)}", configuration=cfg,
+                        proxy=proxy_for(server, os.environ, str(kubeconfig_proxy) if kubeconfig_proxy else None))
 
 
 @contextlib.contextmanager
@@ -163,8 +246,9 @@ def _load_in_cluster() -> LoadedConfig:
         namespace: str | None = Path(SERVICE_NAMESPACE_FILENAME).read_text().strip() or None
     except OSError:
         namespace = None
-    return LoadedConfig(server=str(cfg.host).rstrip("/"), context=None, namespace=namespace,
-                        source="in-cluster", configuration=cfg)
+    server = str(cfg.host).rstrip("/")
+    return LoadedConfig(server=server, context=None, namespace=namespace, source="in-cluster", configuration=cfg,
+                        proxy=proxy_for(server, os.environ))
 
 
 def _short(e: BaseException) -> str:
@@ -208,8 +292,70 @@ def describe_connection_error(e: BaseException, connect_timeout: float, read_tim
     return _short(e)
 
 
+def _tls_context(cfg: Any, where: str) -> ssl.SSLContext:
+    """The TLS settings of ``cfg`` in one context, read once: CA, client certificate and key."""
+    try:
+        ctx = ssl.create_default_context(cafile=cfg.ssl_ca_cert or None,
+                                         cadata=getattr(cfg, "ca_cert_data", None) or None)
+        if not cfg.verify_ssl:
+            ctx.check_hostname = False
+            ctx.verify_mode = ssl.CERT_NONE
+        if cfg.cert_file:
+            ctx.load_cert_chain(cfg.cert_file, cfg.key_file or None)
+    except (ssl.SSLError, OSError, ValueError) as e:
+        raise ConfigError(f"cannot use the TLS settings of {where}: {_SSL_SUFFIX.sub('', _short(e))}") from None
+    finally:
+        _release_key_material(cfg)
+    return ctx
+
+
+_insecure_warned: set[str] = set()
+
+
+def _warn_insecure(server: str) -> None:
+    # once per server and process, on one line (urllib3 warns on four lines at every connection)
+    if server not in _insecure_warned:
+        _insecure_warned.add(server)
+        sys.stderr.write(f"warning: the TLS certificate of {server} is not verified (insecure-skip-tls-verify)\n")
+        sys.stderr.flush()
+
+
+def _pool_manager(loaded: LoadedConfig) -> Any:
+    """A urllib3 pool for ``loaded``: its TLS context, and its proxy as kubectl would choose it."""
+    cfg = loaded.configuration
+    kw: dict[str, Any] = {"maxsize": int(cfg.connection_pool_maxsize or 10)}
+    if loaded.server.startswith("https"):
+        kw["ssl_context"] = _tls_context(cfg, loaded.source)
+        if cfg.tls_server_name:
+            kw["server_hostname"] = cfg.tls_server_name
+        if cfg.assert_hostname is not None:
+            kw["assert_hostname"] = cfg.assert_hostname
+        if not cfg.verify_ssl:
+            warnings.filterwarnings("ignore", category=InsecureRequestWarning)
+            _warn_insecure(loaded.server)
+    proxy = loaded.proxy
+    if proxy is None:
+        return urllib3.PoolManager(**kw)
+    if proxy.lower().startswith("socks"):
+        try:
+            from urllib3.contrib.socks import SOCKSProxyManager
+        except ImportError:
+            raise ConfigError(f"the proxy {proxy} needs the PySocks package (pip install pysocks)") from None
+        # Go's socks5 proxies resolve host names on the proxy: urllib3 calls that socks5h
+        return SOCKSProxyManager(re.sub("^socks5://", "socks5h://", proxy, flags=re.I),
+                                 headers=getattr(cfg, "proxy_headers", None), **kw)
+    headers = dict(getattr(cfg, "proxy_headers", None) or {})
+    parts = urlsplit(proxy)
+    if parts.username is not None and not any(k.lower() == "proxy-authorization" for k in headers):
+        # Go sends the user information of a proxy URL as basic authentication; urllib3 does not
+        credentials = f"{unquote(parts.username)}:{unquote(parts.password or '')}"
+        headers.update(urllib3.util.make_headers(proxy_basic_auth=credentials))
+        proxy = urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+    return urllib3.ProxyManager(proxy, proxy_headers=headers or None, **kw)
+
+
 class Transport:
-    """HTTP to one API server through the official client's configured urllib3 pool."""
+    """HTTP to one API server through a urllib3 pool configured from kubeconfig."""
 
     def __init__(
         self,
@@ -225,7 +371,7 @@ class Transport:
         self.loaded = loaded
         self.server = loaded.server
         self._cfg = loaded.configuration
-        self._pool = RESTClientObject(self._cfg).pool_manager
+        self._pool = _pool_manager(loaded)
         self._timeout = urllib3.Timeout(connect=connect_timeout, read=read_timeout)
         self._connect_timeout = connect_timeout
         self._read_timeout = read_timeout

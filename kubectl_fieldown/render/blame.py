@@ -32,7 +32,7 @@ from .common import (
     format_time,
     latest_time,
     make_console,
-    owner_label,
+    terminal_safe,
 )
 
 if TYPE_CHECKING:
@@ -95,7 +95,7 @@ def _owner_text(line: BlameLine, view: ObjectView) -> str:
         return "(unowned)"
     if not line.owners:
         return ""
-    text = ", ".join(owner_label(o, view.entries) for o in line.owners)
+    text = ", ".join(view.owner_label(o) for o in line.owners)
     return text + (INHERITED_MARK if line.inherited else "")
 
 
@@ -112,7 +112,7 @@ def _owner_cell(line: BlameLine, label: str, width: int, view: ObjectView, colou
     style_extra = " dim" if line.inherited else ""
     if len(label) > width:
         # too many co-owners for the column: the first one and a count keep lines aligned
-        first = owner_label(line.owners[0], view.entries)
+        first = view.owner_label(line.owners[0])
         more = f" +{len(line.owners) - 1}" if len(line.owners) > 1 else ""
         room = width - len(more) - (len(INHERITED_MARK) if line.inherited else 0)
         if len(first) > room:
@@ -123,7 +123,7 @@ def _owner_cell(line: BlameLine, label: str, width: int, view: ObjectView, colou
         for i, o in enumerate(line.owners):
             if i:
                 cell.append(", ")
-            cell.append(owner_label(o, view.entries), style=colours.get(o.manager) + style_extra)
+            cell.append(view.owner_label(o), style=colours.get(o.manager) + style_extra)
         if line.inherited:
             cell.append(INHERITED_MARK, style="dim")
     cell.append(" " * max(width - cell.cell_len, 0))
@@ -219,7 +219,8 @@ _PLAIN_CACHE: dict[str, bool] = {}
 
 def yaml_scalar(v: Any) -> str:
     """A value on one line of YAML: plain when YAML would read it back as the same string, else a
-    double-quoted (JSON) string — multi-line strings stay on one line so that lines map to paths."""
+    double-quoted (JSON) string — multi-line strings stay on one line so that lines map to paths.
+    Control characters are escaped (C1 and DEL too, which JSON leaves alone)."""
     if v is None:
         return "null"
     if isinstance(v, bool):
@@ -227,14 +228,14 @@ def yaml_scalar(v: Any) -> str:
     if isinstance(v, (int, float)):
         return json.dumps(v)
     if isinstance(v, Mapping):
-        return "{}" if not v else json.dumps(v, ensure_ascii=False)
+        return "{}" if not v else terminal_safe(json.dumps(v, ensure_ascii=False))
     if isinstance(v, list):
-        return "[]" if not v else json.dumps(v, ensure_ascii=False)
+        return "[]" if not v else terminal_safe(json.dumps(v, ensure_ascii=False))
     s = str(v)
     plain = _PLAIN_CACHE.get(s)
     if plain is None:
         plain = _PLAIN_CACHE[s] = _plain_ok(s)
-    return s if plain else json.dumps(s, ensure_ascii=False)
+    return s if plain else terminal_safe(json.dumps(s, ensure_ascii=False))
 
 
 def _plain_ok(s: str) -> bool:

@@ -18,10 +18,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
-from ..fieldpath import FIELD, FieldSet, PathElement, element_string
+from ..fieldpath import FIELD, FieldSet, Path, PathElement, element_string, path_string
 from ..fieldpath.lookup import MISSING
 from ..managedfields import LAST_APPLIED_ANNOTATION, ManagedFieldsEntry, parse_time
 from ..ownership import OwnedField, Owner
+from ..value import escape_controls
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -33,13 +34,16 @@ __all__ = [
     "REDACTED",
     "ManagerColours",
     "ObjectView",
+    "OwnerLabels",
     "display_value",
     "element_label",
     "format_time",
     "human_duration",
     "make_console",
     "owner_label",
+    "path_label",
     "redact_secret",
+    "terminal_safe",
     "write_json",
     "write_yaml",
 ]
@@ -71,10 +75,18 @@ class ObjectView:
     fields: list[OwnedField]
     owned: FieldSet = field(default_factory=FieldSet)
 
+    _labels: OwnerLabels | None = field(default=None, init=False, repr=False, compare=False)
+
     @property
     def title(self) -> str:
         ns = f"{self.namespace}/" if self.namespace else ""
-        return f"{self.kind} {ns}{self.name}"
+        return terminal_safe(f"{self.kind} {ns}{self.name}")
+
+    def owner_label(self, owner: Owner | ManagedFieldsEntry) -> str:
+        """:func:`owner_label` among this view's entries (computed for all of them once)."""
+        if self._labels is None:
+            self._labels = OwnerLabels(self.entries)
+        return self._labels(owner)
 
 
 # --- secrets -----------------------------------------------------------------------------------
@@ -83,9 +95,33 @@ class ObjectView:
 # --- machine output ------------------------------------------------------------------------------
 
 
+_C1_AND_DEL = re.compile("[\x7f-\x9f]")
+
+
+def unicode_ok(out: TextIO) -> bool:
+    """Can ``out`` carry any text? False for a stream in ASCII or Latin-1 (``PYTHONIOENCODING=ascii``):
+    machine output then escapes what it cannot write (losslessly) instead of failing."""
+    import codecs
+
+    encoding = getattr(out, "encoding", None)
+    if not isinstance(encoding, str):
+        return True  # a StringIO: text, not bytes
+    try:
+        return codecs.lookup(encoding).name.startswith("utf")
+    except LookupError:
+        return False
+
+
 def write_json(doc: Any, out: TextIO) -> None:
+    """JSON of a machine-readable document; C1 controls and DEL escaped as ``\\u00xx`` (JSON itself
+    escapes only C0), everything else non-ASCII as is unless ``out`` cannot carry it."""
     # one write: json.dump with indent writes piecemeal through the pure-Python encoder
-    out.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    text = json.dumps(doc, indent=2, ensure_ascii=not unicode_ok(out))
+    if _C1_AND_DEL.search(text):
+        # such characters can only be inside strings, where an escape means the same (the C0 ones
+        # json has escaped, and the newlines of the indentation must stay)
+        text = _C1_AND_DEL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    out.write(text + "\n")
 
 
 def write_yaml(doc: Any, out: TextIO) -> None:
@@ -98,8 +134,9 @@ def write_yaml(doc: Any, out: TextIO) -> None:
 
     base: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
     dumper = type("NoAliasDumper", (base,), {"ignore_aliases": lambda self, data: True})
-    out.write(yaml.dump(doc, Dumper=dumper, sort_keys=False, default_flow_style=False, allow_unicode=True,
-                        width=1 << 30))
+    # YAML escapes non-printable characters itself; without unicode, every non-ASCII one too
+    out.write(yaml.dump(doc, Dumper=dumper, sort_keys=False, default_flow_style=False,
+                        allow_unicode=unicode_ok(out), width=1 << 30))
 
 
 def is_secret(obj: Mapping[str, Any]) -> bool:
@@ -190,20 +227,38 @@ def owner_label(owner: Owner | ManagedFieldsEntry, entries: Sequence[ManagedFiel
 
     ``kubectl`` alone when there is one kubectl entry; ``kubectl (Update, scale)`` next to a
     ``kubectl`` Apply entry. A subresource is always shown: writing through ``scale`` or
-    ``status`` is what makes such entries surprising."""
-    manager, operation, subresource = owner.manager, owner.operation, owner.subresource
-    api_version = owner.api_version
-    quals: list[str] = []
-    same_name = [e for e in entries if e.manager == manager]
-    if any(e.operation != operation for e in same_name):
-        quals.append(operation)
-    if subresource:
-        quals.append(subresource)
-    if any(
-        e.operation == operation and e.subresource == subresource and e.api_version != api_version for e in same_name
-    ):
-        quals.append(api_version)
-    return manager + (f" ({', '.join(quals)})" if quals else "")
+    ``status`` is what makes such entries surprising. (Renderers label many owners of one view:
+    :meth:`ObjectView.owner_label` does it in time linear in the entries.)"""
+    return OwnerLabels(entries)(owner)
+
+
+class OwnerLabels:
+    """:func:`owner_label` for many owners among the same entries: what tells entries apart is
+    gathered once, so labelling every field of thousands of entries stays linear."""
+
+    def __init__(self, entries: Sequence[ManagedFieldsEntry]) -> None:
+        self._operations: dict[str, set[str]] = {}
+        self._versions: dict[tuple[str, str, str], set[str]] = {}
+        self._cache: dict[tuple[str, str, str, str], str] = {}
+        for e in entries:
+            self._operations.setdefault(e.manager, set()).add(e.operation)
+            self._versions.setdefault((e.manager, e.operation, e.subresource), set()).add(e.api_version)
+
+    def __call__(self, owner: Owner | ManagedFieldsEntry) -> str:
+        manager, operation, subresource = owner.manager, owner.operation, owner.subresource
+        api_version = owner.api_version
+        key = (manager, operation, subresource, api_version)
+        label = self._cache.get(key)
+        if label is None:
+            quals: list[str] = []
+            if self._operations.get(manager, set()) - {operation}:
+                quals.append(operation)
+            if subresource:
+                quals.append(subresource)
+            if self._versions.get((manager, operation, subresource), set()) - {api_version}:
+                quals.append(api_version)
+            label = self._cache[key] = terminal_safe(manager + (f" ({', '.join(quals)})" if quals else ""))
+        return label
 
 
 def human_duration(seconds: float) -> str:
@@ -251,10 +306,10 @@ def format_time(t: str | None, mode: str, now: _dt.datetime | None = None) -> st
     if not t:
         return "-"
     if mode == TIME_FULL:
-        return t
+        return terminal_safe(t)
     unix = parse_time(t)
     if unix == 0:
-        return t  # not RFC 3339: show what is there rather than guess
+        return terminal_safe(t)  # not RFC 3339: show what is there rather than guess
     return human_duration((now or now_utc()).timestamp() - unix)
 
 
@@ -270,6 +325,17 @@ def latest_time(owners: Sequence[Owner], entries: Sequence[ManagedFieldsEntry]) 
 
 
 # --- values and path elements ------------------------------------------------------------------
+
+def terminal_safe(text: str) -> str:
+    """Human output shows cluster data — annotation values, map keys, manager names: its control
+    characters (C0, DEL, C1) are written as JSON escapes (``\\u001b``), as JSON output writes them;
+    blame's YAML too (:func:`kubectl_fieldown.value.escape_controls`)."""
+    return escape_controls(text)
+
+
+def path_label(path: Path) -> str:
+    """A path as the server prints it, safe for a terminal (field names are printed raw)."""
+    return terminal_safe(path_string(path))
 
 
 def display_value(v: Any, limit: int = 80) -> str:
@@ -287,8 +353,7 @@ def display_value(v: Any, limit: int = 80) -> str:
         text = json.dumps(v)
     else:
         text = json.dumps(v, separators=(",", ":"), ensure_ascii=False)
-    if "\n" in text:
-        text = text.replace("\n", "\\n")
+    text = terminal_safe(text)
     if limit and len(text) > limit:
         text = text[: max(limit - 1, 1)] + "…"
     return text
@@ -299,7 +364,7 @@ _NUMBER = re.compile(r"[-+]?(\.\d+|\d+(\.\d*)?)([eE][-+]?\d+)?")
 
 def _bare_ok(s: str) -> bool:
     """Can a string be shown without quotes and still not be mistaken for a number, bool or null?"""
-    if not s or s.strip() != s or "\n" in s or s.startswith(('"', "{", "[")):
+    if not s or s.strip() != s or escape_controls(s) is not s or s.startswith(('"', "{", "[")):
         return False
     return s not in ("true", "false", "null") and not _NUMBER.fullmatch(s)
 
@@ -307,8 +372,8 @@ def _bare_ok(s: str) -> bool:
 def element_label(pe: PathElement) -> str:
     """How a path element is named in a tree: a field by its name, list items as in path strings."""
     if pe[0] == FIELD:
-        return str(pe[1])
-    return element_string(pe)
+        return terminal_safe(str(pe[1]))
+    return terminal_safe(element_string(pe))
 
 
 def columns(rows: Sequence[Sequence[Text]], gap: str = "   ", right: frozenset[int] = frozenset()) -> list[Text]:

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from ..applyplan import PlannedConflict
 from ..fieldpath import FIELD, KEY, Path, path_string
-from .common import display_value, write_json, write_yaml
+from .common import display_value, path_label, terminal_safe, write_json, write_yaml
 
 if TYPE_CHECKING:
     from .styled import Text
@@ -285,7 +285,7 @@ def report_lines(report: ConflictReport, *, verbose: bool = False, details: bool
     from .styled import Text
 
     lines: list[Text] = []
-    head = Text(report.title, style="bold")
+    head = Text(terminal_safe(report.title), style="bold")
     head.append(f"  {report.api_version}", style="dim")
     if report.where:
         head.append(f"  ({report.where})", style="dim")
@@ -324,17 +324,17 @@ def _prediction_lines(report: ConflictReport, *, verbose: bool, details: bool) -
     # a key field (``[name="web"].name``) restates its item, which is listed too
     for owners, paths in _grouped([s for s in report.shared if not _is_key_field(s.path)]):
         lines.append(Text(f"{INDENT}shared with {_and(list(owners))}: ") +
-                     Text(", ".join(path_string(p) for p in paths), style="cyan"))
+                     Text(", ".join(path_label(p) for p in paths), style="cyan"))
     if report.deleted:
         lines.append(Text(f"{INDENT}deletes: ") +
-                     Text(", ".join(path_string(p) for p in report.deleted), style="yellow"))
+                     Text(", ".join(path_label(p) for p in report.deleted), style="yellow"))
     for owners, paths in _grouped(report.retained):
         lines.append(Text(f"{INDENT}stays (still owned by {_and(list(owners))}): ") +
-                     Text(", ".join(path_string(p) for p in paths), style="magenta"))
+                     Text(", ".join(path_label(p) for p in paths), style="magenta"))
     for owners, paths in _grouped(report.never_pruned):
         lines.append(Text(f"{INDENT}never pruned (not in the manifest, only {_and(list(owners))} "
                           f"own{'s' if len(owners) == 1 else ''} {'it' if len(paths) == 1 else 'them'}): ") +
-                     Text(", ".join(path_string(p) for p in paths), style="magenta"))
+                     Text(", ".join(path_label(p) for p in paths), style="magenta"))
 
     if report.kubectl_followup is not None:
         lines.append(_followup_line(report.kubectl_followup, report.manager))
@@ -350,7 +350,7 @@ def _conflict_block(report: ConflictReport, group: Sequence[PlannedConflict]) ->
     from .styled import Text
 
     first = group[0]
-    p = path_string(first.path)
+    p = path_label(first.path)
     live = display_value(first.live_value, VALUE_WIDTH)
     applied = display_value(first.applied_value, VALUE_WIDTH)
     forced = report.forced and not report.error
@@ -375,7 +375,8 @@ def _conflict_block(report: ConflictReport, group: Sequence[PlannedConflict]) ->
         if report.fold_command:
             from .fixes import command_line
 
-            ways.append(f"fold {_and(bare)} into {report.manager} (checked): {command_line(report.fold_command)}")
+            fold = terminal_safe(command_line(report.fold_command))
+            ways.append(f"fold {_and(bare)} into {report.manager} (checked): {fold}")
     out.append(Text(f"{pad}ways out: {ways[0]}"))
     out.extend(Text(f"{pad}          {w}") for w in ways[1:])
     return out
@@ -392,7 +393,7 @@ def _followup_line(f: KubectlFollowup, manager: str) -> Text:
         line.append(f.error, style="red")
     elif f.deletes:
         line.append(", which deletes: ")
-        line.append(", ".join(path_string(p) for p in f.deletes), style="yellow")
+        line.append(", ".join(path_label(p) for p in f.deletes), style="yellow")
     else:
         line.append(" (nothing else changes)")
     return line

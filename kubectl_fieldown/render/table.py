@@ -6,9 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
 
-from ..fieldpath import path_string
 from ..fieldpath.lookup import MISSING
-from .common import ManagerColours, ObjectView, columns, display_value, make_console, owner_label, print_lines
+from .common import ManagerColours, ObjectView, columns, display_value, make_console, path_label, print_lines
 
 if TYPE_CHECKING:
     from .styled import Text
@@ -30,9 +29,9 @@ def table_rows(view: ObjectView, colours: ManagerColours) -> list[list[Text]]:
         for i, o in enumerate(f.owners):
             if i:
                 owners.append(", ")
-            owners.append(owner_label(o, view.entries), style=colours.get(o.manager))
+            owners.append(view.owner_label(o), style=colours.get(o.manager))
         value = Text("(not set)", style="dim") if f.value is MISSING else Text(display_value(f.value, VALUE_WIDTH))
-        rows.append([Text(path_string(f.path)), owners, value])
+        rows.append([Text(path_label(f.path)), owners, value])
     return rows
 
 

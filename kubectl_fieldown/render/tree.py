@@ -31,8 +31,8 @@ from .common import (
     element_label,
     format_time,
     make_console,
-    owner_label,
     print_lines,
+    terminal_safe,
 )
 
 if TYPE_CHECKING:
@@ -131,7 +131,7 @@ def _label(pe: PathElement, node: _Node, view: ObjectView, colours: ManagerColou
     for i, o in enumerate(f.owners):
         if i:
             text.append(", ")
-        text.append(owner_label(o, view.entries), style=f"bold {colours.get(o.manager)}")
+        text.append(view.owner_label(o), style=f"bold {colours.get(o.manager)}")
     return text
 
 
@@ -157,10 +157,10 @@ def legend(
         colour = colours.get(e.manager)
         row = [Text("■", style=colour)] if swatch else []
         row += [
-            Text(owner_label(e, view.entries), style=f"bold {colour}"),
-            Text(e.operation),
-            Text(e.subresource or "-"),
-            Text(e.api_version),
+            Text(view.owner_label(e), style=f"bold {colour}"),
+            Text(terminal_safe(e.operation)),
+            Text(terminal_safe(e.subresource) or "-"),
+            Text(terminal_safe(e.api_version)),
         ]
         if time_mode != TIME_NONE:
             row.append(Text(format_time(e.time, time_mode, now)))

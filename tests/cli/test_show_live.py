@@ -234,3 +234,21 @@ def test_saved_output_shows_the_same_offline(cluster: lab.Cluster, shop: dict[st
     offline = fieldown(cluster, "show", "-i", str(saved), "-o", "json")
     assert offline.code == 0 and live.code == 0
     assert offline.json() == live.json()
+
+
+def test_live_object_nested_beyond_the_limit(cluster: lab.Cluster, namespace: str) -> None:
+    """The server keeps 10,000 levels under x-kubernetes-preserve-unknown-fields; anyone who may write
+    such an object must not be able to crash show for the others (issue 9)."""
+    from kubectl_fieldown.value import MAX_DEPTH
+
+    deep: Any = "x"
+    for _ in range(400):
+        deep = {"d": deep}
+    shallow = widget("shallow", namespace, {"color": "blue"})
+    cluster.kubectl("apply", "--server-side", "--field-manager", "tenant", "-f", "-",
+                    input=json.dumps(widget("deep", namespace, {"config": deep})) + "\n" + json.dumps(shallow))
+    r = fieldown(cluster, "show", "widgets", "-n", namespace, "-o", "yaml")
+    assert r.code == 1, r.err
+    assert r.err == (f"error: widgets: Widget {namespace}/deep: nested more than {MAX_DEPTH} levels deep, "
+                     "more than the tool analyses\n")
+    assert [i["name"] for i in yaml.safe_load(r.out)["items"]] == ["shallow"]

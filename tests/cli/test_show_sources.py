@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from kubectl_fieldown.sources import InputDocument, SourceError, load_sources, read_objects
+from kubectl_fieldown.files import load_sources, read_objects
+from kubectl_fieldown.sources import InputDocument, SourceError
 
 
 def write(path: Path, text: str) -> str:

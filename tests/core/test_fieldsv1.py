@@ -25,6 +25,7 @@ from kubectl_fieldown.fieldpath import (
     set_value,
 )
 from kubectl_fieldown.fieldpath.fieldsv1 import decode, encode, to_json_object
+from kubectl_fieldown.value import MAX_DEPTH
 
 F = path_from_fields
 
@@ -395,3 +396,60 @@ def test_equal_elements_keep_their_own_spelling() -> None:
     assert encode(fs((key({"n": 10**21}),))) == '{"k:{\\"n\\":1000000000000000000000}":{}}'
     assert decode('{"v:-0":{}}') == fs((set_value(0),))
     assert encode(decode('{"v:-0":{}}')) == '{"v:-0":{}}'  # Go reads -0 as a float64 -0
+
+
+# --- strictness and limits (issue 9) -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", ['{"r:x":{}}', '{"f:a":{"x:bogus":{}}}', '{"f:a":{"r:x":{},"f:b":{}}}'])
+def test_strict_refuses_unknown_prefixes(text: str) -> None:
+    """The server drops them (lenient is its rule, kept by default); a file that has one was not
+    written by a server, and dropping ``x:bogus`` below ``f:a`` would count ``.a`` as owned."""
+    decode(text)  # the server's rule: no error
+    with pytest.raises(FieldsV1Error) as e:
+        decode(text, strict=True)
+    assert "unknown key" in str(e.value) and "the API server never writes one" in str(e.value)
+    assert decode('{"f:a":{"f:x:bogus":{}}}', strict=True) == FieldSet([F("a", "x:bogus")])  # a field name
+
+
+def test_strict_names_where_the_unknown_key_is() -> None:
+    with pytest.raises(FieldsV1Error) as e:
+        decode({"f:spec": {"f:a": {"x:bogus": {}}}}, strict=True)
+    assert e.value.position == "fieldsV1 f:spec > f:a"
+
+
+def _nested(n: int, key: str) -> dict[str, Any]:
+    v: dict[str, Any] = {}
+    for _ in range(n):
+        v = {key: v}
+    return v
+
+
+@pytest.mark.parametrize("n", [MAX_DEPTH + 1, 700, 5_000])
+def test_nesting_limit_of_parsed_fields_v1(n: int) -> None:
+    with pytest.raises(FieldsV1Error, match=f"nested more than {MAX_DEPTH} levels deep"):
+        decode(_nested(n, "f:a"))
+    assert len(decode(_nested(MAX_DEPTH, "f:a"))) == 1
+
+
+@pytest.mark.parametrize("n", [MAX_DEPTH + 1, 700, 100_000])
+def test_nesting_limit_of_fields_v1_text(n: int) -> None:
+    text = '{"f:a":' * n + "{}" + "}" * n
+    with pytest.raises(FieldsV1Error, match=f"nested more than {MAX_DEPTH} levels deep"):
+        decode(text)
+
+
+@pytest.mark.parametrize("prefix", ["v:", 'k:{"a":'])
+@pytest.mark.parametrize("n", [MAX_DEPTH + 1, 2_000])
+def test_nesting_limit_of_values_in_keys(prefix: str, n: int) -> None:
+    body = prefix + "[" * n + "]" * n + ("}" if prefix.startswith("k") else "")
+    with pytest.raises(FieldsV1Error, match=f"nested more than {MAX_DEPTH} levels deep"):
+        decode({"f:list": {body: {}}})
+    m = MAX_DEPTH - 1 if prefix.startswith("k") else MAX_DEPTH  # a key's object is a level too
+    ok = prefix + "[" * m + "]" * m + ("}" if prefix.startswith("k") else "")
+    assert len(decode({"f:list": {ok: {}}})) == 1
+
+
+def test_lone_surrogates_in_keys_read_as_the_replacement_character() -> None:
+    s = decode({"f:a\ud800": {'v:"x\\udfffy"': {}, 'k:{"n\\ud800":"v"}': {}}})
+    assert s == FieldSet([(field("a\ufffd"), set_value("x\ufffdy")), (field("a\ufffd"), key({"n\ufffd": "v"}))])

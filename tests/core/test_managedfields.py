@@ -52,6 +52,10 @@ BAD_ENTRIES = [
     (raw(fieldsV1={"f:spec": {"i:x": {}}}), ["index", "at fieldsV1 f:spec > i:x"]),
     (raw(fieldsV1=[]), ["must be a JSON object"]),
     (raw(time=5), ["time is not a string"]),
+    # issue 9: each of these was an internal error further on
+    (raw(subresource=[1]), ["subresource is not a string"]),
+    (raw(api_version=["v1"]), ["apiVersion is not a string"]),
+    (raw(fieldsV1='{"f:a":{}}'), ["fieldsV1 must be a JSON object, not a string"]),
 ]
 
 
@@ -279,3 +283,11 @@ def test_recorded_entries_round_trip_through_to_dict() -> None:
             assert json.dumps(again, ensure_ascii=False) == json.dumps(mf, ensure_ascii=False), case["id"]
             n += len(mf)
     assert n > 1000
+
+
+def test_strict_decoding_refuses_keys_the_server_would_drop() -> None:
+    entry = raw(fieldsV1={"f:spec": {"x:bogus": {}}})
+    (lenient,) = decode_entries([entry])
+    assert lenient.fields == FieldSet([path_from_fields("spec")])  # as the server reads it
+    with pytest.raises(ManagedFieldsError, match="unknown key 'x:bogus'"):
+        decode_entries([entry], strict=True)

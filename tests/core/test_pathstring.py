@@ -28,7 +28,7 @@ from kubectl_fieldown.fieldpath import (
     set_value,
 )
 from kubectl_fieldown.fieldpath.fieldsv1 import decode
-from kubectl_fieldown.fieldpath.lookup import MISSING, value_at
+from kubectl_fieldown.fieldpath.lookup import names_in
 from kubectl_fieldown.managedfields import object_entries
 
 from .strategies import dotted_names, printable_elements
@@ -84,20 +84,13 @@ def test_stored_sets_render_floats_with_go_v() -> None:
     ]
 
 
-def _exists_in(*sources: Any) -> Any:
-    """An ``exists`` callback backed by objects and FieldSets."""
-
-    def exists(prefix: Path, pe: PathElement) -> bool:
-        p = (*prefix, pe)
-        for src in sources:
-            if isinstance(src, FieldSet):
-                if src.has_prefix(p):
-                    return True
-            elif value_at(src, p) is not MISSING:
-                return True
-        return False
-
-    return exists
+def _names_in(*sources: Any) -> Any:
+    """Field names backed by objects and FieldSets."""
+    owned = FieldSet()
+    for src in sources:
+        if isinstance(src, FieldSet):
+            owned = owned | src
+    return names_in([s for s in sources if not isinstance(s, FieldSet)], owned)
 
 
 PARSE_EXISTS = [
@@ -111,21 +104,64 @@ PARSE_EXISTS = [
 
 
 @pytest.mark.parametrize("path", PARSE_EXISTS)
-def test_parse_dotted_names_with_an_exists_callback(path: Path) -> None:
+def test_parse_dotted_names_with_field_names(path: Path) -> None:
     text = path_string(path)
-    assert parse_path(text, _exists_in(FieldSet([path]))) == path
+    assert parse_path(text, _names_in(FieldSet([path]))) == path
 
 
-def test_exists_prefers_the_longest_existing_name() -> None:
+def test_the_longest_existing_name_wins() -> None:
     text = ".metadata.labels.app.kubernetes.io/name"
     both = FieldSet([F("metadata", "labels", "app"), F("metadata", "labels", "app.kubernetes.io/name")])
-    assert parse_path(text, _exists_in(both)) == F("metadata", "labels", "app.kubernetes.io/name")
+    assert parse_path(text, _names_in(both)) == F("metadata", "labels", "app.kubernetes.io/name")
     obj = {"metadata": {"labels": {"app.kubernetes.io/name": "web"}}}
-    assert parse_path(text, _exists_in(obj)) == F("metadata", "labels", "app.kubernetes.io/name")
+    assert parse_path(text, _names_in(obj)) == F("metadata", "labels", "app.kubernetes.io/name")
     # without a callback every dot separates
     assert parse_path(text) == F("metadata", "labels", "app", "kubernetes", "io/name")
     # nothing exists: one segment at a time
-    assert parse_path(text, lambda prefix, pe: False) == F("metadata", "labels", "app", "kubernetes", "io/name")
+    assert parse_path(text, names_in([], FieldSet())) == F("metadata", "labels", "app", "kubernetes", "io/name")
+    # an escaped dot stays in its segment, and segments with dots still group
+    assert parse_path(".metadata.labels.app\\.kubernetes.io/name", _names_in(obj)) == \
+        F("metadata", "labels", "app.kubernetes.io/name")
+    # a name longer than the path, or one that only starts like it, does not match
+    longer = {"spec": {"a.b.c": 1, "a.bx": 2}}
+    assert parse_path(".spec.a.b", _names_in(longer)) == F("spec", "a", "b")
+
+
+class _CountingNames:
+    """Field names that count the work asked of them: positions walked and names offered."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.steps = 0
+        self.offered = 0
+
+    def root(self) -> Any:
+        return self.inner.root()
+
+    def below(self, at: Any, pe: PathElement) -> Any:
+        self.steps += 1
+        return self.inner.below(at, pe)
+
+    def dotted(self, at: Any) -> Any:
+        for name in self.inner.dotted(at):
+            self.offered += 1
+            yield name
+
+
+@pytest.mark.parametrize("n", [100, 2_000])
+def test_parsing_is_linear_in_the_path(n: int) -> None:
+    """--path with 2,000 segments took 35 s: every split of every dotted run was tried, each
+    looked up from the root. Now each segment is one step and each name is offered once."""
+    obj = {"a": {"a": {"x.y": 1}}, "spec": {"dotted.name": {"k": 1}}}
+    owned = FieldSet([F("a", "a", "x.y"), F("spec", "dotted.name", "k")])
+    names = _CountingNames(names_in([obj], owned))
+    p = parse_path("." + ".".join(["a"] * n), names)
+    assert p == F(*(["a"] * n))
+    assert names.steps == n
+    assert names.offered <= 4  # "x.y" twice (object and owned set), at the one position that has it
+    names = _CountingNames(names_in([obj], owned))
+    assert parse_path(".spec.dotted.name.k", names) == F("spec", "dotted.name", "k")
+    assert names.steps == 3
 
 
 def test_backslash_escapes() -> None:
@@ -233,7 +269,7 @@ def test_server_conflict_paths_round_trip_and_are_owned(case_id: str, case: dict
     for e in entries:
         owned = owned | e.fields
     text = conflict["path"]
-    p = parse_path(text, _exists_in(owned, live, case["apply"]["manifest"]))
+    p = parse_path(text, _names_in(owned, live, case["apply"]["manifest"]))
     assert path_string(p) == text
     # the manager named in the conflict owns exactly that path in the live object (unless the server
     # created the entry during this apply: before-first-apply after a reset)
@@ -259,7 +295,7 @@ def test_server_conflict_paths_round_trip_and_are_owned(case_id: str, case: dict
 def test_render_parse_round_trip(p: Path) -> None:
     text = path_string(p)
     # dotted field names need the callback to group their segments
-    assert parse_path(text, _exists_in(FieldSet([p]))) == p
+    assert parse_path(text, _names_in(FieldSet([p]))) == p
     if not any(pe[0] == FIELD and "." in pe[1] for pe in p):
         assert parse_path(text) == p
     assert path_string(parse_path(text)) == text

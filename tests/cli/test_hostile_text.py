@@ -1,0 +1,150 @@
+"""Cluster data is text from strangers: control characters never reach the terminal, and output
+that cannot be encoded is escaped instead of failing (issue 9)."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from cli_helpers import run
+
+from kubectl_fieldown.render.common import terminal_safe, unicode_ok, write_json, write_yaml
+
+REPO = Path(__file__).resolve().parents[2]
+DEPLOYMENT = REPO / "examples" / "deployment.yaml"
+HUMAN = ["tree", "table", "blame"]
+SGR = re.compile("\x1b\\[[0-9;]*m")  # rich's own colours
+CONTROL = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f]")  # anything but \n
+
+HOSTILE = {
+    "apiVersion": "v1", "kind": "ConfigMap",
+    "metadata": {
+        "name": "c\x1b[31mred", "namespace": "ns\x07",
+        "annotations": {"title": "x\x1b]0;pwned\x07y", "k\x1b[2Jey": "\x9b31m", "del": "a\x7fb", "tab": "a\tb"},
+        "managedFields": [
+            {"manager": "m\x1b[5m", "operation": "Apply", "apiVersion": "v1\x1b[8m", "fieldsType": "FieldsV1",
+             "time": "soon\x1b[1A", "fieldsV1": {"f:metadata": {"f:annotations": {
+                 "f:title": {}, "f:k\x1b[2Jey": {}, "f:del": {}, "f:tab": {}}}}},
+            {"manager": "m\x1b[5m", "operation": "Update", "apiVersion": "v1", "subresource": "st\x1batus",
+             "fieldsType": "FieldsV1", "fieldsV1": {"f:metadata": {"f:annotations": {"f:title": {}}}}},
+        ],
+    },
+}
+
+
+def hostile_file(tmp_path: Path) -> str:
+    f = tmp_path / "hostile.json"
+    f.write_text(json.dumps(HOSTILE))
+    return str(f)
+
+
+@pytest.mark.parametrize("colour", [False, True])
+@pytest.mark.parametrize("output", HUMAN)
+def test_no_control_characters_reach_the_terminal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, output: str,
+                                                   colour: bool) -> None:
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    if colour:
+        monkeypatch.setenv("FORCE_COLOR", "1")
+    else:
+        monkeypatch.delenv("FORCE_COLOR", raising=False)
+    r = run("show", "-i", hostile_file(tmp_path), "-o", output, "--time", "full")
+    assert r.code == 0, r.err
+    text = SGR.sub("", r.out) if colour else r.out
+    assert not CONTROL.search(text), repr(CONTROL.findall(text))
+    # what was there is still readable, escaped as in JSON
+    assert "\\u001b]0;pwned\\u0007" in text and "k\\u001b[2Jey" in text and "\\u009b31m" in text
+    assert "m\\u001b[5m" in text  # manager names too
+    if output == "tree":
+        assert "c\\u001b[31mred" in text and "v1\\u001b[8m" in text and "st\\u001batus" in text
+        assert "soon\\u001b[1A" in text
+
+
+def test_conflicts_text_escapes_paths_and_values(tmp_path: Path) -> None:
+    entry = {"manager": "a", "operation": "Apply", "apiVersion": "v1", "fieldsType": "FieldsV1",
+             "fieldsV1": {"f:data": {"f:k\x1b[2J": {}}}}
+    live = {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "c", "namespace": "default", "managedFields": [entry]}, "data": {"k\x1b[2J": "x\x9b"}}
+    manifest = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "default"},
+                "data": {"k\x1b[2J": "y\x07"}}
+    (tmp_path / "live.json").write_text(json.dumps(live))
+    (tmp_path / "m.json").write_text(json.dumps(manifest))
+    r = run("conflicts", "-f", str(tmp_path / "m.json"), "--live", str(tmp_path / "live.json"), "--field-manager", "b")
+    assert r.code == 1, r.err
+    assert not CONTROL.search(r.out)
+    assert '.data.k\\u001b[2J  live: "x\\u009b" → applied: "y\\u0007"' in r.out
+
+
+def test_terminal_safe() -> None:
+    assert terminal_safe("plain é ✓") == "plain é ✓"
+    assert terminal_safe("\x00\x1b\x7f\x80\x9f\xa0") == "\\u0000\\u001b\\u007f\\u0080\\u009f\xa0"
+
+
+# --- machine output ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("output", ["json", "yaml"])
+def test_machine_output_is_lossless_and_escapes_c1(tmp_path: Path, output: str) -> None:
+    r = run("show", "-i", hostile_file(tmp_path), "-o", output)
+    assert r.code == 0, r.err
+    assert not re.search("[\x7f-\x9f]", r.out)  # JSON escapes C0 only; C1 and DEL are escaped too
+    doc = json.loads(r.out) if output == "json" else yaml.safe_load(r.out)
+    item = doc["items"][0]
+    assert item["name"] == "c\x1b[31mred" and item["managers"][0]["manager"] == "m\x1b[5m"
+    assert {f["path"]: f.get("value") for f in item["fields"]}[".metadata.annotations.k\x1b[2Jey"] == "\x9b31m"
+
+
+def test_writers_escape_what_the_stream_cannot_carry() -> None:
+    doc = {"name": "café ✓ \x9b", "list": ["ü"]}
+    ascii_out = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
+    assert not unicode_ok(ascii_out) and unicode_ok(io.StringIO())
+    assert unicode_ok(io.TextIOWrapper(io.BytesIO(), encoding="utf-8"))
+    for write, load in ((write_json, json.loads), (write_yaml, yaml.safe_load)):
+        out = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
+        write(doc, out)  # no UnicodeEncodeError
+        out.flush()
+        assert load(out.buffer.getvalue().decode("ascii")) == doc  # type: ignore[attr-defined]
+        text = io.StringIO()
+        write(doc, text)
+        assert "café ✓" in text.getvalue() and load(text.getvalue()) == doc
+
+
+@pytest.mark.parametrize("output", ["tree", "table", "blame", "json", "yaml"])
+def test_ascii_output_encoding_in_a_real_process(tmp_path: Path, output: str) -> None:
+    """PYTHONIOENCODING=ascii made every output an internal error (the tree guides, é in a name)."""
+    obj: dict[str, Any] = yaml.safe_load(DEPLOYMENT.read_text())
+    obj["metadata"]["labels"]["café"] = "ünï"
+    obj["metadata"]["managedFields"][0]["fieldsV1"]["f:metadata"]["f:labels"]["f:café"] = {}
+    f = tmp_path / "d.json"
+    f.write_text(json.dumps(obj))
+    env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "FIELDOWN_DEBUG")}
+    env.update(PYTHONIOENCODING="ascii", NO_COLOR="1")
+    proc = subprocess.run([sys.executable, "-m", "kubectl_fieldown", "show", "-i", str(f), "-o", output],
+                          capture_output=True, env=env, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == b""
+    text = proc.stdout.decode("ascii")  # nothing but ASCII was written
+    if output == "json":
+        assert any(x["path"] == ".metadata.labels.café" and x["value"] == "ünï"
+                   for x in json.loads(text)["items"][0]["fields"])
+    elif output == "yaml":
+        assert any(x["path"] == ".metadata.labels.café" for x in yaml.safe_load(text)["items"][0]["fields"])
+    else:
+        assert "caf\\xe9" in text or "caf\\u00e9" in text
+
+
+def test_error_lines_escape_control_characters(tmp_path: Path) -> None:
+    bad = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c\x1b]0;pwned\x07", "managedFields": 5}}
+    f = tmp_path / "bad.json"
+    f.write_text(json.dumps(bad))
+    r = run("show", "-i", str(f))
+    assert r.code == 1
+    assert r.err == (f"error: {f}: document 1: ConfigMap c\\u001b]0;pwned\\u0007: managedFields[0]: "
+                     "managedFields is not a list\n")
