@@ -1,10 +1,13 @@
-"""Offline schemas of the built-in Kubernetes kinds, from the ``kubernetes-validate`` package.
+"""Offline schemas of the built-in Kubernetes kinds: an extract of ``kubernetes-validate``'s, shipped as package data.
 
 kubernetes-validate ships, per minor version, ``kubernetes-json-schema/v1.XX.0-local/_definitions.json``:
 the cluster OpenAPI as JSON schema (``$defs``), with the ``x-kubernetes-*`` extensions and
-``x-kubernetes-group-version-kind`` kept. It is read as package data (located without importing
-the package, which pulls in jsonschema), parsed once per version and process, and converted to
-merge types lazily, one named type at a time.
+``x-kubernetes-group-version-kind`` kept. ``kubectl_fieldown/data/builtin-schemas.json`` holds what
+the conversion reads of those documents (``hack/gen-builtin-schemas.py``: no descriptions or
+enums; each definition once for the versions where it is the same), from the release named in
+its ``source``; the tests prove the extract converts to the same merge types as the full
+documents, for every definition and version. It is read once per process, on first use (never by
+``show``), and converted to merge types lazily, one named type at a time.
 
 Known limitations, compared with the ``/openapi/v3`` documents of a real API server:
 
@@ -21,25 +24,27 @@ Known limitations, compared with the ``/openapi/v3`` documents of a real API ser
   k8s 1.36 types (``hack/gen-builtin-types.sh``), used for every kube version.
   ``namespaced`` is ``None`` (unknown).
 * ``IntOrString`` and ``Quantity`` are ``oneOf`` of two scalar types, as in a real OpenAPI v3
-  document; the conversion treats them as kube-openapi does (see :mod:`.openapi`).
+  document; the conversion treats them as kube-openapi does (see :mod:`.openapi`): a node without
+  ``type`` is untyped, so the extract leaves ``oneOf`` out.
 """
 
 from __future__ import annotations
 
 import functools
-import importlib.util
+import hashlib
+import importlib.resources
 import json
 import re
 from collections.abc import Iterator, Mapping
-from pathlib import Path
 from typing import Any
 
 from .openapi import OBJECT_META, SchemaConverter, kind_index, ref_name, schema_type
-from .types import NO_DEFAULT, GroupVersionKind, KindSchema, Type
+from .types import DEDUCED, NO_DEFAULT, UNTYPED, GroupVersionKind, KindSchema, Type
 
-PACKAGE = "kubernetes_validate"
-_DATA_DIR = "kubernetes-json-schema"
-_VERSION_DIR = re.compile(r"^v(\d+)\.(\d+)\.0-local$")
+DATA_FILE = "builtin-schemas.json"
+"""The generated extract in ``kubectl_fieldown/data`` (``hack/gen-builtin-schemas.py``)."""
+SOURCE_NAME = "kubernetes-validate"
+"""Where the schemas come from, as shown in ``KindSchema.source`` (``kubernetes-validate 1.36``)."""
 _VERSION_ARG = re.compile(r"^v?(\d+)\.(\d+)(?:\.\d+)?(?:[-+].*)?$")
 
 KEY_DEFAULTS: Mapping[tuple[str, str], Any] = {
@@ -63,39 +68,44 @@ class UnknownKubeVersionError(BuiltinSchemaError, ValueError):
         self.available = available
         super().__init__(
             f"no offline schemas for Kubernetes {requested!r}; available versions: "
-            f"{', '.join(available) or 'none'} (from the {PACKAGE} package)"
+            f"{', '.join(available) or 'none'}"
         )
 
 
-def _data_root() -> Path:
-    spec = importlib.util.find_spec(PACKAGE)
-    locations = list(spec.submodule_search_locations or []) if spec is not None else []
-    for location in locations:
-        root = Path(location) / _DATA_DIR
-        if root.is_dir():
-            return root
-    raise BuiltinSchemaError(f"the {PACKAGE} package (offline built-in schemas) is not installed")
-
-
 @functools.lru_cache(maxsize=1)
-def _version_dirs() -> dict[str, Path]:
-    found: dict[tuple[int, int], Path] = {}
-    for child in _data_root().iterdir():
-        match = _VERSION_DIR.match(child.name)
-        if match and (child / "_definitions.json").is_file():
-            found[(int(match[1]), int(match[2]))] = child
-    return {f"{major}.{minor}": found[(major, minor)] for major, minor in sorted(found)}
+def _data() -> Mapping[str, Any]:
+    resource = importlib.resources.files("kubectl_fieldown").joinpath("data").joinpath(DATA_FILE)
+    try:
+        text = resource.read_text(encoding="utf-8")
+    except FileNotFoundError as e:
+        raise BuiltinSchemaError(f"the offline built-in schemas ({DATA_FILE}) are not installed") from e
+    data = json.loads(text)
+    if (
+        not isinstance(data, dict)
+        or data.get("format") != 1
+        or not isinstance(data.get("versions"), list)
+        or not isinstance(data.get("definitions"), dict)
+    ):
+        raise BuiltinSchemaError(f"{DATA_FILE}: not a built-in schemas extract (format 1)")
+    return data
+
+
+def source_info() -> Mapping[str, Any]:
+    """Where the extract comes from: package, version, wheel and its SHA-256."""
+    info = _data().get("source")
+    return info if isinstance(info, dict) else {}
 
 
 def available_versions() -> list[str]:
     """The Kubernetes minor versions with offline schemas, oldest first (``["1.25", …]``)."""
-    return list(_version_dirs())
+    versions = [str(v) for v in _data()["versions"]]
+    return sorted(versions, key=lambda v: tuple(int(p) for p in v.split(".")))
 
 
 def newest_version() -> str:
     versions = available_versions()
     if not versions:
-        raise BuiltinSchemaError(f"the {PACKAGE} package has no schemas")
+        raise BuiltinSchemaError(f"{DATA_FILE} has no schemas")
     return versions[-1]
 
 
@@ -109,14 +119,21 @@ def normalize_version(kube_version: str) -> str:
     return wanted
 
 
+def definitions_for(extract: Mapping[str, Any], version: str) -> dict[str, Any]:
+    """The ``$defs`` of one version from an extract document: each definition is stored once,
+    as ``[[versions…], schema]`` variants."""
+    found: dict[str, Any] = {}
+    for name, variants in extract["definitions"].items():
+        for versions, node in variants:
+            if version in versions:
+                found[name] = node
+                break
+    return found
+
+
 @functools.cache
 def _definitions(version: str) -> Mapping[str, Any]:
-    with open(_version_dirs()[version] / "_definitions.json", encoding="utf-8") as f:
-        document = json.load(f)
-    defs = document.get("$defs") if isinstance(document, Mapping) else None
-    if not isinstance(defs, Mapping):
-        raise BuiltinSchemaError(f"{PACKAGE} {version}: _definitions.json has no $defs")
-    return defs
+    return definitions_for(_data(), version)
 
 
 def _schema_nodes(definitions: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
@@ -160,7 +177,7 @@ class BuiltinSchemas:
 
     def __init__(self, version: str, definitions: Mapping[str, Any]) -> None:
         self.version = version
-        self.source = f"kubernetes-validate {version}"
+        self.source = f"{SOURCE_NAME} {version}"
         self._definitions = definitions
         self._index = kind_index(definitions)
         self._converter: SchemaConverter | None = None
@@ -213,6 +230,44 @@ class BuiltinSchemas:
 
     def object_meta(self) -> Type:
         return self._conv().named(OBJECT_META)
+
+    def fingerprint(self) -> str:
+        """SHA-256 of everything the schemas decide: the merge types of every definition (sides,
+        relationships, keys, field order and defaults, which types are shared) and the kind index.
+
+        Two sources with the same fingerprint give the same answers; the tests compare the shipped
+        extract with the full kubernetes-validate documents this way.
+        """
+        slots: dict[int, int] = {}
+        table: list[Any] = []
+
+        def slot(t: Type) -> Any:
+            if t is DEDUCED or t is UNTYPED:
+                return t.name
+            found = slots.get(id(t))
+            if found is not None:
+                return found
+            index = slots[id(t)] = len(table)
+            table.append(None)
+            entry: dict[str, Any] = {"name": t.name, "scalar": t.scalar, "json": t.json_type, "null": t.nullable}
+            if t.map is not None:
+                entry["map"] = {
+                    "atomic": t.map.atomic,
+                    "element": None if t.map.element is None else slot(t.map.element),
+                    "fields": [
+                        [name, slot(f.type), None if f.default is NO_DEFAULT else {"default": f.default}]
+                        for name, f in t.map.fields.items()
+                    ],
+                }
+            if t.list is not None:
+                entry["list"] = [t.list.relationship, list(t.list.keys), slot(t.list.item)]
+            table[index] = entry
+            return index
+
+        roots = [[name, slot(self.type(name))] for name in self._definitions]
+        kinds = [[g.group, g.version, g.kind, self._index[g]] for g in self.kinds()]
+        canonical = json.dumps({"roots": roots, "kinds": kinds, "types": table}, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 @functools.cache

@@ -1,7 +1,13 @@
-"""Offline built-in schemas (kubernetes-validate): merge rules of well-known kinds, versions, defaults."""
+"""Offline built-in schemas (the kubernetes-validate extract): merge rules of well-known kinds, versions,
+defaults, and that the extract converts exactly as the full kubernetes-validate documents do."""
 
 from __future__ import annotations
 
+import importlib.metadata
+import importlib.util
+import json
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -153,7 +159,7 @@ def test_key_field_defaults(gvk: GroupVersionKind, item_path: str, field: str, d
 
 
 @pytest.mark.parametrize("version", available_versions())
-def test_kubernetes_validate_has_no_openapi_defaults(version: str) -> None:
+def test_the_extract_has_no_openapi_defaults(version: str) -> None:
     # The documented limitation: if a future kubernetes-validate keeps `default`, this fails and
     # KEY_DEFAULTS can go.
     def defaults(node: Any, parent_key: str = "") -> list[str]:
@@ -229,3 +235,60 @@ def test_lookup_is_cached() -> None:
     assert b.lookup(DEPLOYMENT) is b.lookup(DEPLOYMENT)
     assert b.definition_name(DEPLOYMENT) == "io.k8s.api.apps.v1.Deployment"
     assert at(b.lookup(DEPLOYMENT).root, "spec.template.spec.volumes[].configMap.items") is not DEDUCED  # type: ignore[union-attr]
+
+
+# --- the extract against its source: the full documents of the kubernetes-validate package ------------------
+# The package is a test dependency pinned to the release the extract was made from (pyproject.toml);
+# hack/gen-builtin-schemas.py makes the extract and checks the same before writing it.
+
+_SOURCE_DIR = re.compile(r"^v(\d+)\.(\d+)\.0-local$")
+
+
+def _source_documents() -> dict[str, Path]:
+    spec = importlib.util.find_spec("kubernetes_validate")  # located, not imported (it pulls in jsonschema)
+    assert spec is not None and spec.submodule_search_locations, (
+        "kubernetes-validate (a test dependency: pip install -e '.[test]') is not installed"
+    )
+    root = Path(next(iter(spec.submodule_search_locations))) / "kubernetes-json-schema"
+    found = {}
+    for child in root.iterdir():
+        match = _SOURCE_DIR.match(child.name)
+        if match and (child / "_definitions.json").is_file():
+            found[(int(match[1]), int(match[2]))] = child / "_definitions.json"
+    return {f"{major}.{minor}": found[(major, minor)] for major, minor in sorted(found)}
+
+
+def test_the_extract_comes_from_the_installed_source_release() -> None:
+    info = builtin.source_info()
+    assert info["package"] == "kubernetes-validate" == builtin.SOURCE_NAME
+    assert importlib.metadata.version("kubernetes-validate") == info["version"]
+    assert available_versions() == list(_source_documents())  # --kube-version offers what the package had
+
+
+@pytest.mark.parametrize("version", available_versions())
+def test_the_extract_gives_the_merge_types_of_the_full_documents(version: str) -> None:
+    full = json.loads(_source_documents()[version].read_text(encoding="utf-8"))["$defs"]
+    expected = builtin.BuiltinSchemas(version, full)
+    shipped = builtin_kinds(version)
+    assert shipped.kinds() == expected.kinds()
+    # every definition's merge types (sides, relationships, keys, field order, defaults, sharing)
+    assert shipped.fingerprint() == expected.fingerprint()
+
+
+def test_the_fingerprint_sees_what_the_conversion_reads() -> None:
+    # Without this, an insensitive fingerprint would make the comparison above prove nothing.
+    definitions = dict(builtin._definitions(newest_version()))
+    reference = builtin.BuiltinSchemas("x", definitions).fingerprint()
+    selector = "io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector"
+    container_port = "io.k8s.api.core.v1.ContainerPort"
+    changes = {
+        "map type": {selector: {k: v for k, v in definitions[selector].items() if k != "x-kubernetes-map-type"}},
+        "required": {container_port: {k: v for k, v in definitions[container_port].items() if k != "required"}},
+        "field order": {selector: {**definitions[selector],
+                                   "properties": dict(reversed(definitions[selector]["properties"].items()))}},
+        "kind": {"io.k8s.api.core.v1.ConfigMap": {k: v for k, v in definitions["io.k8s.api.core.v1.ConfigMap"].items()
+                                                 if k != "x-kubernetes-group-version-kind"}},
+    }
+    for what, change in changes.items():
+        assert builtin.BuiltinSchemas("x", {**definitions, **change}).fingerprint() != reference, what
+    assert builtin.BuiltinSchemas("x", dict(definitions)).fingerprint() == reference
