@@ -345,8 +345,9 @@ def apply_and_update_same_manager(f: ObjectFacts, ctx: AuditContext) -> list[Fin
 
 
 def stale_applier(f: ObjectFacts, ctx: AuditContext) -> list[Finding]:
-    """Apply entries of managers other than the applier the user names."""
-    if ctx.applier is None or not ctx.applier.server_side:
+    """Apply entries of managers other than the applier the user names (client-side apply prunes
+    only what its annotation records: an Apply entry's fields stay for it too)."""
+    if ctx.applier is None:
         return []
     out = []
     for e in f.entries:
@@ -359,7 +360,9 @@ def stale_applier(f: ObjectFacts, ctx: AuditContext) -> list[Finding]:
             continue
         out.append(f.finding("stale-applier",
                              f"{manager} (Apply) still owns {len(paths)} field{'s' if len(paths) != 1 else ''} "
-                             f"({_listed(paths)}): {ctx.applier.manager} can neither prune nor change them alone",
+                             f"({_listed(paths)}): {ctx.applier.manager} can neither prune nor change them alone"
+                             + ("" if ctx.applier.server_side else " (client-side apply prunes only what the "
+                                "last-applied annotation records)"),
                              {"manager": manager, "fields": paths}))
     return out
 

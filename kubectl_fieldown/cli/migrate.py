@@ -545,6 +545,41 @@ def _in_use(obj: dict[str, Any], spec: FixCommand) -> Applier | None:
     return detected_applier(obj)
 
 
+def migrate_for_applier(text: str, from_managers: Sequence[str] | None, field_manager: str | None,
+                        keep_last_applied: bool | None, all_fields: bool, checked_by: Applier | None) -> Applier:
+    """``migrate --for KIND[:MANAGER]`` with the options that go with it."""
+    from ..appliers import Applier, ApplierError, ApplierKind
+    from ..remedies.commands import MIGRATE_FOR_KINDS
+
+    kinds = ", ".join(k.value for k in MIGRATE_FOR_KINDS)
+    kind_text, _, manager = text.partition(":")
+    if kind_text not in [k.value for k in MIGRATE_FOR_KINDS]:
+        raise UsageError(f"--for must be one of {kinds} (optionally KIND:MANAGER), not {text!r}")
+    for flag, given in (("--field-manager", field_manager is not None), ("--applier", checked_by is not None),
+                        ("--keep-last-applied/--drop-last-applied", keep_last_applied is not None),
+                        ("--all-fields", all_fields)):
+        if given:
+            raise UsageError(f"{flag} does not go with --for: the applier decides (name its manager as "
+                             "--for KIND:MANAGER)")
+    kind = ApplierKind(kind_text)
+    sources = list(from_managers or ())
+    extra: dict[str, Any] = {}
+    if kind is ApplierKind.argocd and sources:
+        if len(sources) != 1 or any(c in sources[0] for c in "*?["):
+            raise UsageError("--for argocd takes one --from-manager name: Argo CD's client-side-apply migration "
+                             "manager")
+        extra["csa_manager"] = sources[0]
+    elif kind is ApplierKind.flux and sources:
+        extra["override_managers"] = tuple(sources)
+    elif sources:
+        raise UsageError(f"--from-manager does not go with --for {kind.value}: it migrates the managers it always "
+                         "migrates")
+    try:
+        return Applier.of(kind, manager or None, **extra)
+    except ApplierError as e:
+        raise UsageError(f"--for {text}: {e}") from None
+
+
 def parse_applier(text: str | None) -> Applier | None:
     """``--applier KIND`` or ``KIND:MANAGER`` (``flux:helm-controller``, ``ssa:ci``)."""
     from ..appliers import APPLIER_KINDS, Applier, ApplierError
@@ -654,6 +689,19 @@ def migrate(
         typer.Option("--all-fields", help="--to server-side: move every field of the source managers, not only "
                      "those the target's manifest sets (the last-applied annotation, its Apply entry, -f)."),
     ] = False,
+    for_applier: Annotated[
+        str | None,
+        typer.Option(
+            "--for",
+            metavar="KIND[:MANAGER]",
+            help="Do now, guarded and undoable, what that applier's first server-side sync would do (argocd, "
+            "flux, helm or kubectl; implies --to server-side): fold the same managers into its Apply entry, "
+            "but only the fields its manifest sets and never a subresource entry, and say where that differs "
+            "from its own migration. --from-manager: Argo CD's client-side-apply migration manager, Flux's "
+            "--override-manager names.",
+            show_default=False,
+        ),
+    ] = None,
     applier: ApplierOption = None,
     allow_value_changes: AllowValueChanges = False,
     filename: options.Filename = None,
@@ -670,17 +718,25 @@ def migrate(
     context: options.Context = None,
 ) -> int:
     from ..managedfields import KUBECTL, KUBECTL_CLIENT_SIDE_APPLY
-    from ..remedies.commands import MigrateToClientSide, MigrateToServerSide
+    from ..remedies.commands import MigrateFor, MigrateToClientSide, MigrateToServerSide
 
+    if for_applier is not None:
+        if to is MigrateTo.client_side:
+            raise UsageError("--for prepares a switch to server-side apply: it cannot go with --to client-side")
+        to = MigrateTo.server_side
     if to is None:
-        raise UsageError("--to is required: server-side or client-side")
+        raise UsageError("--to is required: server-side or client-side (or --for APPLIER)")
     retries = parse_retries(max_retries)
     named = parse_applier(applier)
     cluster = options.ClusterArgs(kubeconfig, context, namespace, all_namespaces)
     sel = Selection(list(resources or ()), list(filename or ()), recursive, selector, cluster)
-    cfg = RunConfig(f"migrate --to {to.value}", dry_run, output, verbose, backup_dir, retries, allow_value_changes)
-    spec: MigrateToServerSide | MigrateToClientSide
-    if to is MigrateTo.server_side:
+    what = f"migrate --for {for_applier}" if for_applier is not None else f"migrate --to {to.value}"
+    cfg = RunConfig(what, dry_run, output, verbose, backup_dir, retries, allow_value_changes)
+    spec: MigrateToServerSide | MigrateToClientSide | MigrateFor
+    if for_applier is not None:
+        spec = MigrateFor(migrate_for_applier(for_applier, from_manager, field_manager, keep_last_applied,
+                                              all_fields, named))
+    elif to is MigrateTo.server_side:
         if field_manager == KUBECTL_CLIENT_SIDE_APPLY:
             raise UsageError(f"{KUBECTL_CLIENT_SIDE_APPLY} is client-side apply's manager: it cannot be the "
                              "server-side applier")

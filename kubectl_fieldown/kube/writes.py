@@ -126,6 +126,12 @@ class WriteOutcome:
     problems: list[str] = field(default_factory=list)
     """Values the write or the applier's next apply would lose (refused unless allowed)."""
     dry_run: DryRunMode = "none"
+    alternative: list[str] = field(default_factory=list)
+    """A refused write: the words after ``kubectl fieldown`` of a fix that keeps every value (empty: none)."""
+    alternative_edits: list[str] = field(default_factory=list)
+    """What to change in the manifest along with ``alternative``."""
+    edits: list[str] = field(default_factory=list)
+    """What to change in the manifest for the write's check to hold (a scaler's field to leave out)."""
 
     @property
     def is_secret(self) -> bool:
@@ -386,10 +392,11 @@ def execute(
     first_uid: str | None = None
     latest: dict[str, Any] | None = dict(target.initial) if target.initial is not None else None
     notes: list[str] = []
+    edits: list[str] = []
 
     def outcome(result: Result, **kw: Any) -> WriteOutcome:
         return WriteOutcome.for_target(target, result, retries=retries, patches_sent=sent, backup=backup,
-                                       notes=notes, dry_run=options.dry_run, **kw)
+                                       notes=notes, dry_run=options.dry_run, edits=edits, **kw)
 
     while True:
         try:
@@ -403,12 +410,15 @@ def execute(
             wp = plan(obj)
             m = wp.migration
             notes = list(m.notes)
+            edits = list(wp.edits)
             if not m.changed:
                 # a retry can find its work done (a half-written plan finished by the re-plan)
                 return outcome(Result.changed if sent else Result.unchanged)
             changes = ownership_changes(m.before, [] if m.reset else m.after)
             if wp.problems and not options.allow_value_changes:
+                alt, edits = _alternative(wp, target)
                 return outcome(Result.failed, problems=list(wp.problems), changes=changes,
+                               alternative=alt, alternative_edits=edits,
                                error="refused: " + "; ".join(wp.problems)
                                + " (--allow-value-changes writes it anyway)")
             requests = [r.to_json() for r in wp.requests]
@@ -448,6 +458,19 @@ def execute(
             if is_fatal(e):
                 raise
             return outcome(Result.failed, error=str(e))
+
+
+def _alternative(wp: WritePlan, target: ObjectTarget) -> tuple[list[str], list[str]]:
+    fix = wp.alternative
+    if fix is None:
+        return [], []
+    words: list[str] = []
+    if fix.command is not None:
+        words = [fix.command.name, f"{target.res.group_resource}/{target.name}"]
+        if target.namespace and target.res.namespaced:
+            words += ["-n", target.namespace]
+        words += fix.command.args()
+    return words, fix.edits()
 
 
 def _unprefixed(message: str, target: ObjectTarget) -> str:
@@ -527,4 +550,5 @@ def _server_dry_run(client: ClusterClient, target: ObjectTarget, wp: WritePlan, 
                                            error="the server's dry run " + mismatch.removeprefix("the server "))
     notes = [*notes, f"the server accepted {len(shown)} request(s) with dryRun=All"]
     return WriteOutcome.for_target(target, Result.changed, notes=notes, patches=shown, requests=requests,
-                                   dry_run="server", changes=changes, problems=list(wp.problems))
+                                   edits=list(wp.edits), dry_run="server", changes=changes,
+                                   problems=list(wp.problems))

@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..appliers import Applier, ApplierKind
+from ..appliers import Applier, ApplierKind, applier_for_manager
 from ..fieldmanager import ResourceRules
 from ..fieldpath import FieldSet, Path, is_prefix, path_from_fields, path_string
 from ..fieldpath.lookup import MISSING, value_at
@@ -40,8 +40,8 @@ from ..managedfields import (
     decode_entries,
 )
 from ..typed.tofieldset import to_field_set
-from .commands import FixCommand, Handover, MigrateToServerSide, PlanContext, StripLastApplied
-from .manifests import inferred_manifest, without_paths
+from .commands import FixCommand, Handover, MigrateToClientSide, MigrateToServerSide, PlanContext, StripLastApplied
+from .manifests import inferred_manifest, with_live_fields, without_paths
 from .plans import LAST_APPLIED_PATH, MigrationError
 from .requests import requests_for
 from .verify import Verification, verify
@@ -167,6 +167,17 @@ def choose_fix(
         candidates.append(None)
         if drop and has_la:
             candidates.append(StripLastApplied(drop))
+        appliers = sorted({e.manager for e in _entries(live) if e.operation == APPLY and not e.subresource
+                           and e.manager != KUBECTL_LAST_APPLIED})
+        if len(appliers) == 1:
+            # back from server-side apply: the annotation is rebuilt from what that applier applied, so
+            # that plain kubectl apply can prune what the manifest drops (without the annotation it
+            # never prunes anything: that comes first)
+            back = MigrateToClientSide(appliers[0])
+            if has_la:
+                candidates.append(back)
+            else:
+                candidates.insert(0, back)
     else:
         if not (drop_last_applied and has_la):
             candidates.append(None)
@@ -187,15 +198,33 @@ def choose_fix(
         if cand in tried:
             continue
         tried.append(cand)
-        v = verify_command(cand, live, rules, ctx, applier, now=now, next_manifest=nxt2, previous_manifest=previous,
+        prev = previous
+        if isinstance(cand, MigrateToClientSide):
+            # the annotation it writes records what that applier applied: the manifest before the change
+            prev = inferred_manifest(live, applier_for_manager(cand.manager), root) or previous
+        v = verify_command(cand, live, rules, ctx, applier, now=now, next_manifest=nxt2, previous_manifest=prev,
                            keep=drop)
         if manifest is not None and cand is not None and v.ok:
-            # the printed command plans without -f: it must also keep every value on its own terms
+            # the printed command plans without -f: it must keep every value on its own terms, and
+            # then the applier applies the manifest the user gave
+            own_next = without_paths(previous, drop) if previous is not None else None
+            if isinstance(cand, Handover) and cand.to == applier.manager and own_next is not None:
+                # as the handover command checks it: the applier's manifest sets them from now on
+                own_next = with_live_fields(own_next, live, cand.paths)
             own = verify_command(cand, live, rules, PlanContext(root, reset_fields, None), applier, now=now,
-                                 next_manifest=without_paths(previous, drop) if previous is not None else None,
-                                 previous_manifest=previous, keep=drop)
+                                 next_manifest=own_next, previous_manifest=previous, keep=drop)
+            if own.ok:
+                own = verify_command(cand, live, rules, PlanContext(root, reset_fields, None), applier, now=now,
+                                     next_manifest=nxt2, previous_manifest=prev, keep=drop)
             if not own.ok:
                 v = own
+                if isinstance(cand, MigrateToServerSide) and nxt2 is not None:
+                    # without -f the command moves only what the applier applied before, and the
+                    # manifest sets more of the sources' fields: those fields are handed to the
+                    # applier instead (its manifest sets them from now on)
+                    wanted = _owned_and_set(live, cand.sources, nxt2)
+                    if wanted:
+                        queue.insert(0, Handover(tuple(wanted), applier.manager))
         retained = _retained(v, nxt2, applier, root)
         fix = Fix(applier, cand, drop, v, retained)
         if v.ok and not retained:
@@ -212,6 +241,15 @@ def choose_fix(
     if best is None:
         return Fix(applier, None, drop, Verification(dict(live)))
     return best
+
+
+def _owned_and_set(live: Mapping[str, Any], sources: Sequence[str], manifest: Mapping[str, Any]) -> list[Path]:
+    """The leaves the source managers own on the main resource that the manifest sets."""
+    out: set[Path] = set()
+    for e in _entries(live):
+        if not e.subresource and any(fnmatch.fnmatchcase(e.manager, g) for g in sources):
+            out.update(p for p in e.fields.leaves().sorted_paths() if value_at(manifest, p) is not MISSING)
+    return sorted(out)
 
 
 def _under_any(p: Path, prefixes: Sequence[Path]) -> bool:

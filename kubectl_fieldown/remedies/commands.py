@@ -7,13 +7,22 @@ does when it is run (and is checked by the same verification there).
 
 from __future__ import annotations
 
+import fnmatch
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..appliers import Applier, applier_for_manager
+from ..appliers import Applier, ApplierKind, applier_for_manager
 from ..fieldpath import FieldSet, Path, path_string
-from ..managedfields import KUBECTL, KUBECTL_CLIENT_SIDE_APPLY, STRIPPED_METADATA
+from ..managedfields import (
+    BEFORE_FIRST_APPLY,
+    KUBECTL,
+    KUBECTL_CLIENT_SIDE_APPLY,
+    KUBECTL_LAST_APPLIED,
+    STRIPPED_METADATA,
+    UPDATE,
+    decode_entries,
+)
 from ..schema.types import Type
 from ..typed.tofieldset import to_field_set
 from .manifests import inferred_manifest
@@ -31,6 +40,7 @@ __all__ = [
     "DropManagers",
     "FixCommand",
     "Handover",
+    "MigrateFor",
     "MigrateToClientSide",
     "MigrateToServerSide",
     "PlanContext",
@@ -66,6 +76,11 @@ class MigrateToServerSide:
 
     def plan(self, obj: Mapping[str, Any], ctx: PlanContext) -> Migration:
         fields = None if self.all_fields else target_manifest_fields(obj, self.applier, ctx)
+        if fields is not None and any(fnmatch.fnmatchcase(self.target, g) for g in self.sources):
+            # the target's own Update entry (Helm 4's same-name upgrade) is what that applier wrote
+            for e in decode_entries((obj.get("metadata") or {}).get("managedFields")):
+                if e.manager == self.target and e.operation == UPDATE and not e.subresource:
+                    fields = fields.union(e.fields.difference(STRIPPED_METADATA))
         return plan_to_server_side(obj, ctx.root, source_managers=self.sources, target=self.target,
                                    keep_last_applied=self.keep_last_applied, manifest_fields=fields)
 
@@ -82,6 +97,55 @@ class MigrateToServerSide:
             words.append("--drop-last-applied")
         if self.all_fields:
             words.append("--all-fields")
+        return words
+
+
+#: the appliers ``migrate --for`` prepares objects for (each migrates on its first server-side sync)
+MIGRATE_FOR_KINDS: tuple[ApplierKind, ...] = (ApplierKind.argocd, ApplierKind.flux, ApplierKind.helm,
+                                              ApplierKind.kubectl)
+
+
+@dataclass(frozen=True)
+class MigrateFor:
+    """What ``for_applier`` does to an object on its first server-side sync, done ahead of time as a
+    guarded write: the same sources folded into the same Apply entry (Argo CD's ClientSideApplyMigration
+    manager, Flux's kubectl*/before-first-apply/own/--override-manager entries, Helm 4's own Update
+    entry, kubectl's client-side manager), but only the fields its manifest sets and never a
+    subresource entry — where that differs from the applier's own migration, the plan's notes say
+    what the applier would have done (:mod:`.forapplier`)."""
+
+    for_applier: Applier
+
+    name = "migrate"
+
+    @property
+    def applier(self) -> Applier:
+        return self.for_applier
+
+    def migration(self) -> MigrateToServerSide:
+        a = self.for_applier
+        if a.kind is ApplierKind.argocd:
+            return MigrateToServerSide((a.csa_manager,), a.manager)
+        if a.kind is ApplierKind.flux:
+            sources = ("kubectl*", KUBECTL_LAST_APPLIED, BEFORE_FIRST_APPLY, a.manager,
+                       *(f"{o}*" for o in a.override_managers))
+            return MigrateToServerSide(sources, a.manager)
+        if a.kind is ApplierKind.helm:
+            return MigrateToServerSide((a.manager,), a.manager)
+        if a.kind is ApplierKind.kubectl:
+            return MigrateToServerSide((KUBECTL_CLIENT_SIDE_APPLY,), a.manager)
+        raise ValueError(f"migrate --for takes {', '.join(k.value for k in MIGRATE_FOR_KINDS)}, not {a.kind.value}")
+
+    def plan(self, obj: Mapping[str, Any], ctx: PlanContext) -> Migration:
+        return self.migration().plan(obj, ctx)
+
+    def args(self) -> list[str]:
+        a = self.for_applier
+        words = ["--for", a.kind.value if a.manager == Applier.of(a.kind).manager else f"{a.kind.value}:{a.manager}"]
+        if a.kind is ApplierKind.argocd and a.csa_manager != KUBECTL_CLIENT_SIDE_APPLY:
+            words += ["--from-manager", a.csa_manager]
+        for o in a.override_managers:
+            words += ["--from-manager", o]
         return words
 
 
@@ -176,7 +240,7 @@ class DropManagers:
         return [w for m in self.managers for w in ("--drop-manager", m)]
 
 
-FixCommand = MigrateToServerSide | MigrateToClientSide | StripLastApplied | Handover | Reset | DropManagers
+FixCommand = MigrateToServerSide | MigrateFor | MigrateToClientSide | StripLastApplied | Handover | Reset | DropManagers
 
 
 def target_manifest_fields(obj: Mapping[str, Any], applier: Applier, ctx: PlanContext) -> FieldSet | None:

@@ -72,12 +72,16 @@ def inferred_manifest(live: Mapping[str, Any], applier: Applier, root: Type) -> 
         if own:
             _merge_missing(doc, _extracted(live, own[0], root))
         return doc
+    helm3 = [e for e in entries if e.manager == applier.manager and e.operation == UPDATE and not e.subresource] \
+        if applier.kind is ApplierKind.helm else []
     if own:
-        return _extracted(live, own[0], root)
-    if applier.kind is ApplierKind.helm:
-        helm3 = [e for e in entries if e.manager == applier.manager and e.operation == UPDATE and not e.subresource]
+        doc = _extracted(live, own[0], root)
         if helm3:
-            return _extracted(live, helm3[0], root)
+            # Helm's own Update entry (a Helm 3 write, or one before its csaupgrade) is its chart too
+            _merge_missing(doc, _extracted(live, helm3[0], root))
+        return doc
+    if helm3:
+        return _extracted(live, helm3[0], root)
     return None
 
 

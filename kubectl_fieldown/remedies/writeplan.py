@@ -16,8 +16,11 @@ from typing import Any
 from ..appliers import Applier
 from ..fieldmanager import ResourceRules
 from ..fieldpath import FieldSet, Path, path_string
+from ..fieldpath.lookup import MISSING, value_at
 from ..managedfields import APPLY, ManagedFieldsEntry
-from .commands import FixCommand, PlanContext
+from .choose import Fix, choose_fix, scaled_fields
+from .commands import FixCommand, MigrateFor, PlanContext
+from .forapplier import own_migration_notes
 from .manifests import inferred_manifest, with_live_fields, without_paths
 from .plans import Migration
 from .requests import WriteRequest, requests_for
@@ -37,6 +40,10 @@ class WritePlan:
     applier: Applier | None = None
     problems: list[str] = field(default_factory=list)
     """Values the write or the applier's next apply would lose: the write is refused unless allowed."""
+    edits: list[str] = field(default_factory=list)
+    """What the user must change in the manifest for the check to hold (a scaler's field to leave out)."""
+    alternative: Fix | None = None
+    """For a refused ``migrate --for``: the fix that keeps every value for that applier (verified)."""
 
     @property
     def expected(self) -> dict[str, Any] | None:
@@ -64,8 +71,17 @@ def write_plan(
     wp = WritePlan(m, requests, applier=applier)
     if rules is None:
         return wp
+    edits: list[str] = []
     previous = inferred_manifest(obj, applier, ctx.root) if applier is not None else None
     nxt = ctx.manifest if ctx.manifest is not None else previous
+    if applier is not None and nxt is not None:
+        # what a scaler owns is left to it, as every fix the tool suggests says (choose_fix): the
+        # next apply is checked without it, and its value must stay
+        scaled = [p for p in scaled_fields(obj, nxt) if p not in adds and p not in keep
+                  and (applier.server_side or value_at(nxt, p) is not MISSING)]
+        if scaled:
+            keep = [*keep, *scaled]
+            edits = [f"remove {path_string(p)} from your manifest (its writer keeps it)" for p in scaled]
     if nxt is not None and keep:
         nxt = without_paths(nxt, keep)
     if nxt is not None and adds:
@@ -74,6 +90,14 @@ def write_plan(
                previous_manifest=previous, keep=keep)
     wp.verification = v
     wp.problems = v.problems()
+    wp.edits = edits
+    if isinstance(command, MigrateFor):
+        m.notes.extend(own_migration_notes(obj, command.for_applier, nxt, rules, now=now, ours=v))
+        if wp.problems:
+            alt = choose_fix(obj, rules, command.for_applier, now=now, manifest=ctx.manifest,
+                             reset_fields=ctx.reset_fields)
+            if alt.ok and alt.needed and alt.command != command:
+                wp.alternative = alt
     return wp
 
 

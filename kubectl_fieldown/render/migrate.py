@@ -1,8 +1,9 @@
 """Output of the commands that write ownership (migrate, strip-last-applied, handover, reset, undo).
 
 Text: one line per object as soon as it is done (``changed``, ``unchanged``, ``failed: <reason>``;
-``would change`` in dry runs), the values a refused write would lose, its notes with ``-v``; a dry
-run shows who gains and who loses which fields, and the exact requests with ``-v``; then a summary.
+``would change`` in dry runs), the values a refused write would lose (with its notes, and a fix
+that keeps every value when one is known), its notes with ``-v``; a dry run shows who gains and
+who loses which fields, and the exact requests with ``-v``; then a summary.
 
 ``-o json`` is a contract (docs/migrate.md); keys are only ever added::
 
@@ -11,6 +12,10 @@ run shows who gains and who loses which fields, and the exact requests with ``-v
      "items": [{"apiVersion", "kind", "namespace", "name", "result", "retries", "patchesSent",
                 "notes": [str], "backup": str|null, "error": str|null,
                 "changes": [str], "problems": [str],
+                "edits": [str]   (what to change in the manifest for the check to hold: a field a
+                                  scaler owns, left out of the next apply),
+                "alternative": {"command": [str], "edits": [str]}|null   (a refused migrate --for:
+                                the words after 'kubectl fieldown' of a fix that keeps every value),
                 "patches"?: [ops or apply body, ...]   (dry runs only),
                 "requests"?: [{"type", "fieldManager", "purpose", ...}, ...]   (dry runs only)}]}
 
@@ -27,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..managedfields import LAST_APPLIED_ANNOTATION
+from .common import terminal_safe
 
 if TYPE_CHECKING:
     from ..kube.writes import WriteOutcome
@@ -121,6 +127,9 @@ def outcome_to_dict(o: WriteOutcome) -> dict[str, Any]:
         "error": o.error,
         "changes": list(o.changes),
         "problems": list(o.problems),
+        "edits": list(o.edits),
+        "alternative": {"command": list(o.alternative), "edits": list(o.alternative_edits)}
+        if o.alternative or o.alternative_edits else None,
     }
     if o.dry_run != "none":
         d["patches"] = redacted_patches(o)
@@ -170,7 +179,17 @@ def render_outcome(o: WriteOutcome, out: TextIO, *, verbose: bool = False) -> No
     out.write(f"{object_label(o)}: {_result_text(o)}{suffix}\n")
     for p in o.problems:
         out.write(f"  ! {p}\n")
-    if verbose or o.dry_run != "none":
+    if o.alternative or o.alternative_edits:
+        from .fixes import command_line
+
+        if o.alternative:
+            out.write(f"  instead, this keeps every value: {terminal_safe(command_line(o.alternative))}\n")
+        for e in o.alternative_edits:
+            out.write(f"  {'then: ' if o.alternative else 'instead: '}{terminal_safe(e)}\n")
+    if not o.alternative:
+        for e in o.edits:
+            out.write(f"  then: {terminal_safe(e)}\n")
+    if verbose or o.dry_run != "none" or (o.problems and o.notes):
         for n in o.notes:
             out.write(f"  - {n}\n")
     if o.dry_run != "none":

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import shlex
 import subprocess
 import sys
 import uuid
@@ -372,10 +373,12 @@ def test_predicted_conflicts_match_the_server(objs: Objects, env: dict[str, str]
         {"path": ".spec.color", "manager": "kubectl-edit", "operation": "Update", "subresource": ""}]
     assert predicted["hpa"]["details"]["conflicts"] == [
         {"path": ".spec.replicas", "manager": "kubectl", "operation": "Update", "subresource": "scale"}]
-    # the fix folds the owners of the manifest's fields (the imperative edit, the previous applier) into flux
-    assert predicted["edit"]["fix"] == (
-        f"kubectl fieldown migrate widget.example.com/edit -n {objs.ns} --to server-side "
-        "--from-manager argocd-controller --from-manager kubectl-edit --field-manager flux")
+    # the fix hands the manifest's fields that others own (the imperative edit, the previous applier) to
+    # flux: a migrate line run without -f would move only what flux applied before (nothing), so the
+    # engine checks the printed command on its own and then flux's apply of the manifest
+    fix = predicted["edit"]["fix"]
+    assert fix == (f"kubectl fieldown handover widget.example.com/edit -n {objs.ns} --field .spec.color "
+                   "--field .spec.replicas --to flux")
     assert r.json()["scope"]["fieldManager"] == "flux"
 
     # the server agrees: a dry-run apply of each manifest by flux fails on exactly those fields
@@ -389,6 +392,11 @@ def test_predicted_conflicts_match_the_server(objs: Objects, env: dict[str, str]
         doc = next(x for x in docs if x["metadata"]["name"] == name)
         objs.cluster.kubectl("apply", "--server-side", "--dry-run=server", "--field-manager=flux", "-f", "-",
                              input=json.dumps(doc))
+    # the printed fix, run literally, makes flux's apply of the manifest go through
+    done = cli(env, *shlex.split(fix)[2:])
+    assert done.code == 0, done.out + done.err
+    objs.cluster.kubectl("apply", "--server-side", "--dry-run=server", "--field-manager=flux", "-f", "-",
+                         input=json.dumps(docs[0]))
 
 
 def test_predicted_conflicts_outside_the_scan_are_fetched(objs: Objects, inproc: Any, tmp_path: Path) -> None:

@@ -285,7 +285,8 @@ def test_text_lines_and_summary(tmp_path: Path) -> None:
     ]
     assert outcome_to_dict(ok) == {"apiVersion": "example.com/v1", "kind": "Widget", "namespace": "ns", "name": "a",
                                    "result": "changed", "retries": 2, "patchesSent": 2, "notes": [], "backup": None,
-                                   "error": None, "changes": [], "problems": []}
+                                   "error": None, "changes": [], "problems": [], "edits": [],
+                                   "alternative": None}
 
 
 def test_migration_ref_round_trip() -> None:
