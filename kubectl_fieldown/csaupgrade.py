@@ -44,7 +44,7 @@ def _upgrade_one(
         None,
     )
     if target is None:
-        # the most recent matching client-side entry (the list is sorted newest first) becomes the applier
+        # the first matching client-side entry in the server's order (oldest first) becomes the applier
         target = next(
             (i for i, e in enumerate(entries) if e.manager == csa and e.operation == UPDATE
              and e.subresource == subresource),
