@@ -342,20 +342,35 @@ def conflict_fix(
     *,
     now: str,
     reset_fields: FieldSet | None = None,
-) -> MigrateToServerSide | None:
+) -> MigrateToServerSide | Handover | None:
     """A way out of conflicts with ``owners`` other than editing the manifest or forcing: fold the
-    owners' entries into the applier (``migrate --to server-side``), when that is checked to keep
-    every value the manifest does not set and to leave the applier's next apply without conflicts.
-    Never for a scaler (its field belongs out of the manifest) or a writer through a subresource."""
+    owners' entries into the applier (``migrate --to server-side``), else hand the manifest's fields
+    they own to the applier (``handover``) — the first that is checked as the command checks itself
+    when run (without ``-f``) and then keeps every value the manifest does not set and leaves the
+    applier's apply of ``manifest`` without conflicts. Never for a scaler (its field belongs out of
+    the manifest) or a writer through a subresource."""
     names = [o for o in dict.fromkeys(owners)
              if not any(fnmatch.fnmatchcase(o, g) for g in AUTOSCALERS)
              and not any(e.manager == o and e.subresource for e in _entries(live))]
     if not names or len(names) != len(set(owners)) or not applier.server_side:
         return None
-    cmd = MigrateToServerSide(tuple(_glob_literal(n) for n in names), applier.manager)
-    previous = inferred_manifest(live, applier, rules.root)
-    v = verify_command(cmd, live, rules, PlanContext(rules.root, reset_fields, None), applier, now=now,
-                       next_manifest=manifest, previous_manifest=previous)
-    if not v.ok or v.run is None or v.run.conflicts or v.run.taken_over:
-        return None
-    return cmd
+    root = rules.root
+    ctx = PlanContext(root, reset_fields, None)
+    previous = inferred_manifest(live, applier, root)
+    fold = MigrateToServerSide(tuple(_glob_literal(n) for n in names), applier.manager)
+    wanted = _owned_and_set(live, [_glob_literal(n) for n in names], manifest)
+    candidates: list[MigrateToServerSide | Handover] = [fold]
+    if wanted:
+        candidates.append(Handover(tuple(wanted), applier.manager))
+    for cmd in candidates:
+        own_next = previous
+        if isinstance(cmd, Handover) and own_next is not None:
+            own_next = with_live_fields(own_next, live, cmd.paths)
+        own = verify_command(cmd, live, rules, ctx, applier, now=now, next_manifest=own_next,
+                             previous_manifest=previous)
+        if not own.ok:
+            continue
+        v = verify_command(cmd, live, rules, ctx, applier, now=now, next_manifest=manifest, previous_manifest=previous)
+        if v.ok and v.run is not None and not v.run.conflicts and not v.run.taken_over:
+            return cmd
+    return None

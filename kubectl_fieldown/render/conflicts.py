@@ -376,7 +376,8 @@ def _conflict_block(report: ConflictReport, group: Sequence[PlannedConflict]) ->
             from .fixes import command_line
 
             fold = terminal_safe(command_line(report.fold_command))
-            ways.append(f"fold {_and(bare)} into {report.manager} (checked): {fold}")
+            verb = "hand it" if report.fold_command[0] == "handover" else f"fold {_and(bare)}"
+            ways.append(f"{verb} {'to' if verb == 'hand it' else 'into'} {report.manager} (checked): {fold}")
     out.append(Text(f"{pad}ways out: {ways[0]}"))
     out.extend(Text(f"{pad}          {w}") for w in ways[1:])
     return out

@@ -397,6 +397,12 @@ def test_predicted_conflicts_match_the_server(objs: Objects, env: dict[str, str]
     assert done.code == 0, done.out + done.err
     objs.cluster.kubectl("apply", "--server-side", "--dry-run=server", "--field-manager=flux", "-f", "-",
                          input=json.dumps(docs[0]))
+    # and undo puts the conflict back (the objects are shared with the next tests)
+    backups = next(line.split()[1] for line in done.out.splitlines() if line.startswith("backups: "))
+    assert cli(env, "undo", backups).code == 0
+    proc = objs.cluster.kubectl("apply", "--server-side", "--dry-run=server", "--field-manager=flux", "-f", "-",
+                                input=json.dumps(docs[0]), check=False)
+    assert proc.returncode != 0 and ".spec.color" in proc.stderr
 
 
 def test_predicted_conflicts_outside_the_scan_are_fetched(objs: Objects, inproc: Any, tmp_path: Path) -> None:

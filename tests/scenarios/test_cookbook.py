@@ -5,7 +5,8 @@ apply, ``scale``, ``label``, ``patch``; raw requests for controllers, Helm 3 and
 then the user changes the manifest and asks the tool for the fix for the applier they use next:
 
 * ``kubectl fieldown audit --applier KIND -f next.yaml -o json`` (the one fix per object), or
-  ``kubectl fieldown migrate --for KIND`` (which, when it refuses, names a fix that keeps every value);
+  ``kubectl fieldown migrate --for KIND`` (which, when it refuses, names a fix that keeps every value),
+  or ``kubectl fieldown conflicts -f next.yaml`` (its ways out: the checked fold line, the scaler's field);
 * every command line the tool prints is run **literally** (``shlex.split`` of the printed line,
   through kubectl's plugin mechanism: ``kubectl fieldown ...``) and must exit 0; the manifest edits it
   asks for (``remove PATH from the manifest``) are made;
@@ -282,6 +283,13 @@ def _edited_then_ssa(s: Lab, n: str) -> dict[str, Any]:
     return doc
 
 
+def _edited_then_ssa_ci(s: Lab, n: str) -> dict[str, Any]:
+    doc = s.doc(n, BASE)
+    s.ssa(doc, manager="ci")
+    s.patch(n, {"spec": {"color": "green"}})
+    return doc
+
+
 def _ssa_custom(s: Lab, n: str) -> dict[str, Any]:
     doc = s.doc(n, {**BASE, "labels": {"tier": "web"}})
     s.ssa(doc, manager="ci")
@@ -349,6 +357,10 @@ CASES: list[Case] = [
          extra=["--field-manager", "ci"]),
     Case("imperative-edit-conflict", "kubectl patch changed a field the manifest sets: the next server-side "
          "apply answers 409", "kubectl", _edited_then_ssa, _set_color("red")),
+    Case("imperative-edit-conflict-from-conflicts", "the same 409, fixed from the ways out that conflicts prints",
+         "ssa:ci", _edited_then_ssa_ci, _set_color("red"), via="conflicts"),
+    Case("scale-then-ssa-conflict-from-conflicts", "the scale conflict, fixed from the ways out that conflicts "
+         "prints", "ssa:ci", _csa_then(lambda s, n: s.scale(n, 5)), via="conflicts"),
     Case("ssa-to-csa-downgrade", "going back to plain kubectl apply from server-side apply with a custom "
          "manager: the field removed from the manifest stays", "kubectl-client-side", _ssa_custom,
          _drop("spec", "labels")),
@@ -406,6 +418,23 @@ def _suggestion(s: Lab, case: Case, name: str, manifest: Path) -> tuple[list[str
         fix = fixes[0]
         assert fix["verified"], f"no verified fix: {fix['problems']}"
         return ([fix["commandLine"]] if fix["commandLine"] else []), list(fix["edits"])
+    if case.via == "conflicts":
+        # the ways out of each conflict: the checked fold line if there is one, else the scaler's field
+        # to leave out of the manifest
+        argv = ["kubectl", "fieldown", "conflicts", "-f", str(manifest),
+                *(["--field-manager", manager or Applier.of(kind).manager] if kind in ("ssa", "kubectl") else
+                  ["--applier", case.applier])]
+        proc = s.fieldown(shlex.join(argv))
+        assert proc.returncode in (0, 1), proc.stderr
+        lines, edits = [], []
+        for text in proc.stdout.splitlines():
+            if "(checked): kubectl fieldown " in text:
+                lines.append("kubectl fieldown " + text.split("(checked): kubectl fieldown ", 1)[1].strip())
+            elif "it scales)" in text and "remove " in text:
+                path = text.split("remove ", 1)[1].split(" ", 1)[0]
+                edits.append(f"remove {path} from the manifest")
+        assert proc.returncode == 0 or lines or edits, f"conflicts predicted without a way out:\n{proc.stdout}"
+        return lines, edits
     # migrate --for: run it; when it refuses, it names the fix that keeps every value
     line = shlex.join(["kubectl", "fieldown", "migrate", "-f", str(manifest), "--for", case.applier, *case.extra])
     proc = s.fieldown(line)
