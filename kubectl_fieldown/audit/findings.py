@@ -57,7 +57,8 @@ class ObjectFix:
 
     def to_json(self) -> dict[str, Any]:
         return {"applier": self.applier, "applierNamed": self.applier_named, "verified": self.verified,
-                "command": self.argv(), "edits": self.edits(), "problems": list(self.problems),
+                "command": self.argv(), "edits": self.edits(), "drop": list(self.drop) if self.verified else [],
+                "problems": list(self.problems),
                 "notes": list(self.notes)}
 
 

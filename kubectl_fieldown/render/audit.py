@@ -29,6 +29,7 @@ from xml.sax.saxutils import escape as xml_escape
 from xml.sax.saxutils import quoteattr
 
 from ..audit import RULES, Finding, Severity
+from .common import terminal_safe
 from .fixes import command_line, fix_lines
 
 __all__ = ["FORMAT_VERSION", "AuditReport", "render_json", "render_junit", "render_text", "to_document"]
@@ -248,7 +249,7 @@ def render_text(report: AuditReport, out: TextIO) -> None:
     for title, counts in (("kind", Counter(f.kind for f in findings)),
                           ("namespace", Counter(_where(f) or "(cluster)" for f in findings))):
         items = counts.most_common()
-        line = ", ".join(f"{k} {n}" for k, n in items[:_TOP])
+        line = terminal_safe(", ".join(f"{k} {n}" for k, n in items[:_TOP]))
         if len(items) > _TOP:
             line += f", … {len(items) - _TOP} more"
         console.print(Text(f"By {title}: ", style="bold").append(line, style=""))
@@ -264,15 +265,15 @@ def render_text(report: AuditReport, out: TextIO) -> None:
                 label = f"{f.resource} (type)" + (f" in namespace {f.namespace}" if f.namespace else "")
             else:
                 label = f"{f.kind} {f.namespace + '/' if f.namespace else ''}{f.name}"
-            console.print(Text(label, style="bold"))
+            console.print(Text(terminal_safe(label), style="bold"))
         row = Text("  ")
         row.append(f"{f.severity.value.upper():<8}", style=_STYLE[f.severity.value])
         row.append(f"{f.id}  ", style="bold")
-        row.append(f.message)
+        row.append(terminal_safe(f.message))
         console.print(row)
         last_of_object = i + 1 == len(findings) or (findings[i + 1].api_version, findings[i + 1].kind,
                                                      findings[i + 1].namespace, findings[i + 1].name) != key
         if f.fix is not None and last_of_object:
             lines = fix_lines(f.fix)
             for j, line in enumerate(lines):
-                console.print(Text("  fix: " if j == 0 else "       ", style="dim").append(line))
+                console.print(Text("  fix: " if j == 0 else "       ", style="dim").append(terminal_safe(line)))
