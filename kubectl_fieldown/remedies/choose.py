@@ -148,6 +148,10 @@ def choose_fix(
     one, with its problems, when none does. ``manifest`` is the one the applier will apply (``-f``);
     without it the applier is assumed to apply what it applied last. ``drop_last_applied``: the
     annotation must go (a Secret's data in clear, the size limit)."""
+    if manifest is None and not drop_last_applied and _only_its_own(live, applier):
+        # the applier re-applying what it applied to an object nobody else wrote changes nothing:
+        # no simulation needed (most objects of a fleet audit are like this)
+        return Fix(applier, None, (), Verification(dict(live)))
     root = rules.root
     previous = inferred_manifest(live, applier, root)
     nxt = manifest if manifest is not None else previous
@@ -241,6 +245,34 @@ def choose_fix(
     if best is None:
         return Fix(applier, None, drop, Verification(dict(live)))
     return best
+
+
+#: appliers whose re-apply of their own manifest sends nothing but that apply (Flux's cleanup patch
+#: may remove annotations and labels, so it is always simulated)
+_PLAIN_REAPPLY = frozenset({ApplierKind.kubectl, ApplierKind.kubectl_client_side, ApplierKind.ssa,
+                            ApplierKind.argocd, ApplierKind.helm})
+
+
+def _only_its_own(live: Mapping[str, Any], applier: Applier) -> bool:
+    """Every managedFields entry is the applier's own record of its manifest: its Apply entry (and
+    kubectl's annotation entry), or client-side apply's Update entry — nothing to migrate, nobody
+    to conflict with, no field anyone else set."""
+    if applier.kind not in _PLAIN_REAPPLY:
+        return False
+    entries = _entries(live)
+    if not entries:
+        return False
+    for e in entries:
+        if e.subresource:
+            return False
+        if applier.kind is ApplierKind.kubectl_client_side:
+            if not (e.manager == KUBECTL_CLIENT_SIDE_APPLY and e.operation != APPLY):
+                return False
+        elif not (e.operation == APPLY and (e.manager == applier.manager
+                                             or (applier.kind is ApplierKind.kubectl
+                                                 and e.manager == KUBECTL_LAST_APPLIED))):
+            return False
+    return True
 
 
 def _owned_and_set(live: Mapping[str, Any], sources: Sequence[str], manifest: Mapping[str, Any]) -> list[Path]:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from kubectl_fieldown.appliers import Applier
 from kubectl_fieldown.fieldpath import parse_path, path_string
 from kubectl_fieldown.remedies.choose import KEEPER, choose_fix, verify_command
@@ -141,3 +143,26 @@ def test_the_annotation_can_only_go_with_a_server_side_applier() -> None:
         MigrateToServerSide(("kubectl-client-side-apply",), "kubectl", False)
     refused = fix_for(client_side_created(), "kubectl-client-side", drop_last_applied=True)
     assert not refused.ok and "needs the last-applied annotation" in refused.refusal
+
+
+def test_an_object_only_its_applier_wrote_needs_no_simulation_and_the_simulation_agrees(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from kubectl_fieldown.remedies import choose
+    from kubectl_fieldown.remedies.manifests import inferred_manifest
+
+    cases = [(client_side_created(), "kubectl-client-side", None), (server_side_applied(), "kubectl", None),
+             (server_side_applied("ci"), "ssa", "ci"), (server_side_applied("argocd-controller"), "argocd", None)]
+    for obj, kind, manager in cases:
+        applier = Applier.of(kind, manager)
+        # the long way: the applier's own manifest given explicitly is simulated
+        slow = choose_fix(obj, RULES, applier, now=NOW, manifest=inferred_manifest(obj, applier, RULES.root))
+        assert slow.ok and slow.command is None and not slow.drop, kind
+        with monkeypatch.context() as m:
+            m.setattr(choose, "verify_command", lambda *a, **kw: pytest.fail("simulated"))
+            fast = choose_fix(obj, RULES, applier, now=NOW)
+        assert fast.ok and fast.command is None and not fast.drop, kind
+    # anyone else's entry (a scale, a label) means the long way
+    with monkeypatch.context() as m:
+        m.setattr(choose, "verify_command", lambda *a, **kw: pytest.fail("simulated"))
+        with pytest.raises(pytest.fail.Exception):
+            choose_fix(scaled(client_side_created(), 3), RULES, Applier.of("kubectl-client-side"), now=NOW)
