@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ..appliers import Applier, ApplierKind
 from ..fieldpath import path_string
 from ..managedfields import LAST_APPLIED_ANNOTATION
-from ..remedies.choose import Fix, choose_fix
+from ..remedies.choose import Fix, choose_fix, only_its_own
 from ..remedies.manifests import detected_applier as detect
 from .findings import Finding, ObjectFix
 from .rules import ObjectFacts
@@ -53,6 +53,9 @@ def object_fix(f: ObjectFacts, findings: Sequence[Finding], ctx: AuditContext) -
     manifest = ctx.manifests.get(object_key(f.obj)) if ctx.manifests else None
     drop_la = any(x.id in _ANNOTATION_MUST_GO for x in findings)
     key = None
+    if manifest is None and not drop_la and only_its_own(f.obj, applier):
+        # nothing to simulate, and nothing to remember
+        return _object_fix(f, applier, named, choose_fix(f.obj, rules, applier, now=ctx.now), findings)
     if manifest is None:
         key = (applier, f.api_version, f.kind, drop_la, _shape(f.obj))
         remembered = ctx.memo.get(key)

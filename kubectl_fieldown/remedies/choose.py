@@ -46,7 +46,7 @@ from .plans import LAST_APPLIED_PATH, MigrationError
 from .requests import requests_for
 from .verify import Verification, verify
 
-__all__ = ["AUTOSCALERS", "Fix", "choose_fix", "conflict_fix", "scaled_fields", "verify_command"]
+__all__ = ["AUTOSCALERS", "Fix", "choose_fix", "conflict_fix", "only_its_own", "scaled_fields", "verify_command"]
 
 #: Update managers that scale or size workloads without the scale subresource (writes through
 #: ``/scale`` — the HorizontalPodAutoscaler — are recognised by their subresource)
@@ -148,7 +148,7 @@ def choose_fix(
     one, with its problems, when none does. ``manifest`` is the one the applier will apply (``-f``);
     without it the applier is assumed to apply what it applied last. ``drop_last_applied``: the
     annotation must go (a Secret's data in clear, the size limit)."""
-    if manifest is None and not drop_last_applied and _only_its_own(live, applier):
+    if manifest is None and not drop_last_applied and only_its_own(live, applier):
         # the applier re-applying what it applied to an object nobody else wrote changes nothing:
         # no simulation needed (most objects of a fleet audit are like this)
         return Fix(applier, None, (), Verification(dict(live)))
@@ -253,24 +253,24 @@ _PLAIN_REAPPLY = frozenset({ApplierKind.kubectl, ApplierKind.kubectl_client_side
                             ApplierKind.argocd, ApplierKind.helm})
 
 
-def _only_its_own(live: Mapping[str, Any], applier: Applier) -> bool:
+def only_its_own(live: Mapping[str, Any], applier: Applier) -> bool:
     """Every managedFields entry is the applier's own record of its manifest: its Apply entry (and
     kubectl's annotation entry), or client-side apply's Update entry — nothing to migrate, nobody
-    to conflict with, no field anyone else set."""
+    to conflict with, no field anyone else set. Reads only the entries' names (no FieldsV1)."""
     if applier.kind not in _PLAIN_REAPPLY:
         return False
-    entries = _entries(live)
-    if not entries:
+    entries = (live.get("metadata") or {}).get("managedFields")
+    if not isinstance(entries, list) or not entries:
         return False
     for e in entries:
-        if e.subresource:
+        if not isinstance(e, Mapping) or e.get("subresource"):
             return False
+        manager, operation = e.get("manager"), e.get("operation")
         if applier.kind is ApplierKind.kubectl_client_side:
-            if not (e.manager == KUBECTL_CLIENT_SIDE_APPLY and e.operation != APPLY):
+            if not (manager == KUBECTL_CLIENT_SIDE_APPLY and operation == "Update"):
                 return False
-        elif not (e.operation == APPLY and (e.manager == applier.manager
-                                             or (applier.kind is ApplierKind.kubectl
-                                                 and e.manager == KUBECTL_LAST_APPLIED))):
+        elif operation != APPLY or (manager != applier.manager and not (
+                applier.kind is ApplierKind.kubectl and manager == KUBECTL_LAST_APPLIED)):
             return False
     return True
 

@@ -113,20 +113,19 @@ def finding_json(f: Finding) -> dict[str, Any]:
 
 def _objects(findings: Sequence[Finding]) -> list[dict[str, Any]]:
     """One entry per object with findings: its fix in full (applier, command, edits, checks)."""
-    out: list[dict[str, Any]] = []
-    seen: set[tuple[str, str, str | None, str]] = set()
+    ids: dict[tuple[str, str, str | None, str], list[str]] = {}
+    first: dict[tuple[str, str, str | None, str], Finding] = {}
     for f in findings:
-        if f.name is None or f.fix is None:
+        if f.name is None:
             continue
         key = (f.api_version, f.kind, f.namespace, f.name)
-        if key in seen:
-            continue
-        seen.add(key)
-        out.append({"apiVersion": f.api_version, "kind": f.kind, "namespace": f.namespace, "name": f.name,
-                    "resource": f.resource, "findings": [g.id for g in findings
-                                                         if (g.api_version, g.kind, g.namespace, g.name) == key],
-                    "fix": {**f.fix.to_json(), "commandLine": command_line(f.fix.argv())}})
-    return out
+        ids.setdefault(key, []).append(f.id)
+        if f.fix is not None:
+            first.setdefault(key, f)
+    return [{"apiVersion": f.api_version, "kind": f.kind, "namespace": f.namespace, "name": f.name,
+             "resource": f.resource, "findings": ids[key],
+             "fix": {**f.fix.to_json(), "commandLine": command_line(f.fix.argv())}}
+            for key, f in first.items() if f.fix is not None]
 
 
 def _dumps(doc: Any) -> str:
