@@ -630,6 +630,8 @@ and of the manifest minus a field deletes that field.
 --to client-side: the Apply entry of --from-manager (default kubectl) becomes a
 kubectl-client-side-apply Update entry, and the last-applied annotation is rebuilt from the fields
 it owns, so that the next plain 'kubectl apply' behaves the same way.
+--for argocd|flux|helm|kubectl: what that applier's first server-side sync would do to the
+object (its managers folded into its Apply entry), done now; see docs/migrate.md.
 
 \b
 Every write is a JSON patch guarded by the object's resourceVersion; an object that changes
@@ -644,6 +646,10 @@ Examples:
 \b
   # A whole namespace, handing the fields of every kubectl* Update manager to flux
   kubectl fieldown migrate -n shop --to server-side --from-manager 'kubectl*' --field-manager flux
+\b
+  # Do now what Flux's first server-side sync would do (checked: when that would lose a value,
+  # it refuses and names the fix that keeps every value)
+  kubectl fieldown migrate -n shop --for flux --dry-run=client
 \b
   # Back to client-side apply
   kubectl fieldown migrate -f web.yaml --to client-side
