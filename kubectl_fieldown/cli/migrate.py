@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from . import options
-from .errors import EXIT_FAILURE, UsageError, handle_errors, print_error
+from .errors import EXIT_FAILURE, EXIT_INTERRUPTED, UsageError, handle_errors, print_error
 
 if TYPE_CHECKING:
     from ..appliers import Applier
@@ -413,6 +413,8 @@ def run_all(
     outcomes: list[WriteOutcome] = []
     progress = Progress(len(items))
     fatal: BaseException | None = None
+    interrupted = False
+    in_flight: str | None = None
     try:
         for i, sel in enumerate(items, start=1):
             if sel.target is None:
@@ -420,6 +422,7 @@ def run_all(
                 outcome = failed_outcome(sel.where, sel.error)
             else:
                 progress.update(i, sel.target.describe())
+                in_flight = sel.target.describe()
                 try:
                     outcome = act(sel.target)
                 except Exception as e:
@@ -427,20 +430,33 @@ def run_all(
                         raise
                     fatal = e
                     break
+            in_flight = None
             outcomes.append(outcome)
             if text:
                 progress.clear()
                 render_outcome(outcome, out, verbose=cfg.verbose)
                 out.flush()
+    except KeyboardInterrupt:
+        # Ctrl-C: what was done, the object under way and the backups are still reported
+        interrupted = True
     finally:
         progress.clear()
     backup_dir = backups.directory if backups is not None and backups.used else None
     if text:
-        if len(outcomes) != 1 or cfg.verbose or outcomes[0].result.value != "unchanged" or backup_dir:
+        if interrupted or len(outcomes) != 1 or cfg.verbose or outcomes[0].result.value != "unchanged" \
+                or backup_dir:
             render_summary(outcomes, backup_dir, cfg.dry_run.value, out)
     else:
-        render_json(cfg.command, cfg.dry_run.value, outcomes, backup_dir, out)
+        render_json(cfg.command, cfg.dry_run.value, outcomes, backup_dir, out, interrupted=interrupted,
+                    in_flight=in_flight)
     out.flush()
+    if interrupted:
+        rest = len(items) - len(outcomes) - (1 if in_flight else 0)
+        print_error("interrupted" + (f" while writing {in_flight} (it may or may not have been written)"
+                                     if in_flight else "")
+                    + f"; {len(outcomes)} of {len(items)} objects done, {rest} not started; running the command "
+                    "again is safe" + (f"; backups: {backup_dir}" if backup_dir is not None else ""))
+        return EXIT_INTERRUPTED
     if fatal is not None:
         done = len(outcomes)
         print_error(f"{fatal} (stopped after {done} of {len(items)} objects; a write that was under way may or "

@@ -491,16 +491,49 @@ def _shown(req: WriteRequest, placeholder: str) -> list[dict[str, Any]] | dict[s
     return req.body
 
 
+#: test-only fault injection for the kill tests (tests/cli/test_write_kills.py): ``N:kill`` sends
+#: SIGKILL to this process right after its N-th write, ``N:int`` SIGINT (Ctrl-C), ``N:down`` makes
+#: every later write fail as if the server had gone away — interruptions at exact points, not timings
+FAULT_ENV = "FIELDOWN_TEST_FAULT"
+_fault = {"writes": 0, "down": False}
+
+
+def _after_write() -> None:
+    spec = os.environ.get(FAULT_ENV)
+    if not spec:
+        return
+    _fault["writes"] += 1
+    count, _, action = spec.partition(":")
+    if _fault["writes"] != int(count):
+        return
+    import signal
+
+    if action == "kill":
+        os.kill(os.getpid(), signal.SIGKILL)
+    elif action == "int":
+        os.kill(os.getpid(), signal.SIGINT)
+    elif action == "down":
+        _fault["down"] = True
+
+
 def _send(client: ClusterClient, target: ObjectTarget, req: WriteRequest, tested: str, *,
           dry_run: bool = False) -> dict[str, Any]:
     from ..remedies.requests import ApplyRequest
 
+    if _fault["down"]:
+        from .errors import Unreachable
+
+        raise Unreachable(str(getattr(client, "server", "the server")), "connection refused (FIELDOWN_TEST_FAULT)")
     try:
         if isinstance(req, ApplyRequest):
-            return client.patch(target.res, target.name, target.namespace, req.body, "apply",
-                                field_manager=req.field_manager, force=req.force, dry_run=dry_run)
-        return client.patch(target.res, target.name, target.namespace, list(req.ops), "json",
-                            field_manager=req.field_manager, dry_run=dry_run)
+            out = client.patch(target.res, target.name, target.namespace, req.body, "apply",
+                               field_manager=req.field_manager, force=req.force, dry_run=dry_run)
+        else:
+            out = client.patch(target.res, target.name, target.namespace, list(req.ops), "json",
+                               field_manager=req.field_manager, dry_run=dry_run)
+        if not dry_run:
+            _after_write()
+        return out
     except Conflict:
         raise _Changed() from None
     except Invalid as e:

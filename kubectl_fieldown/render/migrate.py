@@ -8,6 +8,7 @@ who loses which fields, and the exact requests with ``-v``; then a summary.
 ``-o json`` is a contract (docs/migrate.md); keys are only ever added::
 
     {"command", "dryRun": "none"|"client"|"server", "backupDir": str|null,
+     "interrupted": bool, "inFlight": str|null   (Ctrl-C: the object whose write was under way),
      "summary": {"changed", "unchanged", "failed", "retries"},
      "items": [{"apiVersion", "kind", "namespace", "name", "result", "retries", "patchesSent",
                 "notes": [str], "backup": str|null, "error": str|null,
@@ -146,13 +147,15 @@ def summary_counts(outcomes: Sequence[WriteOutcome]) -> dict[str, int]:
 
 
 def render_json(command: str, dry_run: str, outcomes: Sequence[WriteOutcome], backup_dir: Path | None,
-                out: TextIO) -> None:
+                out: TextIO, *, interrupted: bool = False, in_flight: str | None = None) -> None:
     doc = {
         "command": command,
         "dryRun": dry_run,
         "backupDir": str(backup_dir) if backup_dir is not None else None,
         "summary": summary_counts(outcomes),
         "items": [outcome_to_dict(o) for o in outcomes],
+        "interrupted": interrupted,
+        "inFlight": in_flight,
     }
     out.write(json.dumps(doc, indent=2) + "\n")
 
