@@ -49,7 +49,7 @@ of 10,000 Deployments with managedFields is about 100 MiB of YAML."""
 class SourceError(Exception):
     """A file, document or item that could not be read as an object; ``str()`` is one line."""
 
-    exit_code = 1
+    exit_code = 2  # an input error
 
     def __init__(self, source: str, message: str, document: int | None = None, item: int | None = None) -> None:
         self.source = source

@@ -1048,4 +1048,4 @@ def _parse_applier(text: str, field_manager: str | None, force: bool) -> Applier
 
 
 def register(app: typer.Typer) -> None:
-    app.command("conflicts", help=HELP, epilog=EPILOG, no_args_is_help=True)(conflicts)
+    app.command("conflicts", help=HELP, epilog=EPILOG, no_args_is_help=False)(conflicts)

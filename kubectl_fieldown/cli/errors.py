@@ -1,7 +1,10 @@
 """Turning failures into ``error: <one line>`` on stderr and an exit code, never a traceback.
 
-Exit codes (kubectl's): 0 done; 1 could not do it (bad input file, object not found, RBAC denial,
-server unreachable, managedFields that do not decode); 2 usage error (bad flags or arguments).
+Exit codes, one model for every command: 0 done; 1 could not do it (object not found, RBAC denial,
+server unreachable, an object that failed) — or, for ``conflicts`` and ``audit``, "conflicts
+predicted" / "findings", where every error is 2 instead (like diff: CI must not mistake an error for
+a result); 2 usage or input errors (bad flags or arguments, files that cannot be read or parsed,
+managedFields or FieldsV1 that do not decode, a malformed selector); 130 interrupted.
 ``FIELDOWN_DEBUG=1`` lets exceptions through with their traceback, for bug reports.
 
 Commands wrap their body in :func:`handle_errors`; commands that go on after a failed object
@@ -101,13 +104,13 @@ def describe(exc: BaseException) -> tuple[str, int] | None:
     if _is_schema_error(exc):
         return str(exc), EXIT_USAGE
     if isinstance(exc, (ManagedFieldsError, FieldsV1Error)):
-        return str(exc), EXIT_FAILURE
+        return str(exc), EXIT_USAGE  # input the tool cannot read
     sources = sys.modules.get("kubectl_fieldown.sources")
     if sources is not None and isinstance(exc, sources.SourceError):
-        return str(exc), EXIT_FAILURE
+        return str(exc), EXIT_USAGE
     if isinstance(exc, OSError) and not isinstance(exc, BrokenPipeError):
         where = f"{exc.filename}: " if exc.filename else ""
-        return f"{where}{exc.strerror or exc}", EXIT_FAILURE
+        return f"{where}{exc.strerror or exc}", EXIT_USAGE
     if isinstance(exc, KeyboardInterrupt):
         return "interrupted", EXIT_INTERRUPTED
     return None

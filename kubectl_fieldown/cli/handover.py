@@ -129,4 +129,4 @@ def handover(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("handover", help=HELP, epilog=EPILOG, no_args_is_help=True)(handover)
+    app.command("handover", help=HELP, epilog=EPILOG, no_args_is_help=False)(handover)

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from . import options
-from .errors import EXIT_FAILURE, EXIT_INTERRUPTED, UsageError, handle_errors, print_error
+from .errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_USAGE, UsageError, describe, handle_errors, print_error
 
 if TYPE_CHECKING:
     from ..appliers import Applier
@@ -224,7 +224,8 @@ def _from_manifests(client: ClusterClient, sel: Selection, namespace: str) -> It
     for path in sel.filenames:
         result = load_sources(path, recursive=sel.recursive)
         for err in result.errors:
-            yield Selected(str(err), error=err)
+            # named by where it is; the message says the rest
+            yield Selected(str(err).removesuffix(f": {err.reason}"), error=err)
         for doc in result.documents:
             try:
                 named = live_name(doc)
@@ -388,7 +389,6 @@ def write_options(cfg: RunConfig) -> WriteOptions:
 def failed_outcome(where: str, error: BaseException) -> WriteOutcome:
     """An object that could not even be named (a bad manifest, an unknown type)."""
     from ..kube.writes import Result, WriteOutcome
-    from .errors import describe
 
     known = describe(error)
     message = known[0] if known else f"{type(error).__name__}: {error}"
@@ -415,11 +415,14 @@ def run_all(
     fatal: BaseException | None = None
     interrupted = False
     in_flight: str | None = None
+    input_errors = 0
     try:
         for i, sel in enumerate(items, start=1):
             if sel.target is None:
                 assert sel.error is not None
                 outcome = failed_outcome(sel.where, sel.error)
+                known = describe(sel.error)
+                input_errors += known is not None and known[1] == EXIT_USAGE
             else:
                 progress.update(i, sel.target.describe())
                 in_flight = sel.target.describe()
@@ -468,7 +471,8 @@ def run_all(
     if failed:
         if text:
             print_error(f"{failed} of {len(outcomes)} object{'s' if len(outcomes) != 1 else ''} failed")
-        return EXIT_FAILURE
+        # a manifest that cannot be read is an input error, whatever else happened
+        return EXIT_USAGE if input_errors else EXIT_FAILURE
     return 0
 
 
@@ -939,8 +943,8 @@ def reset(
 def register(app: typer.Typer) -> None:
     from . import handover, undo
 
-    app.command("migrate", help=MIGRATE_HELP, epilog=MIGRATE_EPILOG, no_args_is_help=True)(migrate)
-    app.command("strip-last-applied", help=STRIP_HELP, epilog=STRIP_EPILOG, no_args_is_help=True)(strip_last_applied)
+    app.command("migrate", help=MIGRATE_HELP, epilog=MIGRATE_EPILOG, no_args_is_help=False)(migrate)
+    app.command("strip-last-applied", help=STRIP_HELP, epilog=STRIP_EPILOG, no_args_is_help=False)(strip_last_applied)
     handover.register(app)
-    app.command("reset", help=RESET_HELP, epilog=RESET_EPILOG, no_args_is_help=True)(reset)
+    app.command("reset", help=RESET_HELP, epilog=RESET_EPILOG, no_args_is_help=False)(reset)
     undo.register(app)

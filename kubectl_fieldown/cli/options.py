@@ -17,6 +17,7 @@ cluster layer at startup.
 from __future__ import annotations
 
 import enum
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -77,12 +78,51 @@ AllNamespaces = Annotated[
     ),
 ]
 
+_NAME = r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?"
+_KEY = rf"({_NAME}/)?{_NAME}"
+_VALUE = rf"({_NAME})?"
+_REQUIREMENT = re.compile(
+    rf"\s*(!\s*{_KEY}|{_KEY}\s*((==?|!=)\s*{_VALUE}|\s(in|notin)\s*\(\s*{_VALUE}(\s*,\s*{_VALUE})*\s*\)"
+    rf"|\s*[<>]\s*-?[0-9]+)?)\s*")
+
+
+def selector_problem(text: str) -> str | None:
+    """Why ``text`` is not a label selector in the syntax the API server parses (None: it is one).
+    Checked before any request, so a malformed selector is a usage error, not an empty result."""
+    parts: list[str] = []
+    depth, start = 0, 0
+    for i, c in enumerate(text):
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    if depth != 0:
+        return "unbalanced parentheses"
+    for part in parts:
+        if not _REQUIREMENT.fullmatch(part):
+            return f"cannot parse {part.strip()!r}"
+    return None
+
+
+def _check_selector(value: str | None) -> str | None:
+    if value is not None and value.strip():
+        problem = selector_problem(value)
+        if problem is not None:
+            raise typer.BadParameter(f"{value!r} is not a label selector: {problem}")
+    return value
+
+
 Selector = Annotated[
     str | None,
     typer.Option(
         "-l",
         "--selector",
         metavar="SELECTOR",
+        callback=_check_selector,
         help="Selector (label query) to filter on, supports '=', '==', '!=', 'in', 'notin' "
         "(e.g. -l key1=value1,key2=value2). Matching objects must satisfy all of the specified label constraints.",
         show_default=False,

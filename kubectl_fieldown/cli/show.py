@@ -433,10 +433,15 @@ def show(
     if views or output in (ShowOutput.json, ShowOutput.yaml):
         # JSON and YAML always print a document, so that `| jq` sees {"items": []} rather than nothing
         _render(views, output, time)
+    codes = []
     for f in failures:
-        print_error(str(f) if isinstance(f, _Located) else (describe(f) or (str(f), EXIT_FAILURE))[0])
+        cause = f.error if isinstance(f, _Located) else f
+        message, code = describe(cause) or (str(cause), EXIT_FAILURE)
+        print_error(str(f) if isinstance(f, _Located) else message)
+        codes.append(code)
     if failures:
-        raise typer.Exit(EXIT_FAILURE)
+        # input the tool cannot read is an input error (2); anything else could not be done (1)
+        raise typer.Exit(max(codes))
 
 
 def register(app: typer.Typer) -> None:

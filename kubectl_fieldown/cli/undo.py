@@ -151,4 +151,4 @@ def _target(client: ClusterClient, b: Backup) -> ObjectTarget:
 
 
 def register(app: typer.Typer) -> None:
-    app.command("undo", help=HELP, epilog=EPILOG, no_args_is_help=True)(undo)
+    app.command("undo", help=HELP, epilog=EPILOG, no_args_is_help=False)(undo)

@@ -166,6 +166,12 @@ class BackupError(KubeError):
     """A backup that cannot be written or read; nothing is written to the cluster without one."""
 
 
+class BadBackupArgument(BackupError):
+    """``undo`` named something that is not a backup it may restore from: an input error (exit 2)."""
+
+    exit_code = 2
+
+
 def default_backup_root() -> Path:
     explicit = os.environ.get(BACKUP_DIR_ENV)
     if explicit:
@@ -315,13 +321,13 @@ def load_backup(path: Path) -> Backup:
     try:
         doc = json.loads(path.read_bytes())
     except OSError as e:
-        raise BackupError(f"{path}: {e.strerror or e}") from None
+        raise BadBackupArgument(f"{path}: {e.strerror or e}") from None
     except ValueError as e:
-        raise BackupError(f"{path}: not a fieldown backup (not JSON: {e})") from None
+        raise BadBackupArgument(f"{path}: not a fieldown backup (not JSON: {e})") from None
     try:
         return Backup(path, read_backup_document(doc, str(path)))
     except ContentError as e:
-        raise BackupError(str(e)) from None
+        raise BadBackupArgument(str(e)) from None
 
 
 def backup_files(paths: Iterable[str | Path], root: Path) -> list[Path]:
@@ -335,14 +341,14 @@ def backup_files(paths: Iterable[str | Path], root: Path) -> list[Path]:
         if path.is_dir():
             found = sorted(f for f in path.glob("*.json") if f.is_file())
             if not found:
-                raise BackupError(f"{path}: no backup files (*.json) in this directory")
+                raise BadBackupArgument(f"{path}: no backup files (*.json) in this directory")
         elif path.exists():
             found = [path]
         else:
-            raise BackupError(f"{path}: no such file or directory")
+            raise BadBackupArgument(f"{path}: no such file or directory")
         for f in found:
             if not f.resolve().is_relative_to(top):
-                raise BackupError(f"{f}: not under the backup directory {root}; name that directory with "
+                raise BadBackupArgument(f"{f}: not under the backup directory {root}; name that directory with "
                                   "--backup-dir to restore from it")
         out.extend(found)
     return out

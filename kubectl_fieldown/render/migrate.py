@@ -55,6 +55,8 @@ _LA_POINTER = "/metadata/annotations/" + LAST_APPLIED_ANNOTATION.replace("~", "~
 
 def object_label(o: WriteOutcome) -> str:
     """``widget.example.com/w1 -n shop``: kind.group as kubectl prints it after writes."""
+    if not o.kind:
+        return o.name  # a manifest or argument that named no object: where it is
     group = o.api_version.rpartition("/")[0]
     kind = f"{o.kind.lower()}.{group}" if group else o.kind.lower()
     return f"{kind}/{o.name}" + (f" -n {o.namespace}" if o.namespace else "")
@@ -165,7 +167,10 @@ def _result_text(o: WriteOutcome) -> str:
         if o.problems:
             return "failed: refused: it would lose values you did not ask to change (--allow-value-changes " \
                    "writes it anyway)"
-        return f"failed: {o.error or 'unknown error'}"
+        error = o.error or "unknown error"
+        if not o.kind and error.startswith(f"{o.name}: "):
+            error = error[len(o.name) + 2:]  # the line starts with where it is already
+        return f"failed: {error}"
     if o.dry_run != "none" and o.result.value == "changed":
         return "would change" + (" (server dry run)" if o.dry_run == "server" else "")
     return o.result.value

@@ -145,6 +145,6 @@ def test_error_lines_escape_control_characters(tmp_path: Path) -> None:
     f = tmp_path / "bad.json"
     f.write_text(json.dumps(bad))
     r = run("show", "-i", str(f))
-    assert r.code == 1
+    assert r.code == 2
     assert r.err == (f"error: {f}: document 1: ConfigMap c\\u001b]0;pwned\\u0007: managedFields[0]: "
                      "managedFields is not a list\n")

@@ -29,7 +29,7 @@ def _plain_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 def one_error(r: Result, *needles: str) -> str:
-    assert r.code == 1, (r.code, r.err)
+    assert r.code == 2, (r.code, r.err)  # input the tool cannot read: an input error
     assert len(r.err_lines) == 1, r.err
     line = r.err_lines[0]
     assert line.startswith("error: ") and "internal error" not in line, line
@@ -53,7 +53,7 @@ def test_deep_yaml_in_a_real_process(tmp_path: Path) -> None:
     f = write(tmp_path, "deep.yaml", "a: " + "[" * n + "]" * n + "\n")
     proc = subprocess.run([sys.executable, "-m", "kubectl_fieldown", "show", "-i", f], capture_output=True,
                           text=True, check=False)
-    assert proc.returncode == 1, proc.stderr
+    assert proc.returncode == 2, proc.stderr
     assert proc.stderr.count("\n") == 1 and proc.stderr.startswith(f"error: {f}: document 1: ")
     assert "nest" in proc.stderr and "internal error" not in proc.stderr
 

@@ -548,4 +548,4 @@ def test_usage_errors(sc: Scenario) -> None:
     r = run("migrate", "--to", "server-side")
     assert r.code == 2 and "name the objects" in r.err
     r = run("undo", str(sc.tmp / "missing"))
-    assert r.code == 1 and "no such file or directory" in r.err
+    assert r.code == 2 and "no such file or directory" in r.err

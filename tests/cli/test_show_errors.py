@@ -49,7 +49,7 @@ def widget(name: str, **extra: Any) -> dict[str, Any]:
 def test_invalid_yaml(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x\n")
-    line = assert_one_error(run("show", "-i", str(bad)), 1, str(bad), "document 1", "invalid YAML", "line")
+    line = assert_one_error(run("show", "-i", str(bad)), 2, str(bad), "document 1", "invalid YAML", "line")
     assert r"\n" not in line
 
 
@@ -57,7 +57,7 @@ def test_invalid_yaml_after_good_documents_keeps_them(tmp_path: Path) -> None:
     f = tmp_path / "two.yaml"
     f.write_text(yaml.safe_dump(widget("good")) + "---\nkind: [unclosed\n")
     r = run("show", "-i", str(f), "-o", "json")
-    assert_one_error(r, 1, "two.yaml: document 2: invalid YAML")
+    assert_one_error(r, 2, "two.yaml: document 2: invalid YAML")
     assert [i["name"] for i in r.json()["items"]] == ["good"]
 
 
@@ -65,16 +65,16 @@ def test_document_that_is_not_an_object(tmp_path: Path) -> None:
     f = tmp_path / "x.yaml"
     f.write_text(yaml.safe_dump(widget("first")) + "---\n- a\n- b\n---\n" + yaml.safe_dump(widget("third")))
     r = run("show", "-i", str(f), "-o", "json")
-    assert_one_error(r, 1, f"{f}: document 2: not an object (a list)")
+    assert_one_error(r, 2, f"{f}: document 2: not an object (a list)")
     assert [i["name"] for i in r.json()["items"]] == ["first", "third"]
     r = run("show", "-i", "-", stdin='"just a string"\n')
-    assert_one_error(r, 1, "<stdin>: document 1: not an object (a string)")
+    assert_one_error(r, 2, "<stdin>: document 1: not an object (a string)")
 
 
 def test_list_item_that_is_not_an_object() -> None:
     doc = {"apiVersion": "v1", "kind": "List", "items": [widget("a"), 42]}
     r = run("show", "-i", "-", "-o", "json", stdin=json.dumps(doc))
-    assert_one_error(r, 1, "<stdin>: document 1, item 2: not an object (a number)")
+    assert_one_error(r, 2, "<stdin>: document 1, item 2: not an object (a number)")
     assert [i["name"] for i in r.json()["items"]] == ["a"]
 
 
@@ -96,24 +96,24 @@ def test_undecodable_managed_fields(entry: dict[str, Any], reason: str) -> None:
     broken = widget("broken", managedFields=[good, entry])
     stream = yaml.safe_dump(widget("fine", managedFields=[good])) + "---\n" + yaml.safe_dump(broken)
     r = run("show", "-i", "-", "-o", "json", stdin=stream)
-    assert_one_error(r, 1, "<stdin>: document 2", "Widget ns/broken", "managedFields[1]", reason)
+    assert_one_error(r, 2, "<stdin>: document 2", "Widget ns/broken", "managedFields[1]", reason)
     assert [i["name"] for i in r.json()["items"]] == ["fine"]
 
 
 def test_managed_fields_not_a_list() -> None:
     r = run("show", "-i", "-", stdin=json.dumps(widget("w", managedFields={"oops": 1})))
-    assert_one_error(r, 1, "Widget ns/w", "managedFields is not a list")
+    assert_one_error(r, 2, "Widget ns/w", "managedFields is not a list")
     assert r.out == ""
 
 
 def test_missing_file_and_empty_directory(tmp_path: Path) -> None:
-    assert_one_error(run("show", "-i", str(tmp_path / "nope.yaml")), 1, "nope.yaml", "No such file or directory")
-    assert_one_error(run("show", "-i", str(tmp_path)), 1, str(tmp_path), "no .yaml/.yml/.json files")
+    assert_one_error(run("show", "-i", str(tmp_path / "nope.yaml")), 2, "nope.yaml", "No such file or directory")
+    assert_one_error(run("show", "-i", str(tmp_path)), 2, str(tmp_path), "no .yaml/.yml/.json files")
 
 
 def test_json_output_always_prints_a_document_even_when_everything_failed(tmp_path: Path) -> None:
     r = run("show", "-i", str(tmp_path / "nope.yaml"), "-o", "json")
-    assert r.code == 1
+    assert r.code == 2
     assert r.json() == {"items": []}
 
 
@@ -228,7 +228,7 @@ def test_python_dash_m() -> None:
     assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("error: ")
 
 
-def test_console_script_bad_file_exits_1_without_traceback(tmp_path: Path) -> None:
+def test_console_script_bad_file_exits_2_without_traceback(tmp_path: Path) -> None:
     script = Path(sys.executable).parent / "kubectl-fieldown"
     if not script.exists():
         pytest.fail(f"{script} missing: pip install -e . into this environment")
@@ -236,7 +236,7 @@ def test_console_script_bad_file_exits_1_without_traceback(tmp_path: Path) -> No
     bad.write_text("a: [\n")
     proc = subprocess.run([str(script), "show", "-i", str(bad)], capture_output=True, text=True,
                           env=_script_env(), timeout=60, check=False)
-    assert proc.returncode == 1
+    assert proc.returncode == 2
     assert proc.stderr.startswith(f"error: {bad}: document 1: invalid YAML")
     assert proc.stderr.count("\n") == 1
     assert proc.stdout == ""
