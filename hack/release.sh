@@ -1,6 +1,8 @@
 #!/bin/bash
 # hack/release.sh [VERSION] - build the krew release archive and point krew/fieldown.yaml at it.
 #
+#   0. builds the sdist and wheel for PyPI into dist/ (python -m build) and checks them with
+#      `twine check --strict` (build and twine are installed into a temporary venv from PyPI)
 #   1. builds the wheel of this checkout (pip wheel --no-deps; version from pyproject.toml unless
 #      VERSION is given, which must then match it)
 #   2. writes dist/kubectl-fieldown-vVERSION.zip: the `kubectl-fieldown` launcher (POSIX sh) and
@@ -43,6 +45,16 @@ MANIFEST=krew/fieldown.yaml
 
 stage=$(mktemp -d "${TMPDIR:-/tmp}/fieldown-release.XXXXXX")
 trap 'rm -rf "$stage"' EXIT
+
+echo "[release] sdist and wheel for PyPI (python -m build in a private venv), checked with twine"
+"${PYTHON_FOR_TOOLS:-python3}" -m venv "$stage/tools" || die "python3 -m venv failed"
+"$stage/tools/bin/pip" install --quiet --disable-pip-version-check build twine >"$stage/tools.log" 2>&1 \
+  || { tail -n 20 "$stage/tools.log" >&2; die "pip install build twine failed"; }
+rm -f dist/kubectl_fieldown-"$VERSION".tar.gz dist/kubectl_fieldown-"$VERSION"-*.whl
+"$stage/tools/bin/python" -m build --outdir dist . >"$stage/build.log" 2>&1 \
+  || { tail -n 30 "$stage/build.log" >&2; die "python -m build failed"; }
+"$stage/tools/bin/twine" check --strict dist/kubectl_fieldown-"$VERSION".tar.gz dist/kubectl_fieldown-"$VERSION"-*.whl \
+  || die "twine check failed"
 
 echo "[release] building the wheel of kubectl-fieldown $VERSION"
 # shellcheck disable=SC2086  # PIP_WHEEL_ARGS is a list of words on purpose

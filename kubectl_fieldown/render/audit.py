@@ -60,6 +60,10 @@ class AuditReport:
         return not self.interrupted and len(self.complete_types) == len(self.types)
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
 def _where(f: Finding) -> str:
     return f.namespace or ""
 
@@ -164,7 +168,7 @@ def render_junit(report: AuditReport, out: TextIO) -> None:
     total = failures = 0
 
     scope = "all namespaces" if report.namespace is None else f"namespace {report.namespace}"
-    summary = (f"{report.objects} objects in {len(report.types)} types ({scope}), "
+    summary = (f"{_count(report.objects, 'object')} in {_count(len(report.types), 'type')} ({scope}), "
                f"{len(report.findings)} findings, {report.seconds:.1f}s")
     summary_fail = ""
     if report.interrupted:
@@ -219,7 +223,7 @@ def render_text(report: AuditReport, out: TextIO) -> None:
     if report.selector:
         scope += f", -l {report.selector}"
     sev = Counter(f.severity.value for f in findings)
-    head = Text(f"Audited {report.objects:,} objects of {len(report.types)} types ({scope}) in "
+    head = Text(f"Audited {_count(report.objects, 'object')} of {_count(len(report.types), 'type')} ({scope}) in "
                 f"{report.seconds:.1f}s: ")
     if findings:
         parts = [(f"{sev[s.value]} {s.value}{'s' if s is not Severity.info and sev[s.value] != 1 else ''}",

@@ -324,7 +324,7 @@ def test_text_output(objs: Objects, inproc: Any) -> None:
     r = inproc("-n", objs.ns, "--kinds", "widgets")
     assert r.code == 1
     lines = r.out.splitlines()
-    assert lines[0].startswith(f"Audited {len(EXPECTED)} objects of 1 types (namespace {objs.ns}) in ")
+    assert lines[0].startswith(f"Audited {len(EXPECTED)} objects of 1 type (namespace {objs.ns}) in ")
     assert lines[0].endswith("2 errors, 9 warnings, 2 info")
     assert any(line.split()[:3] == ["error", "hpa-replicas-trap", "1"] for line in lines)
     assert f"By kind: Widget {sum(len(v) for v in EXPECTED.values())}" in lines
