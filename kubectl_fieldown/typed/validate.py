@@ -173,7 +173,7 @@ def _nulls(v: Any, t: Type, path: tuple[str, ...], out: list[tuple[str, str]]) -
         if type(v) is not list:
             return
         for i, item in enumerate(v):
-            _nulls(item, lt.item, (*path[:-1], f"{path[-1]}[{i}]") if path else (f"[{i}]",), out)
+            _nulls(item, lt.item, _child_path(path, i), out)
 
 
 def _child_path(path: tuple[str, ...], i: int) -> tuple[str, ...]:
