@@ -27,6 +27,7 @@ import typer
 
 from . import _restore_interrupts
 from .errors import EXIT_FAILURE, EXIT_USAGE, debug_enabled, one_line, print_error
+from .globalflags import ConnectionFlags, GlobalFlagError, print_warnings, set_current, split_global_flags
 
 __all__ = ["PROG_NAME", "app", "main", "run"]
 
@@ -48,7 +49,8 @@ Examples:
   kubectl fieldown migrate --to server-side -n prod --dry-run=client
   kubectl fieldown audit -A --fail-on warning
 \b
-Run 'kubectl fieldown COMMAND --help' for the options of a command.
+Run 'kubectl fieldown COMMAND --help' for the options of a command,
+'kubectl fieldown options' for the flags every command takes (--as, --token, -v=6, ...).
 Set FIELDOWN_DEBUG=1 to get a traceback with errors."""
 
 # The command modules (cli/<module>.py, each with a register(app)), in the order of the help.
@@ -73,6 +75,7 @@ COMMAND_SUMMARIES: tuple[tuple[str, str], ...] = (
     ("reset", "Clear managedFields, give every field that is set to one manager, or drop stale managers."),
     ("undo", "Put back the managedFields and last-applied annotation a write changed."),
     ("version", "Print the version of kubectl-fieldown and of the Python running it."),
+    ("options", "Print the list of flags inherited by all commands (kubectl's generic flags)."),
 )
 
 
@@ -239,10 +242,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI with ``argv`` (default: ``sys.argv[1:]``) and return the exit code."""
     tolerant_output()
     args = list(sys.argv[1:] if argv is None else argv)
+    if not os.environ.get(COMPLETE_VAR):
+        try:
+            flags, args = split_global_flags(args)
+        except GlobalFlagError as e:
+            print_error(f"{e} (see 'kubectl fieldown options')")
+            return EXIT_USAGE
+        print_warnings(flags)
+        set_current(flags)
     bare_help = args in ([], ["-h"], ["--help"])
     command = typer.main.get_command(root_help_app() if bare_help else build_app(_modules_for(args)))
     install_fast_coercion(command)
     _restore_interrupts()  # from here on Ctrl-C is reported (partial results, exit 130)
+    try:
+        return _run_command(command, args)
+    finally:
+        set_current(ConnectionFlags())  # main() may run again in this process (tests, library use)
+
+
+def _run_command(command: Any, args: list[str]) -> int:
     try:
         rv = command.main(
             args=args, prog_name=_prog_name(args), complete_var=COMPLETE_VAR, standalone_mode=False

@@ -199,6 +199,21 @@ class ClusterArgs:
 
 
 def cluster_options(args: ClusterArgs) -> ClusterOptions:
-    from ..kube.client import ClusterOptions
+    """The cluster layer's options: these flags and kubectl's generic ones (:mod:`.globalflags`)."""
+    from ..kube.client import ClusterOptions, ConnectionOverrides
+    from .globalflags import current
 
-    return ClusterOptions(kubeconfig=args.kubeconfig, context=args.context, namespace=args.namespace)
+    flags = current()
+    timeouts: dict[str, float | None] = {}
+    if flags.request_timeout is not None:
+        # kubectl: one limit for the whole request; 0 means none
+        limit = flags.request_timeout or None
+        timeouts = {"connect_timeout": limit, "read_timeout": limit}
+    overrides = ConnectionOverrides(
+        server=flags.server, cluster=flags.cluster, user=flags.user, token=flags.token,
+        certificate_authority=flags.certificate_authority, client_certificate=flags.client_certificate,
+        client_key=flags.client_key, tls_server_name=flags.tls_server_name,
+        insecure_skip_tls_verify=flags.insecure_skip_tls_verify, impersonate=flags.impersonate,
+        impersonate_groups=flags.impersonate_groups, impersonate_uid=flags.impersonate_uid)
+    return ClusterOptions(kubeconfig=args.kubeconfig, context=args.context, namespace=args.namespace,
+                          overrides=overrides, verbosity=flags.verbosity, **timeouts)  # type: ignore[arg-type]

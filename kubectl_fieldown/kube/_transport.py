@@ -36,7 +36,7 @@ import tempfile
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,6 +48,7 @@ from kubernetes.client.configuration import Configuration
 from kubernetes.config import incluster_config as _incluster
 from kubernetes.config import kube_config as _kube_config
 from kubernetes.config.config_exception import ConfigException
+from urllib3._collections import HTTPHeaderDict
 from urllib3.exceptions import (
     ConnectTimeoutError,
     HTTPError,
@@ -60,7 +61,8 @@ from urllib3.exceptions import (
     SSLError,
 )
 
-from .client import HTTPResponse, RetryPolicy
+from ..value import escape_controls
+from .client import ConnectionOverrides, HTTPResponse, RetryPolicy
 from .errors import ConfigError, Unreachable
 from .proxy import proxy_for
 
@@ -139,11 +141,11 @@ def _credential_file(content: Any, temp_file_path: Any = None, force_recreate: b
         return path
 
 
-def _release_key_material(cfg: Any) -> None:
-    """The TLS context has read them: close the in-memory files (remove the files) that hold the
-    CA, certificate and key of ``cfg``, and let nothing refer to them any more."""
+def _release_key_material(cfg: Any, attrs: tuple[str, ...] = ("ssl_ca_cert", "cert_file", "key_file")) -> None:
+    """The TLS context has read them (or a flag replaces them): close the in-memory files (remove
+    the files) that hold the CA, certificate and key of ``cfg``, and let nothing refer to them."""
     with _material_lock:
-        for attr in ("ssl_ca_cert", "cert_file", "key_file"):
+        for attr in attrs:
             path = getattr(cfg, attr, None)
             if not isinstance(path, str) or path not in _material:
                 continue
@@ -166,13 +168,21 @@ def _keep_key_material_in_memory() -> None:
     _kube_config._create_temp_file_with_content = _credential_file
 
 
-def load_config(kubeconfig: str | None, context: str | None) -> LoadedConfig:
+def load_config(kubeconfig: str | None, context: str | None,
+                overrides: ConnectionOverrides | None = None) -> LoadedConfig:
+    """kubeconfig (or the in-cluster service account, or only the flags) as kubectl reads it, with
+    the generic flags (``--server``, ``--token``, ``--cluster``, ``--user``, ...) applied over it."""
+    flags = overrides or ConnectionOverrides()
     paths, explicit = kubeconfig_paths(kubeconfig)
     if not paths:
         if not explicit and os.environ.get(SERVICE_HOST_ENV_NAME) and os.path.isfile(SERVICE_TOKEN_FILENAME):
             if context:
                 raise ConfigError(f'context "{context}" does not exist: no kubeconfig found (running in a pod)')
-            return _load_in_cluster()
+            return _overridden(_load_in_cluster(), flags)
+        if flags.server:
+            # kubectl needs no kubeconfig when the flags say where the server is
+            return _overridden(LoadedConfig(server="", context=None, namespace=None, source="the command-line flags",
+                                            configuration=Configuration()), flags)
         where = f"KUBECONFIG={os.environ['KUBECONFIG']}" if os.environ.get("KUBECONFIG") else DEFAULT_KUBECONFIG
         raise ConfigError(f"no kubeconfig found ({where}: no such file) and not running in a pod; "
                           "use --kubeconfig or set KUBECONFIG")
@@ -191,6 +201,7 @@ def load_config(kubeconfig: str | None, context: str | None) -> LoadedConfig:
     contexts = [_node_value(c) for c in (_node_value(merger.config).get("contexts") or [])]
     if not any(isinstance(c, Mapping) and c.get("name") == name for c in contexts):
         raise ConfigError(f'context "{name}" does not exist in kubeconfig {os.pathsep.join(paths)}')
+    _point_context(merger.config, name, flags, os.pathsep.join(paths))
     cfg = Configuration()
     _keep_key_material_in_memory()
     try:
@@ -211,9 +222,76 @@ def load_config(kubeconfig: str | None, context: str | None) -> LoadedConfig:
     cluster = _node_value(getattr(loader, "_cluster", None)) or {}
     kubeconfig_proxy = cluster.get("proxy-url") if isinstance(cluster, Mapping) else None
     server = str(cfg.host).rstrip("/")
-    return LoadedConfig(server=server, context=name, namespace=namespace,
-                        source=f"kubeconfig {os.pathsep.join(paths)}", configuration=cfg,
-                        proxy=proxy_for(server, os.environ, str(kubeconfig_proxy) if kubeconfig_proxy else None))
+    return _overridden(
+        LoadedConfig(server=server, context=name, namespace=namespace, source=f"kubeconfig {os.pathsep.join(paths)}",
+                     configuration=cfg,
+                     proxy=proxy_for(server, os.environ, str(kubeconfig_proxy) if kubeconfig_proxy else None)),
+        flags, str(kubeconfig_proxy) if kubeconfig_proxy else None)
+
+
+def _point_context(config: Any, name: str, flags: ConnectionOverrides, where: str) -> None:
+    """``--cluster``/``--user``: the context ``name`` of the merged ``config`` uses them instead
+    of its own (kubectl overrides the context, not the entries)."""
+    if not flags.cluster and not flags.user:
+        return
+    root = _node_value(config)
+    for key, wanted in (("clusters", flags.cluster), ("users", flags.user)):
+        if wanted and not any(_node_value(e).get("name") == wanted for e in (root.get(key) or [])
+                              if isinstance(_node_value(e), Mapping)):
+            raise ConfigError(f'{key[:-1]} "{wanted}" does not exist in kubeconfig {where}')
+    for entry in root.get("contexts") or []:
+        value = _node_value(entry)
+        if isinstance(value, dict) and value.get("name") == name:
+            ctx = dict(_node_value(value.get("context")) or {})
+            if flags.cluster:
+                ctx["cluster"] = flags.cluster
+            if flags.user:
+                ctx["user"] = flags.user
+            value["context"] = ctx
+
+
+def _overridden(loaded: LoadedConfig, flags: ConnectionOverrides, kubeconfig_proxy: str | None = None) -> LoadedConfig:
+    """``loaded`` with the generic flags that are given applied over it, as kubectl applies them."""
+    cfg = loaded.configuration
+    server = loaded.server
+    if flags.server:
+        server = flags.server.rstrip("/")
+        if "://" not in server:
+            server = "https://" + server  # as client-go does for a bare host:port
+        cfg.host = server
+    replaced = tuple(attr for attr, given in (
+        ("ssl_ca_cert", flags.certificate_authority or flags.insecure_skip_tls_verify),
+        ("cert_file", flags.client_certificate), ("key_file", flags.client_key)) if given)
+    _release_key_material(cfg, replaced)  # the kubeconfig's own, replaced or dropped below
+    for path, what in ((flags.certificate_authority, "--certificate-authority"),
+                       (flags.client_certificate, "--client-certificate"), (flags.client_key, "--client-key")):
+        if path and not os.path.isfile(os.path.expanduser(path)):
+            raise ConfigError(f"{what} {path}: no such file")
+    if flags.certificate_authority:
+        cfg.ssl_ca_cert = os.path.expanduser(flags.certificate_authority)
+        cfg.verify_ssl = True
+        if getattr(cfg, "ca_cert_data", None):
+            cfg.ca_cert_data = None
+    if flags.insecure_skip_tls_verify is not None:
+        cfg.verify_ssl = not flags.insecure_skip_tls_verify
+        if flags.insecure_skip_tls_verify:
+            cfg.ssl_ca_cert = None
+    if flags.client_certificate:
+        cfg.cert_file = os.path.expanduser(flags.client_certificate)
+    if flags.client_key:
+        cfg.key_file = os.path.expanduser(flags.client_key)
+    if flags.tls_server_name:
+        cfg.tls_server_name = flags.tls_server_name
+    if flags.token:
+        # the flag's token is the bearer token; a kubeconfig's exec plugin must not replace it
+        cfg.api_key = {"authorization": f"Bearer {flags.token}"}
+        cfg.api_key_prefix = {}
+        cfg.refresh_api_key_hook = None
+        cfg.username = cfg.password = None
+    if server == loaded.server:
+        return loaded
+    return LoadedConfig(server=server, context=loaded.context, namespace=loaded.namespace, source=loaded.source,
+                        configuration=cfg, proxy=proxy_for(server, os.environ, kubeconfig_proxy))
 
 
 @contextlib.contextmanager
@@ -258,12 +336,12 @@ def _short(e: BaseException) -> str:
 _SSL_SUFFIX = re.compile(r"\s*\(_ssl\.c:\d+\)")
 
 
-def describe_connection_error(e: BaseException, connect_timeout: float, read_timeout: float) -> str:
+def describe_connection_error(e: BaseException, connect_timeout: float | None, read_timeout: float | None) -> str:
     """A short reason for :class:`Unreachable`: what failed, not urllib3's nesting.
 
     Order matters: urllib3 2 makes NewConnectionError a subclass of ConnectTimeoutError."""
     if isinstance(e, ReadTimeoutError):
-        return f"no answer within {read_timeout:g}s (read timeout)"
+        return f"no answer within {read_timeout or 0:g}s (read timeout)"
     if isinstance(e, SSLError):
         cause = e.__cause__ or (e.args[0] if e.args else e)
         return "TLS error: " + _SSL_SUFFIX.sub("", _short(cause) if isinstance(cause, BaseException) else str(cause))
@@ -276,12 +354,12 @@ def describe_connection_error(e: BaseException, connect_timeout: float, read_tim
         if isinstance(cause, ConnectionRefusedError):
             return "connection refused"
         if isinstance(cause, socket.timeout):
-            return f"no connection within {connect_timeout:g}s (timeout)"
+            return f"no connection within {connect_timeout or 0:g}s (timeout)"
         if isinstance(cause, OSError) and cause.strerror:
             return cause.strerror[0].lower() + cause.strerror[1:]
         return _short(cause or e)
     if isinstance(e, ConnectTimeoutError):
-        return f"no connection within {connect_timeout:g}s (timeout)"
+        return f"no connection within {connect_timeout or 0:g}s (timeout)"
     if isinstance(e, ProtocolError):
         inner = e.args[1] if len(e.args) > 1 else None
         if isinstance(inner, ConnectionResetError):
@@ -354,6 +432,36 @@ def _pool_manager(loaded: LoadedConfig) -> Any:
     return urllib3.ProxyManager(proxy, proxy_headers=headers or None, **kw)
 
 
+def _log(line: str) -> None:
+    sys.stderr.write(escape_controls(line) + "\n")
+    sys.stderr.flush()
+
+
+def _shown_body(data: bytes | None, limit: int = 1024) -> str:
+    text = (data or b"").decode("utf-8", "replace").strip()
+    return text if len(text) <= limit else text[:limit] + f" [truncated {len(text) - limit} chars]"
+
+
+def _log_request(method: str, url: str, headers: HTTPHeaderDict, body: bytes | None, verbosity: int) -> None:
+    """kubectl's -v=7 (headers) and -v=8 (body): credentials are masked as kubectl masks them."""
+    _log(f"{method} {url}")
+    for key, value in headers.items():
+        if key.lower() in ("authorization", "proxy-authorization"):
+            value = value.split(" ", 1)[0] + " <masked>"
+        canonical = "-".join(part.capitalize() for part in key.split("-"))  # as Go prints header names
+        _log(f"    {canonical}: {value}")
+    if verbosity >= 8 and body:
+        _log(f"Request Body: {_shown_body(body)}")
+
+
+def _log_response(method: str, url: str, resp: Any, started: float, verbosity: int) -> None:
+    reason = getattr(resp, "reason", "") or ""
+    took = round((time.monotonic() - started) * 1000)
+    _log(f"{method} {url} {resp.status} {reason} in {took} milliseconds".replace("  ", " "))
+    if verbosity >= 8:
+        _log(f"Response Body: {_shown_body(resp.data)}")
+
+
 class Transport:
     """HTTP to one API server through a urllib3 pool configured from kubeconfig."""
 
@@ -361,12 +469,14 @@ class Transport:
         self,
         loaded: LoadedConfig,
         *,
-        connect_timeout: float,
-        read_timeout: float,
+        connect_timeout: float | None,
+        read_timeout: float | None,
         user_agent: str,
         retry: RetryPolicy,
         gzip: bool = True,
         sleep: Callable[[float], None] = time.sleep,
+        headers: Sequence[tuple[str, str]] = (),
+        verbosity: int = 0,
     ) -> None:
         self.loaded = loaded
         self.server = loaded.server
@@ -381,6 +491,8 @@ class Transport:
         if gzip:
             # the server compresses large answers only when asked; LISTs shrink about 10x
             self._base_headers["Accept-Encoding"] = "gzip"
+        self._extra_headers = tuple(headers)
+        self._verbosity = verbosity
         self.requests_sent = 0
 
     def close(self) -> None:
@@ -407,17 +519,24 @@ class Transport:
         503, 504 and a reset connection; for others only 429 (the server rejected it before
         doing anything). Raises :class:`Unreachable` when there is no HTTP answer."""
         url = self.server + path
-        h = dict(self._base_headers)
+        h = HTTPHeaderDict(self._base_headers)
         h.update(self._auth_headers())
         if headers:
             h.update(headers)
+        for key, value in self._extra_headers:
+            h.add(key, value)  # repeated headers (Impersonate-Group) stay separate lines
         attempt = 0
         while True:
             attempt += 1
             self.requests_sent += 1
+            started = time.monotonic()
+            if self._verbosity >= 7:
+                _log_request(method, url, h, body, self._verbosity)
             try:
                 resp = self._pool.urlopen(method, url, body=body, headers=h, retries=False, redirect=False,
                                           timeout=self._timeout, preload_content=True, decode_content=True)
+                if self._verbosity >= 6:
+                    _log_response(method, url, resp, started, self._verbosity)
             except ProtocolError as e:
                 if idempotent and attempt < self._retry.max_attempts:
                     self._sleep(self._retry.delay(attempt))

@@ -28,6 +28,7 @@ __all__ = [
     "AllNamespaces",
     "ClusterClient",
     "ClusterOptions",
+    "ConnectionOverrides",
     "HTTPResponse",
     "PatchType",
     "RetryPolicy",
@@ -75,14 +76,48 @@ class RetryPolicy:
 
 
 @dataclass(frozen=True)
+class ConnectionOverrides:
+    """kubectl's generic flags that override what kubeconfig says (None: not given)."""
+
+    server: str | None = None
+    cluster: str | None = None
+    user: str | None = None
+    token: str | None = None
+    certificate_authority: str | None = None
+    client_certificate: str | None = None
+    client_key: str | None = None
+    tls_server_name: str | None = None
+    insecure_skip_tls_verify: bool | None = None
+    impersonate: str | None = None
+    impersonate_groups: tuple[str, ...] = ()
+    impersonate_uid: str | None = None
+
+    def impersonation_headers(self) -> list[tuple[str, str]]:
+        """The headers the API server reads impersonation from; one header per group, as
+        client-go sends them (the server does not split a comma-separated value)."""
+        if not self.impersonate:
+            return []
+        out = [("Impersonate-User", self.impersonate)]
+        out += [("Impersonate-Group", g) for g in self.impersonate_groups]
+        if self.impersonate_uid:
+            out.append(("Impersonate-Uid", self.impersonate_uid))
+        return out
+
+
+@dataclass(frozen=True)
 class ClusterOptions:
-    """How to reach the cluster: the kubectl flags ``--kubeconfig``, ``--context``, ``-n``."""
+    """How to reach the cluster: the kubectl flags ``--kubeconfig``, ``--context``, ``-n`` and the
+    generic ones (``--server``, ``--token``, ``--as``, ...; see :class:`ConnectionOverrides`).
+    A timeout of None waits as long as it takes (kubectl's ``--request-timeout=0``)."""
 
     kubeconfig: str | None = None
     context: str | None = None
     namespace: str | None = None
-    connect_timeout: float = 5.0
-    read_timeout: float = 60.0
+    connect_timeout: float | None = 5.0
+    read_timeout: float | None = 60.0
+    overrides: ConnectionOverrides = field(default_factory=ConnectionOverrides)
+    #: kubectl's -v: 6 logs each request, 7 its headers, 8 its bodies
+    verbosity: int = 0
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     #: ask for gzip; pays off on any real network, costs a little CPU on localhost
     gzip: bool = True
@@ -134,7 +169,7 @@ class ClusterClient:
         from ._transport import Transport, load_config
 
         self.options = options or ClusterOptions()
-        loaded = load_config(self.options.kubeconfig, self.options.context)
+        loaded = load_config(self.options.kubeconfig, self.options.context, self.options.overrides)
         self._transport: Transport = Transport(
             loaded,
             connect_timeout=self.options.connect_timeout,
@@ -142,6 +177,8 @@ class ClusterClient:
             user_agent=_user_agent(),
             retry=self.options.retry,
             gzip=self.options.gzip,
+            headers=self.options.overrides.impersonation_headers(),
+            verbosity=self.options.verbosity,
         )
         #: the API server URL, e.g. ``https://127.0.0.1:6443``
         self.server: str = loaded.server

@@ -47,4 +47,6 @@ def test_root_help_does_not_import_command_modules() -> None:
         "print(sorted(m for m in sys.modules if m.startswith('kubectl_fieldown.cli.')))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "['kubectl_fieldown.cli.errors', 'kubectl_fieldown.cli.main']"
+    # globalflags is the parser of kubectl's generic flags, which main() runs before any command
+    assert out.strip() == ("['kubectl_fieldown.cli.errors', 'kubectl_fieldown.cli.globalflags', "
+                           "'kubectl_fieldown.cli.main']")

@@ -2,11 +2,13 @@
 
 200 Widgets are created by one client-side ``kubectl apply``. A background thread merge-patches an
 annotation of random objects in a loop (manager ``writer``), recording every successful write.
-Meanwhile ``migrate --to server-side -n NS`` runs over the whole namespace (twice: the second run
-must change nothing), then ``strip-last-applied`` on one label-selected subset, then ``reset
---to-manager`` on another. At the end no write of either side is lost — every object carries the
-writer's last value, and the writer's ownership of it survived every managedFields rewrite — and
-every object is in the state the native path gives (checked with the real kubectl).
+Meanwhile ``migrate --to server-side -n NS`` runs over the whole namespace (again, as its message
+says, for objects that kept changing more often than its retries allow — how often depends on the
+machine's load; then once more, which must change nothing), then ``strip-last-applied`` on one
+label-selected subset, then ``reset --to-manager`` on another. At the end no write of either side
+is lost — every object carries the writer's last value, and the writer's ownership of it survived
+every managedFields rewrite — and every object is in the state the native path gives (checked with
+the real kubectl).
 
 The figures (objects, retries, wall times, writer's writes) are printed; run with ``-s`` to see them.
 """
@@ -42,6 +44,31 @@ def run(*args: str) -> tuple[int, str, str]:
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main(list(args))
     return code, out.getvalue(), err.getvalue()
+
+
+GAVE_UP = "the object kept changing while being written; gave up after 5 retries (run the command again)"
+
+
+def run_until_done(*args: str) -> dict[str, int]:
+    """Run a bulk write as its own message says to: an object that kept changing under the writer
+    more often than the retries allow (which depends on how loaded the machine is) fails with
+    GAVE_UP and exit 1, and running the command again finishes it. Any other failure fails the
+    test. Returns the summary over the runs (``rounds``: how many runs it took)."""
+    total = {"changed": 0, "failed": 0, "retries": 0, "rounds": 0}
+    for _ in range(10):
+        code, out, err = run(*args, "-o", "json")
+        doc = json.loads(out) if out.strip() else {}
+        summary = doc.get("summary") or {}
+        total["rounds"] += 1
+        total["changed"] += summary.get("changed", 0)
+        total["retries"] += summary.get("retries", 0)
+        failures = [i.get("error") for i in doc.get("items", []) if i.get("result") == "failed"]
+        assert all(f == GAVE_UP for f in failures), failures
+        assert code == (1 if failures else 0), err + out
+        if not failures:
+            return total
+        total["failed"] += len(failures)
+    raise AssertionError(f"{args}: objects still changing after 10 runs")
 
 
 @pytest.fixture(autouse=True)
@@ -126,13 +153,10 @@ def test_bulk_rewrites_race_a_writer_and_lose_nothing(cluster: lab.Cluster, name
         time.sleep(0.3)  # the writer is under way before the first LIST
 
         t = time.monotonic()
-        code, out, err = run("migrate", "--to", "server-side", "-n", ns, "-o", "json")
+        done = run_until_done("migrate", "--to", "server-side", "-n", ns)
         figures["migrate_s"] = round(time.monotonic() - t, 1)
-        assert code == 0, err + out
-        doc = json.loads(out)
-        assert doc["summary"]["changed"] == N and doc["summary"]["failed"] == 0, doc["summary"]
-        figures["migrate_retries"] = doc["summary"]["retries"]
-        figures["migrate_max_retries_one_object"] = max(i["retries"] for i in doc["items"])
+        assert done["changed"] == N, done
+        figures["migrate"] = done
 
         t = time.monotonic()
         code, out, err = run("migrate", "--to", "server-side", "-n", ns, "-o", "json")
@@ -142,24 +166,20 @@ def test_bulk_rewrites_race_a_writer_and_lose_nothing(cluster: lab.Cluster, name
         assert again == {"changed": 0, "unchanged": N, "failed": 0, "retries": 0}, again
 
         t = time.monotonic()
-        code, out, err = run("strip-last-applied", "widgets", "-n", ns, "-l", "group=b", "--field", ".spec.replicas",
-                             "-o", "json")
+        done = run_until_done("strip-last-applied", "widgets", "-n", ns, "-l", "group=b", "--field", ".spec.replicas")
         figures["strip_s"] = round(time.monotonic() - t, 1)
-        assert code == 0, err + out
-        doc = json.loads(out)
-        assert doc["summary"]["changed"] == len(GROUPS["b"]) and doc["summary"]["failed"] == 0
-        figures["strip_retries"] = doc["summary"]["retries"]
+        assert done["changed"] == len(GROUPS["b"]), done
+        figures["strip"] = done
 
         t = time.monotonic()
         # owner takes the writer's annotation too, so owner's next apply (of the manifest the objects record)
         # would delete it: without --allow-value-changes the tool refuses, which is checked elsewhere
-        code, out, err = run("reset", "widgets", "-n", ns, "-l", "group=c", "--to-manager", "owner",
-                             "--allow-value-changes", "-o", "json")
+        done = run_until_done("reset", "widgets", "-n", ns, "-l", "group=c", "--to-manager", "owner",
+                              "--allow-value-changes")
         figures["reset_s"] = round(time.monotonic() - t, 1)
-        assert code == 0, err + out
-        doc = json.loads(out)
-        assert doc["summary"]["changed"] == len(GROUPS["c"]) and doc["summary"]["failed"] == 0
-        figures["reset_retries"] = doc["summary"]["retries"]
+        # a second run also takes again what the writer wrote since the first one
+        assert done["changed"] == len(GROUPS["c"]) if done["rounds"] == 1 else done["changed"] >= len(GROUPS["c"]), done
+        figures["reset"] = done
         time.sleep(0.3)  # and the writer goes on after the last rewrite
     finally:
         writer.stop.set()

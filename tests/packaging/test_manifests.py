@@ -15,6 +15,7 @@ import typer
 import yaml
 
 from kubectl_fieldown.cli import main as cli_main
+from kubectl_fieldown.cli.globalflags import FLAGS as GENERIC_FLAGS
 
 from .helpers import REPO, load_script
 
@@ -232,6 +233,7 @@ def test_the_examples_use_real_commands_and_options() -> None:
         assert words[:2] == ["kubectl", "fieldown"], line
         command = commands[words[2]]
         options = {o for p in command.params for o in [*p.opts, *p.secondary_opts]}
+        options |= {name for flag in GENERIC_FLAGS for name in flag.names}  # kubectl's, on every command
         for word in words[3:]:
             if word.startswith("-") and word != "-":
                 assert word.split("=")[0] in options, f"{line}: {word}"

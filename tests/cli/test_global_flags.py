@@ -1,0 +1,286 @@
+"""kubectl's generic flags (cli/globalflags.py): parsed anywhere on the line, then used on the real
+API server of the lab — impersonation (the server's own authorizer answers), ``--server`` and TLS
+flags without any kubeconfig, ``--cluster``/``--user`` overriding the context, ``-v`` levels and
+``--request-timeout``."""
+
+from __future__ import annotations
+
+import base64
+import os
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import lab
+import pytest
+import yaml
+from cli_helpers import run
+from test_show_live import Run, fieldown, widget
+
+from kubectl_fieldown.cli.globalflags import ConnectionFlags, GlobalFlagError, parse_duration, split_global_flags
+
+# --- parsing (pure) ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("args", "flags", "rest"), [
+    (["show", "x"], ConnectionFlags(), ["show", "x"]),
+    (["show", "x", "--as", "jane"], ConnectionFlags(impersonate="jane"), ["show", "x"]),
+    (["--as=jane", "show", "x"], ConnectionFlags(impersonate="jane"), ["show", "x"]),
+    (["show", "--as", "j", "--as-group", "a", "--as-group=b", "--as-uid", "7"],
+     ConnectionFlags(impersonate="j", impersonate_groups=("a", "b"), impersonate_uid="7"), ["show"]),
+    (["show", "-s", "https://h:6443"], ConnectionFlags(server="https://h:6443"), ["show"]),
+    (["show", "-shttps://h"], ConnectionFlags(server="https://h"), ["show"]),
+    (["show", "--server=h:1", "--token", "t", "--user", "u", "--cluster", "c"],
+     ConnectionFlags(server="h:1", token="t", user="u", cluster="c"), ["show"]),
+    (["show", "--insecure-skip-tls-verify"], ConnectionFlags(insecure_skip_tls_verify=True), ["show"]),
+    (["show", "--insecure-skip-tls-verify=false"], ConnectionFlags(insecure_skip_tls_verify=False), ["show"]),
+    (["show", "--certificate-authority", "ca", "--client-certificate", "c", "--client-key", "k",
+      "--tls-server-name", "n"],
+     ConnectionFlags(certificate_authority="ca", client_certificate="c", client_key="k", tls_server_name="n"),
+     ["show"]),
+    (["show", "--request-timeout", "1m30s"], ConnectionFlags(request_timeout=90.0), ["show"]),
+    (["show", "--request-timeout=0"], ConnectionFlags(request_timeout=0.0), ["show"]),
+    (["show", "-v=6"], ConnectionFlags(verbosity=6), ["show"]),
+    (["show", "--v=8"], ConnectionFlags(verbosity=8), ["show"]),
+    (["show", "--v", "7"], ConnectionFlags(verbosity=7), ["show"]),
+    (["show", "-v", "6", "x"], ConnectionFlags(verbosity=6), ["show", "x"]),
+    (["show", "-v9"], ConnectionFlags(verbosity=9), ["show"]),
+    # a bare -v is the command's own --verbose
+    (["migrate", "-v", "x"], ConnectionFlags(), ["migrate", "-v", "x"]),
+    (["migrate", "x", "-v"], ConnectionFlags(), ["migrate", "x", "-v"]),
+    # after --, everything is an argument
+    (["show", "--", "--as", "x"], ConnectionFlags(), ["show", "--", "--as", "x"]),
+    # kubectl's deprecated spellings of --dry-run
+    (["migrate", "x", "--dry-run"], ConnectionFlags(), ["migrate", "x", "--dry-run=client"]),
+    (["migrate", "--dry-run", "--to", "server-side"], ConnectionFlags(),
+     ["migrate", "--dry-run=client", "--to", "server-side"]),
+    (["migrate", "--dry-run", "server"], ConnectionFlags(), ["migrate", "--dry-run", "server"]),
+    (["migrate", "--dry-run=true"], ConnectionFlags(), ["migrate", "--dry-run=client"]),
+    (["migrate", "--dry-run=false"], ConnectionFlags(), ["migrate", "--dry-run=none"]),
+    (["migrate", "--dry-run=server"], ConnectionFlags(), ["migrate", "--dry-run=server"]),
+])
+def test_split_global_flags(args: list[str], flags: ConnectionFlags, rest: list[str]) -> None:
+    got, got_rest = split_global_flags(args)
+    assert got == flags
+    assert got_rest == rest
+
+
+def test_deprecated_dry_run_spellings_warn_like_kubectl() -> None:
+    assert split_global_flags(["migrate", "--dry-run"])[0].warnings == (
+        "--dry-run is deprecated and can be replaced with --dry-run=client.",)
+    assert split_global_flags(["migrate", "--dry-run=client"])[0].warnings == ()
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["show", "--as"], "flag needs an argument: --as"),
+    (["show", "--v"], "flag needs an argument: --v"),
+    (["show", "-v=x"], 'invalid argument "x" for "-v, --v"'),
+    (["show", "--request-timeout", "soon"], 'invalid duration "soon"'),
+    (["show", "--insecure-skip-tls-verify=maybe"], 'invalid argument "maybe"'),
+    (["show", "--as-group", "g"], "--as-group and --as-uid need --as"),
+    (["show", "--insecure-skip-tls-verify", "--certificate-authority", "ca"], "cannot be used together"),
+])
+def test_malformed_global_flags(args: list[str], message: str) -> None:
+    with pytest.raises(GlobalFlagError, match=message.replace("(", r"\(")):
+        split_global_flags(args)
+
+
+@pytest.mark.parametrize(("text", "seconds"), [
+    ("0", 0.0), ("30", 30.0), ("30s", 30.0), ("500ms", 0.5), ("2m", 120.0), ("1h", 3600.0), ("1m30s", 90.0),
+    ("1.5s", 1.5), ("250us", 0.00025), ("1h2m3s", 3723.0),
+])
+def test_parse_duration(text: str, seconds: float) -> None:
+    assert parse_duration(text) == pytest.approx(seconds)
+
+
+@pytest.mark.parametrize("text", ["", "s", "1x", "-1s", "1s2", "abc"])
+def test_parse_duration_refuses(text: str) -> None:
+    with pytest.raises(GlobalFlagError):
+        parse_duration(text)
+
+
+def test_a_malformed_generic_flag_is_a_usage_error() -> None:
+    r = run("show", "-i", "-", "--request-timeout", "soon")
+    assert r.code == 2
+    assert r.err_lines == ['error: invalid duration "soon": use a number with a unit, e.g. 30s, 2m, 1h '
+                           "(see 'kubectl fieldown options')"]
+
+
+def test_options_lists_every_generic_flag() -> None:
+    r = run("options")
+    assert r.code == 0
+    for name in ("--as=USER", "--as-group=GROUP", "--request-timeout=DURATION", "-s, --server=URL", "--token=TOKEN",
+                 "--user=NAME", "--cluster=NAME", "--insecure-skip-tls-verify", "--certificate-authority=PATH",
+                 "-v, --v=LEVEL"):
+        assert f"\n  {name}\n" in r.out, name
+
+
+# --- on the real API server --------------------------------------------------------------------
+
+
+@pytest.fixture
+def obj(cluster: lab.Cluster, namespace: str, tmp_path: Path) -> dict[str, Any]:
+    manifest = tmp_path / "w.yaml"
+    manifest.write_text(yaml.safe_dump(widget("w", namespace, {"replicas": 2, "color": "red"})))
+    cluster.kubectl("apply", "-f", str(manifest))
+    return {"namespace": namespace, "ref": "widgets/w"}
+
+
+def _kubeconfig(cluster: lab.Cluster) -> dict[str, Any]:
+    config: dict[str, Any] = yaml.safe_load(cluster.kubeconfig.read_text())
+    return config
+
+
+def _current(config: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    ctx = next(c["context"] for c in config["contexts"] if c["name"] == config["current-context"])
+    cluster = next(c["cluster"] for c in config["clusters"] if c["name"] == ctx["cluster"])
+    user = next(u["user"] for u in config["users"] if u["name"] == ctx["user"])
+    return cluster, user
+
+
+@pytest.fixture
+def tls_files(cluster: lab.Cluster, tmp_path: Path) -> dict[str, str]:
+    """The lab's CA, client certificate and key as files, for the flags that take paths."""
+    cluster_entry, user = _current(_kubeconfig(cluster))
+    out: dict[str, str] = {"server": str(cluster_entry["server"])}
+    for key, data in (("ca", cluster_entry.get("certificate-authority-data")),
+                      ("cert", user.get("client-certificate-data")), ("key", user.get("client-key-data"))):
+        if not data:
+            pytest.skip("the cluster's kubeconfig does not use client certificates (an external cluster)")
+        path = tmp_path / key
+        path.write_bytes(base64.b64decode(data))
+        out[key] = str(path)
+    return out
+
+
+def test_impersonation_is_decided_by_the_server(cluster: lab.Cluster, obj: dict[str, Any]) -> None:
+    denied = fieldown(cluster, "show", obj["ref"], "-n", obj["namespace"], "--as", "alice")
+    assert denied.code == 1
+    assert 'forbidden' in denied.err and 'User "alice" cannot get' in denied.err, denied.err
+    # each --as-group is its own header: one header "system:masters,other" would be a single group
+    # that is not system:masters, and the lab's authorizer would refuse it
+    allowed = fieldown(cluster, "--as", "admin", "--as-group", "system:masters", "--as-group", "other",
+                       "show", obj["ref"], "-n", obj["namespace"], "-o", "json")
+    assert allowed.code == 0, allowed.err
+    assert allowed.json()["items"][0]["name"] == "w"
+
+
+def test_server_and_tls_flags_need_no_kubeconfig(cluster: lab.Cluster, obj: dict[str, Any],
+                                                 tls_files: dict[str, str], tmp_path: Path) -> None:
+    env_free = ["--kubeconfig", str(tmp_path / "none")]  # a --kubeconfig that does not exist is an error...
+    r = fieldown(cluster, "show", obj["ref"], "-n", obj["namespace"], *env_free, "-s", tls_files["server"])
+    assert r.code == 1 and "no such file" in r.err
+    # ... so run with an empty KUBECONFIG and no home kubeconfig
+    home = tmp_path / "home"
+    home.mkdir()
+    args = ["show", obj["ref"], "-n", obj["namespace"], "-o", "json", "--server", tls_files["server"],
+            "--client-certificate", tls_files["cert"], "--client-key", tls_files["key"]]
+    ok = _without_kubeconfig(cluster, home, *args, "--certificate-authority", tls_files["ca"])
+    assert ok.code == 0, ok.err
+    assert ok.json()["items"][0]["name"] == "w"
+    untrusted = _without_kubeconfig(cluster, home, *args)
+    assert untrusted.code == 1
+    assert "certificate verify failed" in untrusted.err
+    insecure = _without_kubeconfig(cluster, home, *args, "--insecure-skip-tls-verify")
+    assert insecure.code == 0, insecure.err
+    assert [line for line in insecure.err.splitlines() if line.startswith("warning:")] == [
+        f"warning: the TLS certificate of {tls_files['server']} is not verified (insecure-skip-tls-verify)"]
+
+
+def _without_kubeconfig(cluster: lab.Cluster, home: Path, *args: str) -> Run:
+    script = Path(sys.executable).parent / "kubectl-fieldown"
+    env = {k: v for k, v in cluster.env().items() if k not in ("KUBECONFIG", "FIELDOWN_DEBUG")}
+    env["HOME"] = str(home)
+    proc = subprocess.run([str(script), *args], capture_output=True, text=True, env=env, timeout=180, check=False,
+                          cwd=os.fspath(home))
+    return Run(proc.returncode, proc.stdout, proc.stderr)
+
+
+def test_cluster_and_user_override_the_context(cluster: lab.Cluster, obj: dict[str, Any], tmp_path: Path) -> None:
+    config = _kubeconfig(cluster)
+    config["users"].append({"name": "nobody", "user": {"token": "not-a-real-token"}})
+    config["clusters"].append({"name": "dead", "cluster": {"server": "https://127.0.0.1:1"}})
+    path = tmp_path / "two.kubeconfig"
+    path.write_text(yaml.safe_dump(config))
+    base = ["show", obj["ref"], "-n", obj["namespace"], "--kubeconfig", str(path)]
+    assert fieldown(cluster, *base).code == 0
+    nobody = fieldown(cluster, *base, "--user", "nobody")
+    assert nobody.code == 1
+    assert "forbidden" in nobody.err or "Unauthorized" in nobody.err or "unauthorized" in nobody.err, nobody.err
+    dead = fieldown(cluster, *base, "--cluster", "dead")
+    assert dead.code == 1
+    assert "https://127.0.0.1:1" in dead.err
+    missing = fieldown(cluster, *base, "--cluster", "nope")
+    assert missing.code == 1
+    assert f'error: cluster "nope" does not exist in kubeconfig {path}' in missing.err
+
+
+def test_verbosity_logs_requests_with_credentials_masked(cluster: lab.Cluster, obj: dict[str, Any]) -> None:
+    quiet = fieldown(cluster, "show", obj["ref"], "-n", obj["namespace"])
+    assert quiet.code == 0
+    assert "GET " not in quiet.err
+    r6 = fieldown(cluster, "show", obj["ref"], "-n", obj["namespace"], "-v=6")
+    assert r6.code == 0, r6.err
+    path = f"/apis/example.com/v1/namespaces/{obj['namespace']}/widgets/w"
+    assert any(line.startswith("GET https://") and line.split()[1].endswith(path) and " 200 OK in " in line
+               for line in r6.err.splitlines()), r6.err
+    assert "Request Body" not in r6.err and "Impersonate" not in r6.err
+    r8 = fieldown(cluster, "show", obj["ref"], "-n", obj["namespace"], "-v", "8", "--as", "admin",
+                  "--as-group", "system:masters", "--token", "secret-token-value")
+    assert r8.code == 0, r8.err
+    assert "    Impersonate-Group: system:masters" in r8.err.splitlines()
+    assert "    Authorization: Bearer <masked>" in r8.err.splitlines()
+    assert "secret-token-value" not in r8.err
+    assert "Response Body: {" in r8.err
+
+
+@pytest.fixture
+def silent_server() -> Iterator[int]:
+    """A TCP port that accepts connections and never answers."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(8)
+    conns: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        sock.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                conns.append(sock.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield int(sock.getsockname()[1])
+    finally:
+        stop.set()
+        thread.join()
+        for c in conns:
+            c.close()
+        sock.close()
+
+
+def test_request_timeout_bounds_a_request(silent_server: int, tmp_path: Path) -> None:
+    r = run("show", "widgets/w", "--kubeconfig", str(_dead_end_kubeconfig(tmp_path, silent_server)),
+            "--request-timeout", "1s")
+    assert r.code == 1
+    assert r.err_lines[-1] == (f"error: cannot reach the API server at https://127.0.0.1:{silent_server}: "
+                               "no answer within 1s (read timeout)")
+
+
+def _dead_end_kubeconfig(tmp_path: Path, port: int) -> Path:
+    path = tmp_path / "silent.kubeconfig"
+    path.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "x",
+        "clusters": [{"name": "c", "cluster": {"server": f"https://127.0.0.1:{port}",
+                                               "insecure-skip-tls-verify": True}}],
+        "users": [{"name": "u", "user": {"token": "t"}}],
+        "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}]}))
+    return path
