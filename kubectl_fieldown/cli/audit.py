@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from ..kube.kindrules import KindRules
+from ..schema.types import GroupVersionKind
 from . import options
 from .errors import EXIT_USAGE, UsageError, handle_errors, print_error
 
@@ -38,7 +40,6 @@ if TYPE_CHECKING:
     from ..kube.client import AllNamespaces, ClusterClient
     from ..kube.discovery import ResourceInfo
     from ..render.audit import AuditReport
-    from ..schema.registry import SchemaRegistry
 
 __all__ = ["AuditOutput", "FailOn", "audit", "exit_code", "register", "select_types"]
 
@@ -170,12 +171,11 @@ def _read_manifests(paths: Sequence[str], recursive: bool) -> list[dict[str, Any
     return docs
 
 
-def _load_manifests(client: ClusterClient, docs: Sequence[dict[str, Any]], flag_namespace: str | None) -> Manifests:
+def _load_manifests(client: ClusterClient, docs: Sequence[dict[str, Any]], flag_namespace: str | None,
+                    kind_rules: KindRules) -> Manifests:
     from ..kube.errors import UnknownResourceType
-    from ..schema.registry import SchemaRegistry
 
     out = Manifests()
-    registry = SchemaRegistry()
     for doc in docs:
         api_version, kind = str(doc["apiVersion"]), str(doc["kind"])
         try:
@@ -191,54 +191,18 @@ def _load_manifests(client: ClusterClient, docs: Sequence[dict[str, Any]], flag_
         out.by_key[key] = {**doc, "metadata": md}
         out.resources[key] = res
         if (api_version, kind) not in out.rules:
-            out.rules[(api_version, kind)] = _rules(client, registry, res, api_version, kind)
+            out.rules[(api_version, kind)] = kind_rules.rules(GroupVersionKind.from_api_version(api_version, kind),
+                                                              "status" in res.subresources, res)
     return out
-
-
-def _rules(client: ClusterClient, registry: SchemaRegistry, res: ResourceInfo, api_version: str,
-           kind: str) -> ResourceRules:
-    """The engine's view of a kind: the CRD as the cluster serves it for custom resources (the
-    exact schema apiextensions builds), else the cluster's OpenAPI v3, else the offline built-ins."""
-    from ..fieldmanager import ResourceRules
-    from ..kube.errors import KubeError
-    from ..kube.stream import FATAL_ERRORS
-    from ..schema import gotypes
-
-    normalize = gotypes.normalizer_for(api_version, kind)
-    builtin = normalize is not None
-    added = False
-    if not builtin and res.group:
-        try:
-            crds = client.discovery.resolve_kind("apiextensions.k8s.io/v1", "CustomResourceDefinition")
-            registry.add_crd(client.get(crds, f"{res.resource}.{res.group}"), "the cluster")
-            added = True
-        except FATAL_ERRORS:
-            raise
-        except KubeError:
-            pass  # an aggregated API, or no right to read CRDs: try OpenAPI
-    if not added:
-        try:
-            registry.add_openapi_v3(client.openapi.document(api_version), f"cluster OpenAPI v3 ({api_version})")
-        except FATAL_ERRORS:
-            raise
-        except KubeError:
-            pass  # offline built-ins, else a deduced schema (the source says so)
-    schema = registry.lookup_api_version(api_version, kind)
-    status = "status" in res.subresources
-    if builtin:
-        return ResourceRules.for_kind(gotypes.with_builtin_zero(schema), status, normalize=normalize,
-                                      custom_resource=False)
-    return ResourceRules.for_kind(schema, status)
 
 
 class _RulesByKind:
     """Each kind's engine rules, looked up once, on first need (an audit meets few kinds)."""
 
-    def __init__(self, client: ClusterClient, known: dict[tuple[str, str], ResourceRules]) -> None:
-        from ..schema.registry import SchemaRegistry
-
+    def __init__(self, client: ClusterClient, kind_rules: KindRules,
+                 known: dict[tuple[str, str], ResourceRules]) -> None:
         self._client = client
-        self._registry = SchemaRegistry()
+        self._kind_rules = kind_rules
         self._known: dict[tuple[str, str], ResourceRules | None] = dict(known)
 
     def __call__(self, api_version: str, kind: str) -> ResourceRules | None:
@@ -249,7 +213,8 @@ class _RulesByKind:
         if key not in self._known:
             try:
                 res = self._client.discovery.resolve_kind(api_version, kind)
-                rules: ResourceRules | None = _rules(self._client, self._registry, res, api_version, kind)
+                rules: ResourceRules | None = self._kind_rules.rules(
+                    GroupVersionKind.from_api_version(api_version, kind), "status" in res.subresources, res)
             except FATAL_ERRORS:
                 raise
             except KubeError:
@@ -504,9 +469,11 @@ def audit(
             else:
                 types = select_types(client.discovery.resources(), all_namespaces)
             ns: str | AllNamespaces = ALL_NAMESPACES if all_namespaces else (namespace or client.default_namespace)
-            manifests = _load_manifests(client, docs, namespace) if docs else Manifests()
+            kind_rules = KindRules(client=client)
+            manifests = _load_manifests(client, docs, namespace, kind_rules) if docs else Manifests()
             ctx = AuditContext(applier=named, manifests=manifests.by_key,
-                               rules_for=_RulesByKind(client, manifests.rules), now=_now(), ignore=ignored)
+                               rules_for=_RulesByKind(client, kind_rules, manifests.rules), now=_now(),
+                               ignore=ignored)
             result = scan(client, types, ns, selector, ctx, workers)
             if manifests.by_key and not result.interrupted and "predicted-conflict" not in ignored:
                 try:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import importlib
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -24,6 +23,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from ..kube.kindrules import KindRules as Schemas
+from ..kube.kindrules import rules_for
 from ..value import escape_controls
 from . import options
 from .errors import UsageError, handle_errors, one_line, print_error
@@ -34,7 +35,6 @@ if TYPE_CHECKING:
     from ..fieldmanager import ResourceRules
     from ..fieldpath import FieldSet
     from ..kube.client import ClusterClient
-    from ..kube.discovery import ResourceInfo
     from ..kube.errors import ApiError
     from ..render.conflicts import ConflictReport, DryRunCheck, KubectlFollowup
     from ..schema.registry import SchemaRegistry
@@ -191,98 +191,8 @@ def with_namespace(manifest: Mapping[str, Any], namespace: str | None) -> dict[s
 # --- decode: schemas and the resource's rules -------------------------------------------------------
 
 
-def _gotypes() -> Any:
-    """:mod:`kubectl_fieldown.schema.gotypes` (the built-in kinds' Go round trip), if installed."""
-    try:
-        return importlib.import_module("kubectl_fieldown.schema.gotypes")
-    except ImportError:
-        return None
-
-
-@dataclass
-class Schemas:
-    """Schema lookups of one invocation: ``--schema`` files, then the cluster's OpenAPI v3 (fetched
-    once per group-version, disk cached), then the CRD object itself, then the offline built-ins,
-    then a deduced schema (which the output says)."""
-
-    registry: SchemaRegistry
-    client: ClusterClient | None = None
-    _explicit: frozenset[GroupVersionKind] = frozenset()
-    _fetched: set[str] = field(default_factory=set)
-    _notes: dict[str, str] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        # before any cluster document is added, the registry knows exactly the --schema kinds
-        self._explicit = frozenset(self.registry.known_kinds())
-
-    def lookup(self, gvk: GroupVersionKind, res: ResourceInfo | None = None) -> KindSchema:
-        if self.client is not None and gvk not in self._explicit and gvk.api_version not in self._fetched:
-            self._fetched.add(gvk.api_version)
-            self._from_cluster(gvk, res)
-        schema = self.registry.lookup(gvk)
-        note = self._notes.get(gvk.api_version)
-        if schema.deduced and note:
-            schema = dataclasses.replace(schema, source=f"{schema.source} ({note})")
-        return schema
-
-    def _from_cluster(self, gvk: GroupVersionKind, res: ResourceInfo | None) -> None:
-        from ..kube.errors import KubeError, is_fatal
-
-        assert self.client is not None
-        try:
-            doc = self.client.openapi.document(gvk.api_version)
-        except KubeError as e:
-            if is_fatal(e):
-                raise
-            self._notes[gvk.api_version] = f"cluster OpenAPI v3: {e}"
-            self._crd_from_cluster(gvk, res)
-            return
-        self.registry.add_openapi_v3(doc, f"cluster OpenAPI v3 ({gvk.api_version})")
-
-    def _crd_from_cluster(self, gvk: GroupVersionKind, res: ResourceInfo | None) -> None:
-        """Servers without OpenAPI v3 still serve the CRD, which is the schema of a custom kind."""
-        from ..kube.errors import KubeError, is_fatal
-
-        assert self.client is not None
-        if res is None or not gvk.group:
-            return
-        try:
-            crds = self.client.discovery.resolve_kind("apiextensions.k8s.io/v1", "CustomResourceDefinition")
-            crd = self.client.get(crds, f"{res.resource}.{res.group}")
-        except KubeError as e:
-            if is_fatal(e):
-                raise
-            return
-        self.registry.add_crd(crd, "from the cluster")
-        self._notes.pop(gvk.api_version, None)
-
-    def is_builtin(self, gvk: GroupVersionKind) -> bool:
-        """A kind the API server holds as Go structs (zero values, no CRD null validation)."""
-        if self.registry.subresources(gvk) is not None:
-            return False  # a CRD given with --schema
-        gotypes = _gotypes()
-        if gotypes is not None and gotypes.normalizer_for(gvk.api_version, gvk.kind) is not None:
-            return True
-        from ..schema.builtin import BuiltinSchemaError
-
-        try:
-            builtins = self.registry.builtins()
-        except BuiltinSchemaError:
-            return False
-        return builtins is not None and builtins.definition_name(gvk) is not None
-
-
 def make_rules(schema: KindSchema, status_subresource: bool, builtin: bool) -> ResourceRules:
-    from ..fieldmanager import ResourceRules
-
-    if not builtin:
-        return ResourceRules.for_kind(schema, status_subresource)
-    gotypes = _gotypes()
-    normalize = None
-    if gotypes is not None:
-        normalize = gotypes.normalizer_for(schema.gvk.api_version, schema.gvk.kind)
-        schema = gotypes.with_builtin_zero(schema)
-    return ResourceRules.for_kind(schema, status_subresource, normalize=normalize, custom_resource=False)
+    return rules_for(schema, status_subresource, builtin)
 
 
 def _has_status_field(schema: KindSchema) -> bool:

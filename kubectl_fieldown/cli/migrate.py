@@ -36,8 +36,7 @@ if TYPE_CHECKING:
     from ..kube.writes import BackupRun, ObjectTarget, WriteOptions, WriteOutcome
     from ..remedies.commands import FixCommand
     from ..remedies.writeplan import WritePlan
-    from ..schema.registry import SchemaRegistry
-    from ..schema.types import KindSchema, Type
+    from ..schema.types import GroupVersionKind, KindSchema, Type
 
 __all__ = [
     "MigrateTo",
@@ -254,31 +253,27 @@ DEDUCED_SOURCE = "deduced"
 
 
 class Schemas:
-    """Each kind's schema, from the cluster's OpenAPI v3 (fetched once per group-version), its
-    resource type (discovery), and the engine's rules for it."""
+    """Each kind's schema and engine rules (in the one order of :mod:`kubectl_fieldown.kube.kindrules`)
+    and its resource type (discovery)."""
 
     def __init__(self, client: ClusterClient) -> None:
-        from ..schema.registry import SchemaRegistry
+        from ..kube.kindrules import KindRules
 
         self._client = client
-        self.registry: SchemaRegistry = SchemaRegistry()
-        self._fetched: set[str] = set()
+        self.kinds = KindRules(client=client)
+        self.registry = self.kinds.registry
         self._rules: dict[tuple[str, str], ResourceRules | None] = {}
 
-    def _schema(self, obj: Mapping[str, Any]) -> KindSchema:
-        from ..kube.errors import KubeError, NotFound, is_fatal
+    def _gvk(self, obj: Mapping[str, Any]) -> GroupVersionKind:
+        from ..schema.types import GroupVersionKind
 
-        gv = str(obj.get("apiVersion") or "")
-        if gv not in self._fetched:
-            self._fetched.add(gv)
-            try:
-                self.registry.add_openapi_v3(self._client.openapi.document(gv), f"cluster OpenAPI v3 ({gv})")
-            except NotFound:
-                pass  # the offline built-in schemas may still know the kind
-            except KubeError as e:
-                if is_fatal(e):
-                    raise
-        return self.registry.for_object(obj)
+        return GroupVersionKind.from_api_version(str(obj.get("apiVersion") or ""), str(obj.get("kind") or ""))
+
+    def _resource(self, obj: Mapping[str, Any]) -> ResourceInfo:
+        return self._client.discovery.resolve_kind(str(obj.get("apiVersion") or ""), str(obj.get("kind") or ""))
+
+    def _schema(self, obj: Mapping[str, Any]) -> KindSchema:
+        return self.kinds.lookup(self._gvk(obj), self._resource(obj))
 
     def root(self, obj: Mapping[str, Any]) -> Type:
         """The schema of ``obj``'s kind; a MigrationError when none is known, because planning on a
@@ -292,28 +287,17 @@ class Schemas:
         return schema.root
 
     def subresources(self, obj: Mapping[str, Any]) -> frozenset[str]:
-        res = self._client.discovery.resolve_kind(str(obj.get("apiVersion") or ""), str(obj.get("kind") or ""))
-        return res.subresources
+        return self._resource(obj).subresources
 
     def rules(self, obj: Mapping[str, Any]) -> ResourceRules | None:
         """The engine's rules for ``obj``'s kind (None without a real schema: nothing is simulated)."""
-        from ..fieldmanager import ResourceRules
-        from ..schema import gotypes
-
         api_version, kind = str(obj.get("apiVersion") or ""), str(obj.get("kind") or "")
         key = (api_version, kind)
         if key not in self._rules:
-            schema = self._schema(obj)
-            if schema.source.startswith(DEDUCED_SOURCE):
-                self._rules[key] = None
-            else:
-                status = "status" in self.subresources(obj)
-                normalize = gotypes.normalizer_for(api_version, kind)
-                if normalize is not None:
-                    self._rules[key] = ResourceRules.for_kind(gotypes.with_builtin_zero(schema), status,
-                                                              normalize=normalize, custom_resource=False)
-                else:
-                    self._rules[key] = ResourceRules.for_kind(schema, status)
+            gvk, res = self._gvk(obj), self._resource(obj)
+            schema = self.kinds.lookup(gvk, res)
+            self._rules[key] = None if schema.source.startswith(DEDUCED_SOURCE) else self.kinds.rules(
+                gvk, "status" in res.subresources, res)
         return self._rules[key]
 
 
