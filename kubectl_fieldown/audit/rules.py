@@ -27,6 +27,7 @@ from ..managedfields import (
     LAST_APPLIED_ANNOTATION,
     UPDATE,
 )
+from ..objects import is_secret
 from .catalogue import ANNOTATIONS_LIMIT, ERROR, NOT_IMPERATIVE, RULES, SERVER_MANAGERS, WARNING, Severity
 from .drift import MISSING, last_applied_drift
 from .findings import Finding, type_ref
@@ -168,7 +169,7 @@ class ObjectFacts:
         ns = md.get("namespace")
         self.namespace = str(ns) if ns else None
         self.resource = type_ref(self.api_version, self.kind)
-        self.is_secret = self.kind == "Secret" and self.api_version == "v1"
+        self.is_secret = is_secret(self.api_version, self.kind)
 
     def quiet(self, ctx: AuditContext) -> bool:
         """Nothing can fire: one applier or controllers only, no annotation (the fast path)."""

@@ -25,6 +25,7 @@ import typer
 
 from ..kube.kindrules import KindRules as Schemas
 from ..kube.kindrules import rules_for
+from ..objects import is_secret
 from ..value import escape_controls
 from . import options
 from .errors import UsageError, handle_errors, one_line, print_error
@@ -229,10 +230,6 @@ def server_order(conflicts: Sequence[PlannedConflict]) -> list[PlannedConflict]:
     return sorted(conflicts, key=_identity_json)
 
 
-def _is_secret(api_version: str, kind: str) -> bool:
-    return kind == "Secret" and api_version == "v1"
-
-
 def _redact_conflict(c: PlannedConflict) -> PlannedConflict:
     from ..fieldpath import FIELD
     from ..managedfields import LAST_APPLIED_ANNOTATION
@@ -264,7 +261,7 @@ def analyse(
     from ..render.common import redact_secret
     from ..render.conflicts import ConflictReport, OwnedPath
 
-    redact = _is_secret(plan.api_version, plan.kind) and not show_secret_values
+    redact = is_secret(plan.api_version, plan.kind) and not show_secret_values
     conflicts = server_order(plan.conflicts)
     if redact:
         conflicts = [_redact_conflict(c) for c in conflicts]

@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from ..objects import is_secret
 from .errors import Conflict, Invalid, KubeError, is_fatal
 
 if TYPE_CHECKING:
@@ -135,7 +136,7 @@ class WriteOutcome:
 
     @property
     def is_secret(self) -> bool:
-        return self.kind == "Secret" and self.api_version == "v1"
+        return is_secret(self.api_version, self.kind)
 
     @classmethod
     def for_target(cls, target: ObjectTarget, result: Result, **kw: Any) -> WriteOutcome:

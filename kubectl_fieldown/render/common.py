@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, TextIO, cast
 from ..fieldpath import FIELD, FieldSet, Path, PathElement, element_string, path_string
 from ..fieldpath.lookup import MISSING
 from ..managedfields import LAST_APPLIED_ANNOTATION, ManagedFieldsEntry, parse_time
+from ..objects import is_secret_object
 from ..ownership import OwnedField, Owner
 from ..value import escape_controls
 
@@ -139,16 +140,12 @@ def write_yaml(doc: Any, out: TextIO) -> None:
                         allow_unicode=unicode_ok(out), width=1 << 30))
 
 
-def is_secret(obj: Mapping[str, Any]) -> bool:
-    return obj.get("kind") == "Secret"
-
-
 def redact_secret(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     """A copy of a Secret with every ``data``/``stringData`` value and the last-applied annotation
     replaced by ``<redacted>``; any other object is returned as is.
 
     Keys stay visible: they are what ownership is about, and FieldsV1 shows them anyway."""
-    if not is_secret(obj):
+    if not is_secret_object(obj):
         return obj
     out = dict(obj)
     for section in ("data", "stringData"):
