@@ -23,8 +23,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ..kube.kindrules import KindRules as Schemas
-from ..kube.kindrules import rules_for
+from ..kube.kindrules import KindRules, rules_for
 from ..objects import is_secret
 from ..value import escape_controls
 from . import options
@@ -201,7 +200,7 @@ def _has_status_field(schema: KindSchema) -> bool:
     return m is not None and "status" in m.fields
 
 
-def offline_status(schemas: Schemas, schema: KindSchema, builtin: bool) -> tuple[bool, str]:
+def offline_status(schemas: KindRules, schema: KindSchema, builtin: bool) -> tuple[bool, str]:
     """Whether the kind has a status subresource, and why we think so, without a server to ask."""
     gvk = schema.gvk
     sub = schemas.registry.subresources(gvk)
@@ -607,7 +606,7 @@ def predict(
     return report, plan
 
 
-def predict_online(docs: Sequence[InputDocument], req: Request, schemas: Schemas, client: ClusterClient,
+def predict_online(docs: Sequence[InputDocument], req: Request, schemas: KindRules, client: ClusterClient,
                    outcome: Outcome) -> None:
     """Each document against the object the cluster has (NotFound: a create)."""
     from ..kube.errors import ApiError, KubeError, NotFound, is_fatal
@@ -712,7 +711,7 @@ def _offline_namespaced(schema: KindSchema, gvk: GroupVersionKind, name: str,
 
 
 def predict_offline(docs: Sequence[InputDocument], live_docs: Sequence[InputDocument], req: Request,
-                    schemas: Schemas, outcome: Outcome) -> None:
+                    schemas: KindRules, outcome: Outcome) -> None:
     """Each document against the --live object with its apiVersion, kind, namespace and name."""
     from ..schema.types import GroupVersionKind
 
@@ -912,13 +911,13 @@ def conflicts(
                   appliers=appliers)
     if offline:
         live_docs = _documents(live_paths, recursive, outcome)
-        predict_offline(docs, live_docs, req, Schemas(registry), outcome)
+        predict_offline(docs, live_docs, req, KindRules(registry), outcome)
     elif docs:
         from ..kube.client import ClusterClient
 
         client = ClusterClient(options.cluster_options(options.ClusterArgs(kubeconfig, context, namespace)))
         try:
-            predict_online(docs, req, Schemas(registry, client), client, outcome)
+            predict_online(docs, req, KindRules(registry, client), client, outcome)
         finally:
             client.close()
 
