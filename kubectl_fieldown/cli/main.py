@@ -49,7 +49,7 @@ Examples:
   kubectl fieldown migrate --to server-side -n prod --dry-run=client
   kubectl fieldown audit -A --fail-on warning
 \b
-Run 'kubectl fieldown COMMAND --help' for the options of a command,
+Run 'kubectl fieldown help COMMAND' for the options of a command,
 'kubectl fieldown options' for the flags every command takes (--as, --token, -v=6, ...).
 Set FIELDOWN_DEBUG=1 to get a traceback with errors."""
 
@@ -250,7 +250,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_USAGE
         print_warnings(flags)
         set_current(flags)
-    bare_help = args in ([], ["-h"], ["--help"])
+        args = _kubectl_spellings(args)
+    # completion must see every command and its options, never the root stand-ins
+    bare_help = not os.environ.get(COMPLETE_VAR) and args in ([], ["-h"], ["--help"])
     command = typer.main.get_command(root_help_app() if bare_help else build_app(_modules_for(args)))
     install_fast_coercion(command)
     _restore_interrupts()  # from here on Ctrl-C is reported (partial results, exit 130)
@@ -258,6 +260,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run_command(command, args)
     finally:
         set_current(ConnectionFlags())  # main() may run again in this process (tests, library use)
+
+
+def _kubectl_spellings(args: list[str]) -> list[str]:
+    """kubectl's ``help [COMMAND]`` and a ``--version`` flag, as the commands typer knows."""
+    if args[:1] == ["--version"] and len(args) == 1:
+        return ["version"]
+    if args[:1] == ["help"]:
+        return [*args[1:], "--help"]
+    return args
 
 
 def _run_command(command: Any, args: list[str]) -> int:
@@ -271,7 +282,7 @@ def _run_command(command: Any, args: list[str]) -> int:
         silence_stdout()
         return EXIT_FAILURE
     except (Exception, KeyboardInterrupt) as e:
-        code = _framework_error(e)
+        code = _framework_error(e, args)
         if code is None:
             if debug_enabled():
                 raise
@@ -282,7 +293,7 @@ def _run_command(command: Any, args: list[str]) -> int:
     return rv if isinstance(rv, int) else 0
 
 
-def _framework_error(e: BaseException) -> int | None:
+def _framework_error(e: BaseException, args: Sequence[str] = ()) -> int | None:
     """Report a typer/click exception (bad flags, missing arguments) like kubectl: one line."""
     if isinstance(e, KeyboardInterrupt) or type(e).__name__ == "Abort":
         sys.stderr.write("\n")
@@ -298,7 +309,14 @@ def _framework_error(e: BaseException) -> int | None:
     message = one_line(str(format_message()))
     if exit_code == EXIT_USAGE:
         ctx = getattr(e, "ctx", None)
-        command_path = getattr(ctx, "command_path", PROG_NAME) if ctx is not None else PROG_NAME
+        if ctx is not None:
+            command_path = getattr(ctx, "command_path", PROG_NAME)
+        else:
+            # some parser errors carry no context: name the command from the arguments
+            first = next((a for a in args if not a.startswith("-")), "")
+            known = first in {name for name, _ in COMMAND_SUMMARIES}
+            command_path = f"{PROG_NAME} {first}" if known else PROG_NAME
+        message = message.rstrip(".")
         message = f"{message[:1].lower()}{message[1:]} (see '{command_path} --help')"
     print_error(message)
     return exit_code

@@ -50,3 +50,32 @@ def test_root_help_does_not_import_command_modules() -> None:
     # globalflags is the parser of kubectl's generic flags, which main() runs before any command
     assert out.strip() == ("['kubectl_fieldown.cli.errors', 'kubectl_fieldown.cli.globalflags', "
                            "'kubectl_fieldown.cli.main']")
+
+
+def _run(args: list[str]) -> tuple[int, str, str]:
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "kubectl_fieldown", *args], capture_output=True, text=True)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def test_help_command_and_version_flag_read_like_kubectl() -> None:
+    from kubectl_fieldown import __version__
+
+    code, out, _ = _run(["--version"])
+    assert (code, out.split()[:2]) == (0, ["kubectl-fieldown", __version__])
+    assert _run(["help"])[1] == _run(["--help"])[1]
+    code, out, _ = _run(["help", "migrate"])
+    assert code == 0 and out == _run(["migrate", "--help"])[1]
+    assert "'kubectl fieldown help COMMAND'" in _run([])[1]
+    code, _, err = _run(["help", "bogus"])
+    assert code == 2 and err.strip() == "error: no such command 'bogus' (see 'kubectl fieldown --help')"
+
+
+def test_usage_errors_name_the_command_without_a_doubled_stop() -> None:
+    code, _, err = _run(["migrate", "--to"])
+    assert code == 2
+    assert err.strip() == "error: option '--to' requires an argument (see 'kubectl fieldown migrate --help')"
+    _, _, err = _run(["show", "-o", "bogus", "x"])
+    assert err.strip().endswith("'json', 'yaml' (see 'kubectl fieldown show --help')")
