@@ -5,8 +5,8 @@
 #      `twine check --strict` (build and twine are installed into a temporary venv from PyPI)
 #   1. builds the wheel of this checkout (pip wheel --no-deps; version from pyproject.toml unless
 #      VERSION is given, which must then match it)
-#   2. writes dist/kubectl-fieldown-vVERSION.zip: the `kubectl-fieldown` launcher (POSIX sh) and
-#      the wheel. On first run the launcher makes a private virtualenv and pip-installs the wheel
+#   2. writes dist/kubectl-fieldown-vVERSION.zip: the `kubectl-fieldown` launcher (POSIX sh), the
+#      `kubectl_complete-fieldown` completer for kubectl's plugin completion, and the wheel. On first run the launcher makes a private virtualenv and pip-installs the wheel
 #      (dependencies come from PyPI); after that it just execs it.
 #   3. computes the archive's sha256 and rewrites version, uri and sha256 of every platform in
 #      krew/fieldown.yaml (pure Python: one archive serves linux/darwin, amd64/arm64)
@@ -130,8 +130,23 @@ if [ ! -f "$venv/.installed" ]; then
 fi
 exec "$venv/bin/python" -m kubectl_fieldown "$@"
 LAUNCHER
-sed -i.bak "s/@VERSION@/$VERSION/" "$stage/archive/kubectl-fieldown" && rm -f "$stage/archive/kubectl-fieldown.bak"
-chmod 0755 "$stage/archive/kubectl-fieldown"
+cat >"$stage/archive/kubectl_complete-fieldown" <<'COMPLETER'
+#!/bin/sh
+# kubectl's plugin completion for kubectl-fieldown (`kubectl fieldown <TAB>`). krew puts only
+# kubectl-fieldown on PATH; link this file beside it to enable completion (see the caveats).
+# Before the first run of kubectl-fieldown has installed it, it offers nothing (and lets the shell
+# complete file names): a TAB must never start a pip install.
+VERSION=@VERSION@
+venv=${XDG_DATA_HOME:-$HOME/.local/share}/kubectl-fieldown/$VERSION
+if [ -f "$venv/.installed" ]; then
+  exec "$venv/bin/kubectl_complete-fieldown" "$@"
+fi
+echo ":0"
+COMPLETER
+for script in kubectl-fieldown kubectl_complete-fieldown; do
+  sed -i.bak "s/@VERSION@/$VERSION/" "$stage/archive/$script" && rm -f "$stage/archive/$script.bak"
+  chmod 0755 "$stage/archive/$script"
+done
 [[ -f README.md ]] && cp README.md "$stage/archive/"
 [[ -f LICENSE ]] && cp LICENSE "$stage/archive/"
 

@@ -29,7 +29,7 @@ from . import _restore_interrupts
 from .errors import EXIT_FAILURE, EXIT_USAGE, debug_enabled, one_line, print_error
 from .globalflags import ConnectionFlags, GlobalFlagError, print_warnings, set_current, split_global_flags
 
-__all__ = ["PROG_NAME", "app", "main", "run"]
+__all__ = ["PROG_NAME", "app", "complete_for_kubectl", "main", "run", "run_kubectl_completion"]
 
 PROG_NAME = "kubectl fieldown"
 EXECUTABLE = "kubectl-fieldown"
@@ -255,6 +255,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     bare_help = not os.environ.get(COMPLETE_VAR) and args in ([], ["-h"], ["--help"])
     command = typer.main.get_command(root_help_app() if bare_help else build_app(_modules_for(args)))
     install_fast_coercion(command)
+    instruction = os.environ.get(COMPLETE_VAR)
+    if instruction:
+        from .completion import shell_complete
+
+        return shell_complete(command, EXECUTABLE, COMPLETE_VAR, instruction)
     _restore_interrupts()  # from here on Ctrl-C is reported (partial results, exit 130)
     try:
         return _run_command(command, args)
@@ -325,6 +330,23 @@ def _framework_error(e: BaseException, args: Sequence[str] = ()) -> int | None:
 def run() -> None:
     """The console script ``kubectl-fieldown``."""
     sys.exit(main())
+
+
+def complete_for_kubectl(argv: Sequence[str] | None = None) -> int:
+    """kubectl's plugin completion: ``kubectl fieldown <TAB>`` runs ``kubectl_complete-fieldown``
+    with the plugin's words, the one being completed last (see :mod:`.completion`)."""
+    from .completion import kubectl_plugin_complete
+
+    tolerant_output()
+    words = list(sys.argv[1:] if argv is None else argv)
+    command = typer.main.get_command(build_app())
+    install_fast_coercion(command)
+    return kubectl_plugin_complete(command, words, PROG_NAME)
+
+
+def run_kubectl_completion() -> None:
+    """The console script ``kubectl_complete-fieldown``."""
+    sys.exit(complete_for_kubectl())
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from . import options
+from .completion import complete_resources
 from .errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_USAGE, UsageError, describe, handle_errors, print_error
 
 if TYPE_CHECKING:
@@ -105,6 +106,7 @@ Resources = Annotated[
         help="Objects: TYPE/NAME ..., TYPE followed by names, or TYPE alone with -l / -n / -A. "
         "Without any, every object of every type in the namespace (-n) or cluster (-A).",
         show_default=False,
+        autocompletion=complete_resources,
     ),
 ]
 

@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from .completion import complete_context, complete_namespace
+
 if TYPE_CHECKING:
     from ..kube.client import ClusterOptions
 
@@ -54,7 +56,8 @@ Kubeconfig = Annotated[
 
 Context = Annotated[
     str | None,
-    typer.Option("--context", metavar="NAME", help="The name of the kubeconfig context to use.", show_default=False),
+    typer.Option("--context", metavar="NAME", help="The name of the kubeconfig context to use.", show_default=False,
+                 autocompletion=complete_context),
 ]
 
 Namespace = Annotated[
@@ -65,6 +68,7 @@ Namespace = Annotated[
         metavar="NAMESPACE",
         help="If present, the namespace scope for this CLI request.",
         show_default=False,
+        autocompletion=complete_namespace,
     ),
 ]
 

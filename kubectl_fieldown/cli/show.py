@@ -21,6 +21,7 @@ from ..managedfields import ManagedFieldsEntry, ManagedFieldsError, decode_entri
 from ..ownership import build_owner_tree, unowned_leaves
 from ..value import MAX_DEPTH, nesting_depth
 from . import options
+from .completion import complete_resources
 from .errors import EXIT_FAILURE, UsageError, describe, handle_errors, print_error
 
 if TYPE_CHECKING:
@@ -311,6 +312,7 @@ def show(
             help="Live objects: TYPE/NAME ..., or TYPE followed by names (none: every object of TYPE). "
             "TYPE is resolved like kubectl: plural, singular, short name, kind or TYPE.GROUP (widgets.example.com).",
             show_default=False,
+            autocompletion=complete_resources,
         ),
     ] = None,
     filename: options.Filename = None,

@@ -106,6 +106,19 @@ def kubeconfig_paths(explicit: str | None) -> tuple[list[str], bool]:
     return ([default] if os.path.isfile(default) else []), False
 
 
+def context_names(kubeconfig: str | None) -> list[str]:
+    """The context names of the kubeconfig files kubectl would merge, in their order."""
+    paths, _ = kubeconfig_paths(kubeconfig)
+    if not paths:
+        return []
+    try:
+        merger = KubeConfigMerger(os.pathsep.join(paths))
+    except (ConfigException, yaml.YAMLError, OSError) as e:
+        raise ConfigError(f"cannot read kubeconfig {os.pathsep.join(paths)}: {_short(e)}") from None
+    contexts = [_node_value(c) for c in (_node_value(merger.config or {}).get("contexts") or [])]
+    return [str(c["name"]) for c in contexts if isinstance(c, Mapping) and c.get("name")]
+
+
 def _node_value(node: Any) -> Any:
     return getattr(node, "value", node)
 

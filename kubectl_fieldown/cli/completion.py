@@ -1,0 +1,250 @@
+"""Shell completion: flags, their values, resource types and object names, like kubectl's.
+
+Two ways in, one set of candidates:
+
+* the shell's own completion (``kubectl-fieldown --install-completion``): typer's scripts call
+  ``kubectl-fieldown`` with ``_KUBECTL_FIELDOWN_COMPLETE=complete_<shell>``; :func:`shell_complete`
+  answers in that shell's format;
+* kubectl's plugin completion (``kubectl fieldown <TAB>``): kubectl runs the executable
+  ``kubectl_complete-fieldown`` found on PATH with the plugin's arguments and the word being
+  completed last, and reads one candidate per line (``value<TAB>description``) and a last line
+  ``:<directive>`` (cobra's; 4 = no file completion, 0 = the shell may complete files).
+
+typer/click complete commands, options and enum values (``-o``, ``--to``, ``--dry-run``) from the
+declarations. This module adds what they cannot know: kubectl's generic flags (parsed before typer
+by :mod:`.globalflags`, so they are taken out of the words first), resource types from the
+cluster's discovery and object names from a LIST, for the ``TYPE[/NAME]`` arguments, and
+kubeconfig contexts. Completion must never hang a shell or print an error into it: the cluster is
+asked with short timeouts and no retries, and any failure completes nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+from .globalflags import FLAGS, ConnectionFlags, GlobalFlagError, set_current, split_global_flags
+
+__all__ = [
+    "complete_context",
+    "complete_namespace",
+    "complete_resources",
+    "kubectl_plugin_complete",
+    "shell_complete",
+    "without_generic_flags",
+]
+
+#: cobra's ShellCompDirective values that kubectl understands from a plugin's completer
+DIRECTIVE_DEFAULT = 0
+DIRECTIVE_NO_FILE_COMP = 4
+
+# a slow or dead cluster must not freeze the prompt: one attempt, short waits
+_CONNECT_TIMEOUT = 2.0
+_READ_TIMEOUT = 5.0
+
+
+# --- kubectl's generic flags in the words ------------------------------------------------------
+
+
+def _takes_value(word: str) -> bool:
+    """Whether ``word`` is a generic flag whose value is the next word."""
+    if "=" in word or word in ("-v", "--dry-run"):
+        # a bare -v is a command's --verbose; a bare --dry-run means client (kubectl's old spelling)
+        return False
+    return any(word in spec.names and spec.metavar is not None for spec in FLAGS)
+
+
+def without_generic_flags(words: Sequence[str]) -> tuple[ConnectionFlags, list[str]]:
+    """The generic flags among the completed ``words`` and the words without them, never failing
+    (a half-typed line is the normal case here)."""
+    try:
+        return split_global_flags(list(words))
+    except GlobalFlagError:
+        pass
+    rest: list[str] = []
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+        elif _takes_value(word):
+            skip = True
+        elif word.partition("=")[0] not in {n for spec in FLAGS for n in spec.names if n != "-v"}:
+            rest.append(word)
+    return ConnectionFlags(), rest
+
+
+def _generic_flag_items(incomplete: str) -> list[tuple[str, str]]:
+    return [(name, spec.help.split(". ")[0].rstrip("."))
+            for spec in FLAGS for name in spec.names
+            if name.startswith("--") and name.startswith(incomplete)]
+
+
+def candidates(command: Any, words: Sequence[str], incomplete: str, prog_name: str) -> list[tuple[str, str]]:
+    """(value, description) pairs for ``incomplete`` after ``words`` (the words after the
+    executable's name)."""
+    if words and _takes_value(words[-1]):
+        return []  # a generic flag's value: a user name, a token, a URL
+    pending = list(words[-1:]) if words and words[-1] == "--dry-run" else []  # its value is being typed
+    flags, args = without_generic_flags(words[:len(words) - len(pending)])
+    args += pending
+    set_current(flags)  # the cluster flags (--server, --token, --as...) reach the lookups below
+    try:
+        base = _completion_class("bash")
+        completer = base(command, {}, prog_name, "")
+        items = completer.get_completions(args, incomplete)
+    finally:
+        set_current(ConnectionFlags())
+    out = [(str(item.value), str(item.help or "")) for item in items]
+    if incomplete.startswith("--"):
+        known = {value for value, _ in out}
+        out += [item for item in _generic_flag_items(incomplete) if item[0] not in known]
+    return out
+
+
+def _shell_completion() -> Any:
+    try:
+        from typer._click import shell_completion
+    except ImportError:  # typer before it carried its own click
+        from click import shell_completion  # type: ignore[no-redef, import-not-found, unused-ignore]
+    return shell_completion
+
+
+def _completion_class(shell: str) -> Any:
+    return _shell_completion().get_completion_class(shell)
+
+
+# --- the two ways in ---------------------------------------------------------------------------
+
+
+def shell_complete(command: Any, prog_name: str, complete_var: str, instruction: str) -> int:
+    """Answer typer's completion scripts (``complete_bash``, ``complete_zsh``, ...)."""
+    action, _, shell = instruction.partition("_")
+    base = _completion_class(shell)
+    if base is None:
+        sys.stderr.write(f"error: shell {shell!r} is not supported for completion\n")
+        return 2
+    if action != "complete":
+        from typer.completion import shell_complete as typer_shell_complete
+
+        return int(typer_shell_complete(command, {}, prog_name, complete_var, instruction))
+
+    item_type = _shell_completion().CompletionItem
+
+    class Completer(base):  # type: ignore[misc, valid-type]
+        def get_completions(self, args: list[str], incomplete: str) -> list[Any]:
+            return [item_type(value, help=help_text or None)
+                    for value, help_text in candidates(command, args, incomplete, prog_name)]
+
+    sys.stdout.write(Completer(command, {}, prog_name, complete_var).complete() + "\n")
+    return 0
+
+
+def kubectl_plugin_complete(command: Any, argv: Sequence[str], prog_name: str) -> int:
+    """Answer kubectl's plugin completion: ``argv`` is the plugin's words, the last one the word
+    being completed (kubectl passes ``""`` after a space)."""
+    words, incomplete = list(argv[:-1]), (argv[-1] if argv else "")
+    found = candidates(command, words, incomplete, prog_name)
+    for value, help_text in found:
+        line = f"{value}\t{help_text}" if help_text else value
+        sys.stdout.write(" ".join(line.splitlines()) + "\n")
+    # nothing to offer (a file argument, a value we cannot know): let the shell complete files
+    sys.stdout.write(f":{DIRECTIVE_NO_FILE_COMP if found else DIRECTIVE_DEFAULT}\n")
+    return 0
+
+
+# --- values from the cluster and the kubeconfig -------------------------------------------------
+
+
+def _client(ctx: Any) -> Any:
+    from ..kube.client import ClusterClient, RetryPolicy
+    from .globalflags import current
+    from .options import ClusterArgs, cluster_options
+
+    params = _all_params(ctx)
+    args = ClusterArgs(kubeconfig=params.get("kubeconfig"), context=params.get("context"),
+                       namespace=params.get("namespace"))
+    options = cluster_options(args)
+    if current().request_timeout is None:
+        options = replace(options, connect_timeout=_CONNECT_TIMEOUT, read_timeout=_READ_TIMEOUT)
+    return ClusterClient(replace(options, retry=RetryPolicy(max_attempts=1)))
+
+
+def _all_params(ctx: Any) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    while ctx is not None:
+        for key, value in (getattr(ctx, "params", None) or {}).items():
+            params.setdefault(key, value)
+        ctx = getattr(ctx, "parent", None)
+    return params
+
+
+def _quietly(lookup: Callable[[], list[tuple[str, str]]]) -> list[tuple[str, str]]:
+    # a shell prints whatever we write to stderr between the prompt and the cursor
+    if os.environ.get("FIELDOWN_DEBUG"):
+        return lookup()
+    try:
+        return lookup()
+    except (Exception, KeyboardInterrupt):  # a dead cluster, no kubeconfig, RBAC, Ctrl-C: nothing to offer
+        return []
+
+
+def complete_resources(ctx: Any, args: list[str], incomplete: str) -> list[tuple[str, str]]:
+    """Candidates for a ``TYPE[/NAME]...`` argument, as kubectl offers them: resource types,
+    ``TYPE/NAME`` after a slash, and names of the type given before."""
+    del args  # the parsed values in ctx say more
+    params = _all_params(ctx)
+    if params.get("input_file") or params.get("filename"):
+        return []  # objects come from files: no cluster arguments
+    given = [str(v) for v in (params.get("resources") or [])]
+    return _quietly(lambda: _resource_candidates(ctx, params, given, incomplete))
+
+
+def _resource_candidates(ctx: Any, params: dict[str, Any], given: list[str],
+                         incomplete: str) -> list[tuple[str, str]]:
+    with _client(ctx) as client:
+        if "/" in incomplete:
+            type_arg, _, prefix = incomplete.partition("/")
+            names = _names(client, params, type_arg, prefix)
+            return [(f"{type_arg}/{name}", "") for name in names]
+        if given and "/" not in given[0]:
+            return [(name, "") for name in _names(client, params, given[0], incomplete)
+                    if name not in given[1:]]
+        types = sorted({(res.group_resource, res.kind) for res in client.discovery.resources()
+                        if "list" in res.verbs and "/" not in res.resource})
+        return [(name, kind) for name, kind in types if name.startswith(incomplete)]
+
+
+def _names(client: Any, params: dict[str, Any], type_arg: str, prefix: str) -> list[str]:
+    from ..kube.client import ALL_NAMESPACES
+
+    res = client.discovery.resolve(type_arg)
+    namespace = ALL_NAMESPACES if params.get("all_namespaces") else params.get("namespace")
+    names = {str((item.get("metadata") or {}).get("name") or "") for item in client.list(res, namespace)}
+    return sorted(name for name in names if name and name.startswith(prefix))
+
+
+def complete_namespace(ctx: Any, args: list[str], incomplete: str) -> list[tuple[str, str]]:
+    """``-n <TAB>``: the cluster's namespaces (none on a server that serves no namespaces)."""
+    del args
+
+    def lookup() -> list[tuple[str, str]]:
+        with _client(ctx) as client:
+            return [(name, "") for name in _names(client, {}, "namespaces", incomplete)]
+
+    return _quietly(lookup)
+
+
+def complete_context(ctx: Any, args: list[str], incomplete: str) -> list[tuple[str, str]]:
+    """``--context <TAB>``: the contexts of the kubeconfig in use."""
+    del args
+
+    def lookup() -> list[tuple[str, str]]:
+        from ..kube._transport import context_names
+
+        return [(name, "") for name in context_names(_all_params(ctx).get("kubeconfig"))
+                if name.startswith(incomplete)]
+
+    return _quietly(lookup)

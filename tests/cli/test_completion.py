@@ -1,0 +1,134 @@
+"""Shell completion in a real bash and through kubectl's plugin completion, against the real API
+server: flags (the commands' own and kubectl's generic ones), enum values, resource types from
+discovery, object names from a LIST, kubeconfig contexts."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import lab
+import pytest
+
+BIN = Path(sys.executable).parent
+BASH = shutil.which("bash")
+
+pytestmark = pytest.mark.skipif(not (BIN / "kubectl_complete-fieldown").exists(),
+                                reason="the console scripts are not installed (pip install -e .)")
+
+
+def _env(cluster: lab.Cluster, **extra: str) -> dict[str, str]:
+    env = cluster.env()
+    env["PATH"] = f"{BIN}:{env.get('PATH', '')}"
+    for var in ("FIELDOWN_DEBUG", "_KUBECTL_FIELDOWN_COMPLETE", "COMP_WORDS", "COMP_CWORD"):
+        env.pop(var, None)
+    env.update(extra)
+    return env
+
+
+def bash_complete(cluster: lab.Cluster, line: str, **env: str) -> tuple[list[str], str]:
+    """What bash offers for ``line`` (TAB at its end) with the script of --show-completion bash."""
+    assert BASH is not None
+    words = line.split(" ")
+    script = subprocess.run([str(BIN / "kubectl-fieldown"), "--show-completion", "bash"], capture_output=True,
+                            text=True, env=_env(cluster, SHELL=BASH), check=True).stdout
+    assert "complete " in script and "kubectl-fieldown" in script, script
+    driver = (f"{script}\nCOMP_WORDS=({' '.join(shlex.quote(w) for w in words)})\n"
+              f"COMP_CWORD={len(words) - 1}\n_kubectl_fieldown_completion kubectl-fieldown\n"
+              'printf "%s\\n" "${COMPREPLY[@]}"\n')
+    proc = subprocess.run([BASH, "--norc", "--noprofile", "-c", driver], capture_output=True, text=True,
+                          env=_env(cluster, **env), timeout=120, check=True)
+    return [w for w in proc.stdout.splitlines() if w], proc.stderr
+
+
+def kubectl_complete(cluster: lab.Cluster, *words: str) -> list[str]:
+    """kubectl's own completion of ``kubectl fieldown WORDS...``: it runs kubectl_complete-fieldown."""
+    # kubectl takes no flag before a plugin's name: the cluster comes from $KUBECONFIG
+    proc = subprocess.run([str(cluster.kubectl_bin), "__complete", "fieldown", *words], capture_output=True,
+                          text=True, env=_env(cluster), timeout=120, check=True)
+    lines = proc.stdout.splitlines()
+    assert lines and lines[-1].startswith(":"), proc.stdout
+    return lines
+
+
+def _widgets(cluster: lab.Cluster, namespace: str, *names: str) -> None:
+    docs = [{"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": n, "namespace": namespace},
+             "spec": {"replicas": 1}} for n in names]
+    cluster.kubectl("apply", "-f", "-", input="\n---\n".join(json.dumps(d) for d in docs))
+
+
+def test_flags_and_enum_values(cluster: lab.Cluster) -> None:
+    flags, err = bash_complete(cluster, "kubectl-fieldown show --")
+    assert {"--output", "--namespace", "--all-namespaces", "--kubeconfig", "--context"} <= set(flags), flags
+    # kubectl's generic flags, parsed before typer, are offered as well
+    assert {"--as", "--request-timeout", "--server", "--token", "--insecure-skip-tls-verify"} <= set(flags)
+    assert err == ""
+    assert bash_complete(cluster, "kubectl-fieldown show -o ")[0] == ["tree", "blame", "table", "json", "yaml"]
+    assert bash_complete(cluster, "kubectl-fieldown migrate --to ")[0] == ["server-side", "client-side"]
+    assert bash_complete(cluster, "kubectl-fieldown reset --dry-run ")[0] == ["none", "client", "server"]
+    commands = bash_complete(cluster, "kubectl-fieldown ")[0]
+    assert commands[:4] == ["show", "conflicts", "audit", "migrate"] and "undo" in commands
+    # generic flags anywhere in the line do not confuse the command's own completion
+    assert bash_complete(cluster, "kubectl-fieldown --as jane show -o ")[0][0] == "tree"
+    assert bash_complete(cluster, "kubectl-fieldown show --request-timeout 3s --o")[0] == ["--output"]
+    # the value of a generic flag is the user's to type
+    assert bash_complete(cluster, "kubectl-fieldown show --as ")[0] == []
+
+
+def test_resource_types_and_names_come_from_the_cluster(cluster: lab.Cluster, namespace: str) -> None:
+    _widgets(cluster, namespace, "alpha", "alpine", "beta")
+    types, err = bash_complete(cluster, "kubectl-fieldown show wid")
+    assert types == ["widgets.example.com"] and err == ""
+    every_type = bash_complete(cluster, "kubectl-fieldown migrate ")[0]
+    assert "widgets.example.com" in every_type and "customresourcedefinitions.apiextensions.k8s.io" in every_type
+    names, _ = bash_complete(cluster, f"kubectl-fieldown show -n {namespace} widgets/al")
+    assert names == ["widgets/alpha", "widgets/alpine"]
+    names, _ = bash_complete(cluster, f"kubectl-fieldown show widgets.example.com alpha -n {namespace} ")
+    assert names == ["alpine", "beta"]  # a name already given is not offered again
+    names, _ = bash_complete(cluster, f"kubectl-fieldown migrate --to server-side -n {namespace} widget ")
+    assert names == ["alpha", "alpine", "beta"]
+    # another namespace has other objects; -A has them all
+    assert bash_complete(cluster, f"kubectl-fieldown show -n {namespace}-other widgets/")[0] == []
+    assert "widgets/beta" in bash_complete(cluster, "kubectl-fieldown show -A widgets/b")[0]
+    # objects read from a file take no cluster arguments
+    assert bash_complete(cluster, "kubectl-fieldown show -i saved.yaml widgets/")[0] == []
+
+
+def test_contexts_come_from_the_kubeconfig(cluster: lab.Cluster, tmp_path: Path) -> None:
+    config = json.loads(cluster.kubectl("config", "view", "--raw", "-o", "json").stdout)
+    config["contexts"].append({"name": "staging", "context": dict(config["contexts"][0]["context"])})
+    path = tmp_path / "kubeconfig"
+    path.write_text(json.dumps(config))
+    got = bash_complete(cluster, f"kubectl-fieldown audit --kubeconfig {path} --context st")[0]
+    assert got == ["staging"]
+
+
+def test_a_dead_cluster_completes_nothing_and_says_nothing(cluster: lab.Cluster, tmp_path: Path) -> None:
+    port = lab.free_ports(1)[0]
+    path = tmp_path / "kubeconfig"
+    path.write_text(json.dumps({
+        "apiVersion": "v1", "kind": "Config", "current-context": "dead",
+        "clusters": [{"name": "dead", "cluster": {"server": f"https://127.0.0.1:{port}"}}],
+        "users": [{"name": "u", "user": {"token": "t"}}],
+        "contexts": [{"name": "dead", "context": {"cluster": "dead", "user": "u"}}]}))
+    got, err = bash_complete(cluster, "kubectl-fieldown show wid", KUBECONFIG=str(path),
+                             KUBECACHEDIR=str(tmp_path / "cache"))
+    assert (got, err) == ([], "")
+    # the lab serves no Namespace API: -n completes nothing, quietly
+    assert bash_complete(cluster, "kubectl-fieldown show -n ")[0] == []
+
+
+def test_kubectl_plugin_completion(cluster: lab.Cluster, namespace: str) -> None:
+    _widgets(cluster, namespace, "gamma", "delta")
+    lines = kubectl_complete(cluster, "")
+    assert lines[-1] == ":4"
+    assert "show\tShow who owns each field of Kubernetes..." in lines
+    assert kubectl_complete(cluster, "show", "-o", "") == ["tree", "blame", "table", "json", "yaml", ":4"]
+    assert kubectl_complete(cluster, "show", "-n", namespace, "widgets/") == ["widgets/delta", "widgets/gamma", ":4"]
+    assert kubectl_complete(cluster, "conflicts", "--field-m") [0].startswith("--field-manager")
+    # nothing to offer (a file name): kubectl lets the shell complete files
+    assert kubectl_complete(cluster, "show", "-i", "") == [":0"]
