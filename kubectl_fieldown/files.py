@@ -58,8 +58,10 @@ def _manifest_files(directory: str, recursive: bool) -> Iterator[str]:
         names = sorted(os.listdir(directory))
     except OSError as e:
         raise SourceError(directory, _os_reason(e)) from None
+    # `d/` and `d//` name their files `d/x.yaml`, as kubectl does
+    base = directory.rstrip("/") or "/"
     for name in names:
-        full = os.path.join(directory, name)
+        full = os.path.join(base, name)
         if os.path.isdir(full):
             if recursive:
                 yield from _manifest_files(full, recursive)

@@ -281,6 +281,7 @@ def scan(client: ClusterClient, types: Sequence[ResourceInfo], namespace: str | 
     from ..audit import audit_object, object_key, type_finding
     from ..kube.errors import Forbidden
     from ..kube.stream import PageStream
+    from ..render.common import counted
 
     result = ScanResult()
     findings = result.findings
@@ -311,7 +312,7 @@ def scan(client: ClusterClient, types: Sequence[ResourceInfo], namespace: str | 
             elif ev.error is not None:
                 done += 1
                 listed = by_type.get(res.group_resource, 0)
-                after = f" (after {listed} objects)" if listed else ""
+                after = f" (after {counted(listed, 'object')})" if listed else ""
                 if isinstance(ev.error, Forbidden):
                     findings.append(type_finding("type-forbidden", res.api_version, res.kind, res.group_resource,
                                                  scope_ns if res.namespaced else None, f"{ev.error}{after}"))

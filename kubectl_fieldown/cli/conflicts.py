@@ -453,10 +453,12 @@ def _predicted_text(report: ConflictReport) -> str:
     if report.error:
         return f"a {report.error_status} {report.error_reason}".rstrip()
     if report.blocked:
+        from ..render.conflicts import count_conflicts
+
         n = len(report.conflicts)
         shown = ", ".join(f"{path_string(c.path)} ({c.manager})" for c in report.conflicts[:3])
         more = f" and {n - 3} more" if n > 3 else ""
-        return f"{n} conflict{'s' if n != 1 else ''}: {shown}{more}"
+        return f"{count_conflicts(report.conflicts)}: {shown}{more}"
     return "success"
 
 
@@ -910,8 +912,12 @@ def conflicts(
                   server_dry_run=server_dry_run, show_secret_values=show_secret_values, now=_now(),
                   appliers=appliers)
     if offline:
+        read_errors = len(outcome.errors)
         live_docs = _documents(live_paths, recursive, outcome)
-        predict_offline(docs, live_docs, req, KindRules(registry), outcome)
+        if len(outcome.errors) == read_errors:
+            predict_offline(docs, live_docs, req, KindRules(registry), outcome)
+        # else a --live file that cannot be read: which objects exist is unknown, and predicting
+        # against what could be read would call the others "create"
     elif docs:
         from ..kube.client import ClusterClient
 
@@ -931,7 +937,7 @@ def conflicts(
                 note = (f"{r.where}: {r.title}: the server would reject this apply ({r.error_status} "
                         f"{r.error_reason}): {one_line(r.error)}")
                 sys.stderr.write(f"note: {escape_controls(note)}\n")
-    for message in outcome.errors:
+    for message in dict.fromkeys(outcome.errors):  # a file given as both -f and --live fails once
         print_error(message)
     code = exit_code(outcome)
     if code:

@@ -392,6 +392,7 @@ def run_all(
 ) -> int:
     """Act on every selected object, printing as it goes; returns the exit code."""
     from ..kube.errors import is_fatal
+    from ..render.common import counted
     from ..render.migrate import Progress, render_json, render_outcome, render_summary
 
     text = cfg.output is WriteOutput.text
@@ -443,13 +444,14 @@ def run_all(
         rest = len(items) - len(outcomes) - (1 if in_flight else 0)
         print_error("interrupted" + (f" while writing {in_flight} (it may or may not have been written)"
                                      if in_flight else "")
-                    + f"; {len(outcomes)} of {len(items)} objects done, {rest} not started; running the command "
-                    "again is safe" + (f"; backups: {backup_dir}" if backup_dir is not None else ""))
+                    + f"; {len(outcomes)} of {counted(len(items), 'object')} done, {rest} not started; "
+                    "running the command again is safe"
+                    + (f"; backups: {backup_dir}" if backup_dir is not None else ""))
         return EXIT_INTERRUPTED
     if fatal is not None:
         done = len(outcomes)
-        print_error(f"{fatal} (stopped after {done} of {len(items)} objects; a write that was under way may or "
-                    "may not have been made: running the command again is safe)")
+        print_error(f"{fatal} (stopped after {done} of {counted(len(items), 'object')}; a write that was under way "
+                    "may or may not have been made: running the command again is safe)")
         return EXIT_FAILURE
     failed = sum(1 for o in outcomes if o.result.value == "failed")
     if not items:

@@ -354,7 +354,13 @@ def describe_connection_error(e: BaseException, connect_timeout: float | None, r
 
     Order matters: urllib3 2 makes NewConnectionError a subclass of ConnectTimeoutError."""
     if isinstance(e, ReadTimeoutError):
-        return f"no answer within {read_timeout or 0:g}s (read timeout)"
+        # urllib3 reports a TLS handshake that never ends as a read timeout, though the connect
+        # timeout bounded it; its message names the limit that ran out
+        ran_out = re.search(r"read timeout=([0-9.]+)", str(e))
+        waited = float(ran_out.group(1)) if ran_out else read_timeout
+        if waited is not None and waited == connect_timeout and waited != read_timeout:
+            return f"no TLS handshake within {waited:g}s (the server accepted the connection but did not answer)"
+        return f"no answer within {waited or 0:g}s (read timeout)"
     if isinstance(e, SSLError):
         cause = e.__cause__ or (e.args[0] if e.args else e)
         return "TLS error: " + _SSL_SUFFIX.sub("", _short(cause) if isinstance(cause, BaseException) else str(cause))

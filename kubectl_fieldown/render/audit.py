@@ -29,7 +29,7 @@ from xml.sax.saxutils import escape as xml_escape
 from xml.sax.saxutils import quoteattr
 
 from ..audit import RULES, Finding, Severity
-from .common import terminal_safe
+from .common import counted, terminal_safe
 from .fixes import command_line, fix_lines
 
 __all__ = ["FORMAT_VERSION", "AuditReport", "render_json", "render_junit", "render_text", "to_document"]
@@ -58,10 +58,6 @@ class AuditReport:
     @property
     def complete(self) -> bool:
         return not self.interrupted and len(self.complete_types) == len(self.types)
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
 def _where(f: Finding) -> str:
@@ -168,7 +164,7 @@ def render_junit(report: AuditReport, out: TextIO) -> None:
     total = failures = 0
 
     scope = "all namespaces" if report.namespace is None else f"namespace {report.namespace}"
-    summary = (f"{_count(report.objects, 'object')} in {_count(len(report.types), 'type')} ({scope}), "
+    summary = (f"{counted(report.objects, 'object')} in {counted(len(report.types), 'type')} ({scope}), "
                f"{len(report.findings)} findings, {report.seconds:.1f}s")
     summary_fail = ""
     if report.interrupted:
@@ -223,7 +219,7 @@ def render_text(report: AuditReport, out: TextIO) -> None:
     if report.selector:
         scope += f", -l {report.selector}"
     sev = Counter(f.severity.value for f in findings)
-    head = Text(f"Audited {_count(report.objects, 'object')} of {_count(len(report.types), 'type')} ({scope}) in "
+    head = Text(f"Audited {counted(report.objects, 'object')} of {counted(len(report.types), 'type')} ({scope}) in "
                 f"{report.seconds:.1f}s: ")
     if findings:
         parts = [(f"{sev[s.value]} {s.value}{'s' if s is not Severity.info and sev[s.value] != 1 else ''}",

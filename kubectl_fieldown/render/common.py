@@ -25,6 +25,11 @@ from ..objects import is_secret_object
 from ..ownership import OwnedField, Owner
 from ..value import escape_controls
 
+
+def counted(n: int, noun: str) -> str:
+    """``1 object``, ``2 objects``, ``1,204 objects``."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
 if TYPE_CHECKING:
     from rich.console import Console
 

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from ..applyplan import PlannedConflict
 from ..fieldpath import FIELD, KEY, Path, path_string
-from .common import display_value, path_label, terminal_safe, write_json, write_yaml
+from .common import counted, display_value, path_label, terminal_safe, write_json, write_yaml
 
 if TYPE_CHECKING:
     from .styled import Text
@@ -147,7 +147,7 @@ class ConflictReport:
     def summary(self) -> str:
         """One line: what the apply does, as a reader scanning many objects needs it."""
         n = len(self.conflicts)
-        counted = f"{n} conflict{'s' if n != 1 else ''}"
+        counted = count_conflicts(self.conflicts)
         if self.error:
             status = f"{self.error_status} {self.error_reason}".strip()
             text = (f"{counted} taken over, but " if n and self.forced else f"{counted}; " if n else "") + \
@@ -163,6 +163,15 @@ class ConflictReport:
         if self.schema_deduced:
             text += f" ({DEDUCED_NOTE})"
         return text
+
+
+def count_conflicts(conflicts: Sequence[PlannedConflict]) -> str:
+    """``2 conflicts``; ``3 conflicts on 2 fields`` when several managers own one field (the
+    server counts a conflict per manager and field, and so do we, but a reader counts fields)."""
+    n = len(conflicts)
+    fields = len({c.path for c in conflicts})
+    counted = f"{n} conflict{'s' if n != 1 else ''}"
+    return counted if fields == n else f"{counted} on {fields} field{'s' if fields != 1 else ''}"
 
 
 # --- JSON / YAML ---------------------------------------------------------------------------------
@@ -428,7 +437,7 @@ def totals_line(reports: Sequence[ConflictReport], failed: int) -> str:
                                             (forced, "forced"), (creates, "to create"),
                                             (clean, "without conflicts")) if n]
     total = len(reports) + failed
-    text = f"{total} object{'s' if total != 1 else ''}: " + ", ".join(parts) if parts else f"{total} objects"
+    text = f"{counted(total, 'object')}: " + ", ".join(parts) if parts else counted(total, "object")
     if failed:
         text += f"{', ' if parts else ': '}{failed} not predicted (see the errors)"
     return text

@@ -202,9 +202,10 @@ def _parse_documents(text: str, origin: str) -> list[Any]:
             pass
         else:
             return parsed if isinstance(parsed, list) else [parsed]
-    import yaml
+    # the reader of every other input file: bounded nesting and aliases, one-line errors
+    from ..safeyaml import YAMLReadError, load_all
 
     try:
-        return [doc for doc in yaml.safe_load_all(text) if doc is not None]
-    except yaml.YAMLError as e:
-        raise SchemaFileError(f"{origin}: not valid YAML or JSON: {e}") from e
+        return [doc for doc in load_all(text) if doc is not None]
+    except YAMLReadError as e:
+        raise SchemaFileError(f"{origin}: document {e.document}: {e}") from e

@@ -539,3 +539,54 @@ def test_csa_trap_retained_and_kubectls_followup(csa: Files) -> None:
 def test_no_followup_without_client_side_history(tmp_path: Path) -> None:
     f = Files(tmp_path, load_case("cur-shared-ownership-then-drop"))
     assert "with kubectl apply --server-side" not in run(*f.args()).text
+
+
+def test_conflicts_are_counted_per_manager_and_field_and_the_fields_are_said() -> None:
+    from kubectl_fieldown.render.conflicts import count_conflicts
+
+    def planned(manager: str, path: str) -> PlannedConflict:
+        return PlannedConflict(manager=manager, operation="Update", api_version="example.com/v1", subresource="",
+                               path=parse_path(path), live_value=1, applied_value=2, describe=f'"{manager}"')
+
+    # the server's 409 says "3 conflicts" when two managers share one of two fields; so do we,
+    # and we add how many fields that is
+    three = [planned("a", ".spec.x"), planned("b", ".spec.x"), planned("a", ".spec.y")]
+    assert count_conflicts(three) == "3 conflicts on 2 fields"
+    assert count_conflicts(three[:2]) == "2 conflicts on 1 field"
+    assert count_conflicts([three[0], three[2]]) == "2 conflicts"
+    assert count_conflicts(three[:1]) == "1 conflict"
+    report = ConflictReport(kind="Widget", api_version="example.com/v1", name="w", namespace="ns", manager="m",
+                            forced=False, creates=False, conflicts=three)
+    assert report.summary() == "3 conflicts on 2 fields: the apply fails as it is"
+
+
+def test_an_unreadable_live_file_stops_before_any_prediction(csa: Files, tmp_path: Path) -> None:
+    # predicting against what could be read would call every object "create (not found live)"
+    r = run("conflicts", "-f", str(csa.manifest), "--live", str(tmp_path / "nope.yaml"), "--schema", str(csa.crd),
+            "--field-manager", "ci")
+    assert (r.code, r.out) == (2, "")
+    assert r.err_lines == [f"error: {tmp_path / 'nope.yaml'}: No such file or directory"]
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("a: [\n")
+    r = run("conflicts", "-f", str(csa.manifest), "--live", str(bad), "--field-manager", "ci")
+    assert (r.code, r.out) == (2, "")
+    assert r.err_lines[0].startswith(f"error: {bad}: document 1: invalid YAML:")
+
+
+def test_a_file_read_twice_fails_once_and_directories_name_their_files_plainly(tmp_path: Path) -> None:
+    d = tmp_path / "d"
+    d.mkdir()
+    (d / "bad.yaml").write_text("a: [\n")
+    r = run("conflicts", "-f", f"{d}//", "--live", f"{d}/", "--field-manager", "ci")
+    assert r.code == 2
+    assert r.err_lines == [f"error: {d}/bad.yaml: document 1: invalid YAML: while parsing a flow node, did not "
+                             "find expected node content (line 2, column 1)"]
+
+
+def test_a_bad_schema_file_is_one_line_like_every_input_file(csa: Files, tmp_path: Path) -> None:
+    bad = tmp_path / "crd.yaml"
+    bad.write_text("kind: CustomResourceDefinition\n---\na: [\n")
+    r = run(*csa.args(), "--schema", str(bad))
+    assert r.code == 2
+    assert r.err_lines == [f"error: --schema {bad}: document 2: invalid YAML: while parsing a flow node, did not "
+                             "find expected node content (line 4, column 1)"]

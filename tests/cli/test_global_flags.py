@@ -284,3 +284,17 @@ def _dead_end_kubeconfig(tmp_path: Path, port: int) -> Path:
         "users": [{"name": "u", "user": {"token": "t"}}],
         "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}]}))
     return path
+
+
+def test_a_silent_tls_handshake_names_the_limit_that_ran_out(silent_server: int, tmp_path: Path) -> None:
+    # the connect timeout bounds the TLS handshake; the message named the 60 s read timeout
+    from kubectl_fieldown.kube import ClusterClient, ClusterOptions
+    from kubectl_fieldown.kube.client import RetryPolicy
+    from kubectl_fieldown.kube.errors import Unreachable
+
+    options = ClusterOptions(kubeconfig=str(_dead_end_kubeconfig(tmp_path, silent_server)), connect_timeout=0.5,
+                             read_timeout=60, retry=RetryPolicy(max_attempts=1))
+    with ClusterClient(options) as client, pytest.raises(Unreachable) as caught:
+        client.get_json("/version")
+    assert str(caught.value).endswith(
+        "no TLS handshake within 0.5s (the server accepted the connection but did not answer)"), str(caught.value)
