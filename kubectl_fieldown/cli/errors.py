@@ -83,6 +83,12 @@ def print_error(message: str) -> None:
     sys.stderr.flush()
 
 
+def print_note(message: str) -> None:
+    """A hint beside the output (stderr, so that ``-o json`` stays a clean document)."""
+    sys.stderr.write(f"note: {escape_controls(one_line(message))}\n")
+    sys.stderr.flush()
+
+
 def _is_framework_exception(e: BaseException) -> bool:
     # typer's Exit/Abort and click's usage errors are handled by main.run(), which knows the
     # command path for the usage hint; typer vendors click, so match by module, not by class

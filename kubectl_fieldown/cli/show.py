@@ -22,7 +22,7 @@ from ..ownership import build_owner_tree, unowned_leaves
 from ..value import MAX_DEPTH, nesting_depth
 from . import options
 from .completion import complete_resources
-from .errors import EXIT_FAILURE, UsageError, describe, handle_errors, print_error
+from .errors import EXIT_FAILURE, UsageError, describe, handle_errors, print_error, print_note
 
 if TYPE_CHECKING:
     from ..kube.client import ClusterClient
@@ -405,6 +405,7 @@ def show(
 
     views: list[ObjectView] = []
     failures: list[BaseException] = []
+    saved_without: list[ObjectSource] = []
     for src in sources:
         if src.error is not None:
             failures.append(src.error)
@@ -416,6 +417,8 @@ def show(
             failures.append(_Located(f"{src.where}: {object_title(src.obj)}", too_deep))
             continue
         md = src.obj.get("metadata")
+        if src.from_file and _saved_without_managed_fields(src.obj):
+            saved_without.append(src)
         try:
             entries = decode_entries(md.get("managedFields") if isinstance(md, Mapping) else None,
                                      strict=src.from_file)
@@ -435,6 +438,8 @@ def show(
     if views or output in (ShowOutput.json, ShowOutput.yaml):
         # JSON and YAML always print a document, so that `| jq` sees {"items": []} rather than nothing
         _render(views, output, time)
+    if saved_without:
+        print_note(_managed_fields_hint(saved_without))
     codes = []
     for f in failures:
         cause = f.error if isinstance(f, _Located) else f
@@ -444,6 +449,27 @@ def show(
     if failures:
         # input the tool cannot read is an input error (2); anything else could not be done (1)
         raise typer.Exit(max(codes))
+
+
+def _saved_without_managed_fields(obj: Mapping[str, Any]) -> bool:
+    """An object saved from a server (it has a uid) with its managedFields left out: kubectl's
+    ``get -o yaml`` drops them unless asked. A manifest (no uid) never had any."""
+    md = obj.get("metadata")
+    return isinstance(md, Mapping) and bool(md.get("uid")) and "managedFields" not in md
+
+
+def _managed_fields_hint(saved: Sequence[ObjectSource]) -> str:
+    first = saved[0].obj
+    assert first is not None
+    md = first.get("metadata") or {}
+    group = str(first.get("apiVersion") or "").rpartition("/")[0]
+    kind = str(first.get("kind") or "").lower()
+    type_arg = f"{kind}.{group}" if group else kind
+    ns = f" -n {md['namespace']}" if md.get("namespace") else ""
+    who = (f"{saved[0].where}: {object_title(first)} has" if len(saved) == 1
+           else f"{saved[0].where} and {len(saved) - 1} more objects have")
+    return (f"{who} no managedFields: kubectl leaves them out unless asked; save it again with "
+            f"'kubectl get {type_arg} {md.get('name', 'NAME')}{ns} -o yaml --show-managed-fields'")
 
 
 def register(app: typer.Typer) -> None:
