@@ -627,6 +627,8 @@ def predict_online(docs: Sequence[InputDocument], req: Request, schemas: KindRul
                 live = None
             gvk = GroupVersionKind.from_api_version(api_version, kind)
             schema = schemas.lookup(gvk, res)
+            if live is not None:
+                schema = _hinted(schema, live)
             builtin = schemas.is_builtin(gvk)
             status = "status" in res.subresources
             rules = make_rules(schema, status, builtin)
@@ -712,6 +714,21 @@ def _offline_namespaced(schema: KindSchema, gvk: GroupVersionKind, name: str,
     return (gvk.group, gvk.kind) not in CLUSTER_SCOPED_BUILTINS
 
 
+def _hinted(schema: KindSchema, live: Mapping[str, Any]) -> KindSchema:
+    """No schema known: the list types the live managedFields show beat treating every list as
+    atomic (the server that wrote them had the schema)."""
+    from ..managedfields import decode_entries
+    from ..schema.hinted import with_list_hints
+
+    if not schema.deduced:
+        return schema
+    try:
+        entries = decode_entries(_metadata(live).get("managedFields"))
+    except ValueError:
+        return schema  # reported where the live object's managedFields are decoded for the plan
+    return with_list_hints(schema, (e.fields for e in entries), live)
+
+
 def predict_offline(docs: Sequence[InputDocument], live_docs: Sequence[InputDocument], req: Request,
                     schemas: KindRules, outcome: Outcome) -> None:
     """Each document against the --live object with its apiVersion, kind, namespace and name."""
@@ -734,6 +751,8 @@ def predict_offline(docs: Sequence[InputDocument], live_docs: Sequence[InputDocu
                 found.used = True
                 if found.problem is not None:
                     raise DocumentError(f"{ident.title()}: cannot predict against the --live object {found.where}")
+            if found is not None:
+                schema = _hinted(schema, found.obj)
             builtin = schemas.is_builtin(gvk)
             status, status_source = offline_status(schemas, schema, builtin)
             rules = make_rules(schema, status, builtin)

@@ -55,7 +55,7 @@ DISAGREES = "disagrees"
 UNCHECKED = "unchecked"
 
 VALUE_WIDTH = 60
-DEDUCED_NOTE = "schema: deduced — lists are treated as atomic; pass --schema"
+DEDUCED_NOTE = "schema: deduced — lists are atomic unless the live managedFields key them; pass --schema"
 
 
 @dataclass(frozen=True)

@@ -146,7 +146,9 @@ class KindSchema:
     source: str
     namespaced: bool | None = None
     zero: dict[str, Any] | None = None
+    hints: tuple[tuple[str, str], ...] = ()
+    """The list types a deduced root took from an object's managedFields (see schema.hinted)."""
 
     @property
     def deduced(self) -> bool:
-        return self.root is DEDUCED
+        return self.root is DEDUCED or bool(self.hints)

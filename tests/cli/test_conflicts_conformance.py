@@ -172,3 +172,22 @@ def test_custom_resource_case(case_file: Path, tmp_path: Path) -> None:
 @pytest.mark.parametrize("case_file", BUILTIN_CASES, ids=lambda p: f"builtin/{p.stem}")
 def test_builtin_case(case_file: Path, tmp_path: Path) -> None:
     run_case(case_file, tmp_path)
+
+
+@pytest.mark.parametrize("name", ["cur-atomic-selector-changed-by-other", "cur-gizmo-cluster-scoped-int-key",
+                                  "cur-remove-listmap-item-with-update-owned-subfield",
+                                  "cur-set-list-finalizers-shared"])
+def test_without_a_schema_the_live_managed_fields_type_the_lists(name: str, tmp_path: Path) -> None:
+    """No --schema: each of these cases agreed with the server only once the list keys, sets and
+    atomic maps that the live managedFields show were used (kubectl_fieldown/schema/hinted.py);
+    with every list atomic each prediction was wrong."""
+    case = json.loads((CONFORMANCE / f"{name}.json").read_text())
+    live, apply = case["live"], case["apply"]
+    (tmp_path / "live.json").write_text(json.dumps(live))
+    (tmp_path / "manifest.json").write_text(json.dumps(apply["manifest"]))
+    args = ["conflicts", "-f", str(tmp_path / "manifest.json"), "--live", str(tmp_path / "live.json"),
+            "--field-manager", apply["manager"], "-o", "json"]
+    if live["metadata"].get("namespace"):
+        args += ["-n", live["metadata"]["namespace"]]
+    code, doc, err = run_json(args)
+    check_answer(case, case["expect"], code, doc["items"][0], err)

@@ -229,7 +229,7 @@ def test_create_when_not_in_live(csa: Files) -> None:
 def test_deduced_schema_is_said(csa: Files) -> None:
     args = [a for a in csa.args() if a not in ("--schema", str(csa.crd))]
     r = run(*args)
-    assert "(schema: deduced — lists are treated as atomic; pass --schema)" in r.text
+    assert "(schema: deduced — lists are atomic unless the live managedFields key them; pass --schema)" in r.text
     assert "status subresource: no (assumed: no CRD for this kind in --schema)" in r.text
 
 
