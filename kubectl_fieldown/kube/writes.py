@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from ..remedies.plans import Migration
     from ..remedies.requests import WriteRequest
     from ..remedies.restore import BackupContent
-    from ..remedies.writeplan import WritePlan
+    from ..remedies.writeplan import OwnershipMove, WritePlan
     from .client import ClusterClient
     from .discovery import ResourceInfo
 
@@ -124,6 +124,8 @@ class WriteOutcome:
     """Dry runs: each request with its type, fieldManager and purpose."""
     changes: list[str] = field(default_factory=list)
     """Who gains and who loses which fields (one line per entry)."""
+    moves: list[OwnershipMove] = field(default_factory=list)
+    """The same per field: each field whose owners change, with its owners before and after."""
     problems: list[str] = field(default_factory=list)
     """Values the write or the applier's next apply would lose (refused unless allowed)."""
     dry_run: DryRunMode = "none"
@@ -391,7 +393,7 @@ def execute(
     object (it is in the outcome), only for the errors :func:`is_fatal` names."""
     from ..managedfields import ManagedFieldsError
     from ..remedies.plans import MigrationError
-    from ..remedies.writeplan import ownership_changes
+    from ..remedies.writeplan import ownership_changes, ownership_moves
 
     retries = 0
     sent = 0
@@ -422,19 +424,20 @@ def execute(
                 # a retry can find its work done (a half-written plan finished by the re-plan)
                 return outcome(Result.changed if sent else Result.unchanged)
             changes = ownership_changes(m.before, [] if m.reset else m.after)
+            moves = ownership_moves(m.before, [] if m.reset else m.after)
             if wp.problems and not options.allow_value_changes:
                 alt, edits = _alternative(wp, target)
-                return outcome(Result.failed, problems=list(wp.problems), changes=changes,
+                return outcome(Result.failed, problems=list(wp.problems), changes=changes, moves=moves,
                                alternative=alt, alternative_edits=edits,
                                error="refused: " + "; ".join(wp.problems)
                                + " (--allow-value-changes writes it anyway)")
             requests = [r.to_json() for r in wp.requests]
             if options.dry_run == "client":
                 shown = [_shown(r, "<resourceVersion of the previous write>") for r in wp.requests]
-                return outcome(Result.changed, patches=shown, requests=requests, changes=changes,
+                return outcome(Result.changed, patches=shown, requests=requests, changes=changes, moves=moves,
                                problems=list(wp.problems))
             if options.dry_run == "server":
-                return _server_dry_run(client, target, wp, notes, changes)
+                return _server_dry_run(client, target, wp, notes, changes, moves)
             if backups is not None and backup is None:
                 backup = backups.save(target.res, obj, m)
             rv = m.resource_version
@@ -446,8 +449,8 @@ def execute(
             assert out is not None
             mismatch = _check_written(out, wp)
             if mismatch:
-                return outcome(Result.failed, error=mismatch, changes=changes)
-            return outcome(Result.changed, changes=changes, problems=list(wp.problems))
+                return outcome(Result.failed, error=mismatch, changes=changes, moves=moves)
+            return outcome(Result.changed, changes=changes, moves=moves, problems=list(wp.problems))
         except _Changed as e:
             retries += 1
             if retries > options.max_retries:
@@ -571,7 +574,7 @@ def _check_written(out: Mapping[str, Any], wp: WritePlan) -> str | None:
 
 
 def _server_dry_run(client: ClusterClient, target: ObjectTarget, wp: WritePlan, notes: list[str],
-                    changes: list[str]) -> WriteOutcome:
+                    changes: list[str], moves: list[OwnershipMove]) -> WriteOutcome:
     m = wp.migration
     shown: list[list[dict[str, Any]] | dict[str, Any]] = []
     out: dict[str, Any] | None = None
@@ -586,9 +589,9 @@ def _server_dry_run(client: ClusterClient, target: ObjectTarget, wp: WritePlan, 
         mismatch = _check_written(out, wp)
         if mismatch:
             return WriteOutcome.for_target(target, Result.failed, notes=notes, patches=shown, requests=requests,
-                                           dry_run="server", changes=changes,
+                                           dry_run="server", changes=changes, moves=moves,
                                            error="the server's dry run " + mismatch.removeprefix("the server "))
     notes = [*notes, f"the server accepted {len(shown)} request(s) with dryRun=All"]
     return WriteOutcome.for_target(target, Result.changed, notes=notes, patches=shown, requests=requests,
-                                   edits=list(wp.edits), dry_run="server", changes=changes,
+                                   edits=list(wp.edits), dry_run="server", changes=changes, moves=moves,
                                    problems=list(wp.problems))

@@ -26,7 +26,7 @@ from .plans import Migration
 from .requests import WriteRequest, requests_for
 from .verify import Verification, verify
 
-__all__ = ["WritePlan", "ownership_changes", "write_plan"]
+__all__ = ["OwnershipMove", "WritePlan", "ownership_changes", "ownership_moves", "write_plan"]
 
 
 @dataclass
@@ -134,3 +134,38 @@ def ownership_changes(before: Sequence[ManagedFieldsEntry], after: Sequence[Mana
                 parts.append(f"loses {listed(lost)}")
             lines.append(f"~ {label(new)} {'; '.join(parts)}")
     return lines
+
+
+@dataclass(frozen=True)
+class OwnershipMove:
+    """One field whose owners a write changes: the owners before and after, each named like
+    ``kubectl-client-side-apply (Update)`` or ``kubectl (Update, scale)``; empty: nobody."""
+
+    path: Path
+    before: tuple[str, ...]
+    after: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": path_string(self.path), "before": list(self.before), "after": list(self.after)}
+
+
+def owner_label(e: ManagedFieldsEntry) -> str:
+    return f"{e.manager} ({e.operation}" + (f", {e.subresource})" if e.subresource else ")")
+
+
+def ownership_moves(before: Sequence[ManagedFieldsEntry],
+                    after: Sequence[ManagedFieldsEntry]) -> list[OwnershipMove]:
+    """Every field (leaf) whose set of owners differs between ``before`` and ``after``, in path
+    order: a dry run's before/after, field by field."""
+
+    def owners(entries: Sequence[ManagedFieldsEntry]) -> dict[Path, tuple[str, ...]]:
+        by: dict[Path, set[str]] = {}
+        for e in entries:
+            for p in e.fields.leaves():
+                by.setdefault(p, set()).add(owner_label(e))
+        return {p: tuple(sorted(names)) for p, names in by.items()}
+
+    old, new = owners(before), owners(after)
+    every = FieldSet(set(old) | set(new))
+    return [OwnershipMove(p, old.get(p, ()), new.get(p, ())) for p in every.sorted_paths()
+            if old.get(p, ()) != new.get(p, ())]

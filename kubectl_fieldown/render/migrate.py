@@ -2,8 +2,9 @@
 
 Text: one line per object as soon as it is done (``changed``, ``unchanged``, ``failed: <reason>``;
 ``would change`` in dry runs), the values a refused write would lose (with its notes, and a fix
-that keeps every value when one is known), its notes with ``-v``; a dry run shows who gains and
-who loses which fields, and the exact requests with ``-v``; then a summary.
+that keeps every value when one is known), its notes with ``-v``; a dry run shows the ownership
+before → after of each field whose owners change, and the per-entry changes and the exact requests
+with ``-v``; then a summary.
 
 ``-o json`` is a contract (docs/migrate.md); keys are only ever added::
 
@@ -13,6 +14,7 @@ who loses which fields, and the exact requests with ``-v``; then a summary.
      "items": [{"apiVersion", "kind", "namespace", "name", "result", "retries", "patchesSent",
                 "notes": [str], "backup": str|null, "error": str|null,
                 "changes": [str], "problems": [str],
+                "ownership": [{"path", "before": [str], "after": [str]}],
                 "edits": [str]   (what to change in the manifest for the check to hold: a field a
                                   scaler owns, left out of the next apply),
                 "alternative": {"command": [str], "edits": [str]}|null   (a refused migrate --for:
@@ -32,11 +34,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from ..fieldpath import path_string
 from ..managedfields import LAST_APPLIED_ANNOTATION
 from .common import terminal_safe
 
 if TYPE_CHECKING:
     from ..kube.writes import WriteOutcome
+    from ..remedies.writeplan import OwnershipMove
 
 __all__ = [
     "Progress",
@@ -129,6 +133,7 @@ def outcome_to_dict(o: WriteOutcome) -> dict[str, Any]:
         "backup": str(o.backup) if o.backup is not None else None,
         "error": o.error,
         "changes": list(o.changes),
+        "ownership": [m.to_json() for m in o.moves],
         "problems": list(o.problems),
         "edits": list(o.edits),
         "alternative": {"command": list(o.alternative), "edits": list(o.alternative_edits)}
@@ -201,14 +206,37 @@ def render_outcome(o: WriteOutcome, out: TextIO, *, verbose: bool = False) -> No
         for n in o.notes:
             out.write(f"  - {n}\n")
     if o.dry_run != "none":
-        for c in o.changes:
-            out.write(f"  {c}\n")
+        if o.moves:
+            _write_moves(o.moves, out)
+        if verbose or not o.moves:
+            for c in o.changes:
+                out.write(f"  {c}\n")
     if o.dry_run != "none" and verbose:
         for r, p in zip(_redacted_requests(o), redacted_patches(o), strict=False):
             what = "apply" if r.get("type") == "apply" else "patch"
             out.write(f"  {what} (fieldManager {r.get('fieldManager')}): {json.dumps(p)}\n")
     if verbose and o.backup is not None:
         out.write(f"  backup: {o.backup}\n")
+
+
+_PATH_COLUMN_MAX = 56
+
+
+def _owners(names: Sequence[str]) -> str:
+    return ", ".join(names) if names else "nobody"
+
+
+def _write_moves(moves: Sequence[OwnershipMove], out: TextIO) -> None:
+    """Each field whose owners change, before → after, in one aligned column where paths allow."""
+    out.write("  ownership, before → after:\n")
+    paths = [terminal_safe(path_string(m.path)) for m in moves]
+    width = max((len(p) for p in paths if len(p) <= _PATH_COLUMN_MAX), default=0)
+    for shown, m in zip(paths, moves, strict=True):
+        change = terminal_safe(f"{_owners(m.before)} → {_owners(m.after)}")
+        if len(shown) <= width:
+            out.write(f"    {shown.ljust(width)}  {change}\n")
+        else:
+            out.write(f"    {shown}\n    {'':{width}}  {change}\n")
 
 
 def render_summary(outcomes: Sequence[WriteOutcome], backup_dir: Path | None, dry_run: str, out: TextIO) -> None:

@@ -469,6 +469,44 @@ def test_dry_runs_write_nothing(sc: Scenario) -> None:
     assert not sc.backups.exists()
 
 
+def _owners_by_field(obj: dict[str, Any]) -> dict[str, set[str]]:
+    from kubectl_fieldown.fieldpath import path_string
+
+    out: dict[str, set[str]] = {}
+    for e in obj["metadata"].get("managedFields") or []:
+        label = f"{e['manager']} ({e['operation']}" + (f", {e['subresource']})" if e.get("subresource") else ")")
+        for p in decode_fields_v1(e.get("fieldsV1")).leaves():
+            out.setdefault(path_string(p), set()).add(label)
+    return out
+
+
+def test_a_dry_run_shows_ownership_before_and_after_as_the_server_then_records_it(sc: Scenario) -> None:
+    sc.kubectl("apply", "-f", str(sc.manifest("w", {"replicas": 3, "color": "blue"})))
+    sc.kubectl("scale", "widget/w", "--replicas=5", "-n", sc.ns)
+    before = _owners_by_field(sc.live("w"))
+    r = sc.fd("migrate", "widget/w", "--to", "server-side", "--dry-run=client")
+    assert r.code == 0, r.err
+    lines = r.out.splitlines()
+    start = lines.index("  ownership, before → after:")
+    assert any(line.split() == [".spec.color", "kubectl-client-side-apply", "(Update)", "→", "kubectl", "(Apply)"]
+               for line in lines[start + 1:]), r.out
+    assert "apply (fieldManager" not in r.out and "+ kubectl (Apply) owns" not in r.out  # requests with -v only
+    verbose = sc.fd("migrate", "widget/w", "--to", "server-side", "--dry-run=client", "-v")
+    assert "apply (fieldManager kubectl-last-applied)" in verbose.out and "+ kubectl (Apply) owns" in verbose.out
+    (item,) = sc.fd("migrate", "widget/w", "--to", "server-side", "--dry-run=client", "-o", "json").json()["items"]
+    moves = {m["path"]: m for m in item["ownership"]}
+    assert ".spec.replicas" not in moves  # the scaler keeps it
+    # every "before" is what the server had, and after the real write every "after" is what it has
+    for path, m in moves.items():
+        assert set(m["before"]) == before.get(path, set()), path
+    assert sc.fd("migrate", "widget/w", "--to", "server-side").code == 0
+    after = _owners_by_field(sc.live("w"))
+    for path, m in moves.items():
+        assert set(m["after"]) == after.get(path, set()), path
+    unmoved = {p for p in set(before) | set(after) if p not in moves}
+    assert unmoved and all(before.get(p) == after.get(p) for p in unmoved)
+
+
 def test_bulk_goes_on_past_failures_and_reports(sc: Scenario) -> None:
     sc.kubectl("apply", "-f", str(sc.manifest("a", {"replicas": 1})))
     sc.apply_raw("b", {"replicas": 1}, "flux")  # no last-applied annotation: cannot be stripped
