@@ -135,7 +135,7 @@ def test_the_pictures_show_the_real_output() -> None:
     conflicts = text_of("conflicts.svg")
     assert conflicts[0].startswith("Deployment shop/web")
     assert any(line.strip().startswith("conflict  .spec.replicas") for line in conflicts)
-    assert conflicts[-1].strip() == "→ 3 conflicts: the apply fails as it is"
+    assert conflicts[-1].strip() == "→ 3 conflicts on 2 fields: the apply fails as it is"
 
 
 IMAGE = re.compile(r"!\[(?P<alt>[^\]]*)\]\((?P<src>[^)\s]+)[^)]*\)|<img\b[^>]*\bsrc=\"(?P<html_src>[^\"]+)\"")
