@@ -11,7 +11,9 @@
 #   3. computes the archive's sha256 and rewrites version, uri and sha256 of every platform in
 #      krew/fieldown.yaml (pure Python: one archive serves linux/darwin, amd64/arm64)
 #
-# Environment: PYTHON (default .venv/bin/python, else python3); RELEASE_BASE_URL (default
+# Environment: PYTHON (default .venv/bin/python, else python3); RELEASE_TOOLS_PYTHON, a Python that
+# has build, twine and setuptools (then nothing is downloaded; default: a private venv from PyPI);
+# RELEASE_BASE_URL (default
 # https://github.com/kubectl-fieldown/kubectl-fieldown/releases/download/vVERSION), where the
 # archive will be uploaded; PIP_WHEEL_ARGS, extra arguments for `pip wheel` (e.g.
 # --no-build-isolation when PyPI is out of reach and setuptools is installed).
@@ -46,14 +48,23 @@ MANIFEST=krew/fieldown.yaml
 stage=$(mktemp -d "${TMPDIR:-/tmp}/fieldown-release.XXXXXX")
 trap 'rm -rf "$stage"' EXIT
 
-echo "[release] sdist and wheel for PyPI (python -m build in a private venv), checked with twine"
-"${PYTHON_FOR_TOOLS:-python3}" -m venv "$stage/tools" || die "python3 -m venv failed"
-"$stage/tools/bin/pip" install --quiet --disable-pip-version-check build twine >"$stage/tools.log" 2>&1 \
-  || { tail -n 20 "$stage/tools.log" >&2; die "pip install build twine failed"; }
+if [[ -n ${RELEASE_TOOLS_PYTHON:-} ]]; then
+  # a Python that already has build, twine and setuptools (the test extras): no download at all
+  echo "[release] sdist and wheel for PyPI (python -m build --no-isolation), checked with twine"
+  tools=$RELEASE_TOOLS_PYTHON
+  build_args=(--no-isolation)
+else
+  echo "[release] sdist and wheel for PyPI (python -m build in a private venv), checked with twine"
+  "${PYTHON_FOR_TOOLS:-python3}" -m venv "$stage/tools" || die "python3 -m venv failed"
+  "$stage/tools/bin/pip" install --quiet --disable-pip-version-check build twine >"$stage/tools.log" 2>&1 \
+    || { tail -n 20 "$stage/tools.log" >&2; die "pip install build twine failed"; }
+  tools=$stage/tools/bin/python
+  build_args=()
+fi
 rm -f dist/kubectl_fieldown-"$VERSION".tar.gz dist/kubectl_fieldown-"$VERSION"-*.whl
-"$stage/tools/bin/python" -m build --outdir dist . >"$stage/build.log" 2>&1 \
+"$tools" -m build "${build_args[@]}" --outdir dist . >"$stage/build.log" 2>&1 \
   || { tail -n 30 "$stage/build.log" >&2; die "python -m build failed"; }
-"$stage/tools/bin/twine" check --strict dist/kubectl_fieldown-"$VERSION".tar.gz dist/kubectl_fieldown-"$VERSION"-*.whl \
+"$tools" -m twine check --strict dist/kubectl_fieldown-"$VERSION".tar.gz dist/kubectl_fieldown-"$VERSION"-*.whl \
   || die "twine check failed"
 
 echo "[release] building the wheel of kubectl-fieldown $VERSION"
