@@ -34,8 +34,10 @@ def bash_complete(cluster: lab.Cluster, line: str, **env: str) -> tuple[list[str
     """What bash offers for ``line`` (TAB at its end) with the script of --show-completion bash."""
     assert BASH is not None
     words = line.split(" ")
-    script = subprocess.run([str(BIN / "kubectl-fieldown"), "--show-completion", "bash"], capture_output=True,
-                            text=True, env=_env(cluster, SHELL=BASH), check=True).stdout
+    # what --show-completion prints for bash, asked without typer's shell detection (it reads the
+    # parent processes from /proc, which a test's process tree does not resemble)
+    script = subprocess.run([str(BIN / "kubectl-fieldown")], capture_output=True, text=True,
+                            env=_env(cluster, _KUBECTL_FIELDOWN_COMPLETE="source_bash"), check=True).stdout
     assert "complete " in script and "kubectl-fieldown" in script, script
     driver = (f"{script}\nCOMP_WORDS=({' '.join(shlex.quote(w) for w in words)})\n"
               f"COMP_CWORD={len(words) - 1}\n_kubectl_fieldown_completion kubectl-fieldown\n"
