@@ -91,9 +91,9 @@ def object_tree(view: ObjectView, colours: ManagerColours) -> list[Text]:
 
     lines = [Text(view.title, style="bold")]
     if not view.entries:
-        lines.append(Text(LAST) + Text("no managedFields: nothing is owned", style="dim"))
+        lines.append(Text().append(LAST, style="dim").append("no managedFields: nothing is owned", style="dim"))
     elif not view.fields:
-        lines.append(Text(LAST) + Text("no fields match the filters", style="dim"))
+        lines.append(Text().append(LAST, style="dim").append("no fields match the filters", style="dim"))
     else:
         _add_children(lines, _trie(view.fields), "", view, colours)
     return lines
@@ -105,7 +105,9 @@ def _add_children(lines: list[Text], node: _Node, prefix: str, view: ObjectView,
     last_index = len(node.children) - 1
     for i, (pe, child) in enumerate(node.children.items()):
         last = i == last_index
-        line = Text(prefix + (LAST if last else BRANCH), style="dim")
+        # only the guides are dim: a style given to Text() would be the base style of the whole line
+        line = Text()
+        line.append(prefix + (LAST if last else BRANCH), style="dim")
         line.append_text(_label(pe, child, view, colours))
         lines.append(line)
         _add_children(lines, child, prefix + (SPACE if last else PIPE), view, colours)
