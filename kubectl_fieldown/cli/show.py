@@ -286,13 +286,15 @@ def _render(views: Sequence[ObjectView], output: ShowOutput, time_mode: TimeMode
 
         render_yaml(views, out)
     elif output is ShowOutput.table:
+        from ..render.common import output_width
         from ..render.table import render_table
 
-        render_table(views, out)
+        render_table(views, out, width=output_width(out))
     elif output is ShowOutput.blame:
         from ..render.blame import render_blame
+        from ..render.common import output_width
 
-        render_blame(views, out, time_mode=time_mode.value)
+        render_blame(views, out, time_mode=time_mode.value, width=output_width(out))
     else:
         from ..render.tree import render_tree
 

@@ -29,11 +29,13 @@ from .common import (
     TIME_RELATIVE,
     ManagerColours,
     ObjectView,
+    fit_cells,
     format_time,
     latest_time,
     make_console,
     terminal_safe,
 )
+from .styled import cell_len
 
 if TYPE_CHECKING:
     from .styled import Text
@@ -41,18 +43,21 @@ if TYPE_CHECKING:
 __all__ = ["BlameLine", "blame_lines", "render_blame"]
 
 OWNER_WIDTH = 40
+MIN_TEXT_WIDTH = 20  # of the YAML part of a line, however narrow the terminal
 INHERITED_MARK = " ↑"
 
 
 @dataclass(frozen=True)
 class BlameLine:
-    """One line of YAML, the owners it is attributed to, and whether they own it through an atomic
-    parent (``inherited``) or whether it is a set-but-unowned leaf shown for ``--show-unowned``."""
+    """One line of YAML, the owners it is attributed to, and how: through an atomic parent
+    (``inherited``), as owners of only the map or list item the line opens (``created``, see
+    :meth:`ObjectView.created_only`), or not at all though set (``unowned``, for ``--show-unowned``)."""
 
     text: str
     owners: tuple[Owner, ...] = ()
     inherited: bool = False
     unowned: bool = False
+    created: bool = False
 
 
 def render_blame(
@@ -61,7 +66,10 @@ def render_blame(
     time_mode: str = TIME_RELATIVE,
     colours: ManagerColours | None = None,
     now: _dt.datetime | None = None,
+    width: int | None = None,
 ) -> None:
+    """Print the blame of ``views``; with ``width`` (a terminal's) the YAML part of a line is cut to
+    fit, so that the owner column stays a column."""
     from .styled import Text
 
     console = make_console(out)
@@ -71,61 +79,69 @@ def render_blame(
         if n:
             console.print("---")
         lines = blame_lines(view)
-        labels = [_owner_text(line, view) for line in lines]
-        width = min(max((len(s) for s in labels), default=0), OWNER_WIDTH)
+        gutter = min(max((cell_len(owner_text(line, view)) for line in lines), default=0), OWNER_WIDTH)
         times = [
             "" if time_mode == TIME_NONE or not line.owners else format_time(latest_time(line.owners, view.entries),
                                                                              time_mode, now)
             for line in lines
         ]
         twidth = max((len(t) for t in times), default=0)
-        for line, label, t in zip(lines, labels, times, strict=True):
-            row = Text()
-            row.append_text(_owner_cell(line, label, width, view, colours))
+        for line, t in zip(lines, times, strict=True):
+            row = owner_cell(line, view, colours, gutter)
             if time_mode != TIME_NONE:
                 row.append("  ")
                 row.append(t.rjust(twidth), style="dim")
             row.append("  │ ", style="dim")
-            row.append(line.text)
+            text = Text(line.text)
+            if width is not None:
+                text = fit_cells(text, max(width - row.cell_len, MIN_TEXT_WIDTH))
+            row.append_text(text)
             console.print(row, soft_wrap=True)
 
 
-def _owner_text(line: BlameLine, view: ObjectView) -> str:
+def owner_text(line: BlameLine, view: ObjectView) -> str:
+    """The owner column of a line, before it is fitted to the column's width."""
     if line.unowned:
         return "(unowned)"
     if not line.owners:
         return ""
-    text = ", ".join(view.owner_label(o) for o in line.owners)
-    return text + (INHERITED_MARK if line.inherited else "")
+    lead, tail = _around(line)
+    return lead + ", ".join(view.owner_label(o) for o in line.owners) + tail
 
 
-def _owner_cell(line: BlameLine, label: str, width: int, view: ObjectView, colours: ManagerColours) -> Text:
+def _around(line: BlameLine) -> tuple[str, str]:
+    if line.created:
+        return "(created by ", ")"
+    return "", INHERITED_MARK if line.inherited else ""
+
+
+def owner_cell(line: BlameLine, view: ObjectView, colours: ManagerColours, width: int | None = None) -> Text:
+    """The owner column of a line in the owners' colours, padded or cut to ``width`` cells."""
     from .styled import Text
 
+    label = owner_text(line, view)
+    width = cell_len(label) if width is None else width
     cell = Text()
     if line.unowned:
-        cell.append(label.ljust(width), style="dim italic")
-        return cell
-    if not line.owners:
-        cell.append(" " * width)
-        return cell
-    style_extra = " dim" if line.inherited else ""
-    if len(label) > width:
-        # too many co-owners for the column: the first one and a count keep lines aligned
-        first = view.owner_label(line.owners[0])
-        more = f" +{len(line.owners) - 1}" if len(line.owners) > 1 else ""
-        room = width - len(more) - (len(INHERITED_MARK) if line.inherited else 0)
-        if len(first) > room:
-            first = first[: max(room - 1, 1)] + "…"
-        cell.append(first, style=colours.get(line.owners[0].manager) + style_extra)
-        cell.append(more + (INHERITED_MARK if line.inherited else ""))
-    else:
-        for i, o in enumerate(line.owners):
-            if i:
-                cell.append(", ")
-            cell.append(view.owner_label(o), style=colours.get(o.manager) + style_extra)
-        if line.inherited:
-            cell.append(INHERITED_MARK, style="dim")
+        cell.append(label, style="dim italic")
+    elif line.owners:
+        lead, tail = _around(line)
+        style_extra = " dim" if line.inherited else ""
+        cell.append(lead, style="dim")
+        if cell_len(label) > width:
+            # too many co-owners for the column: the first one and a count keep lines aligned
+            first = view.owner_label(line.owners[0])
+            more = f" +{len(line.owners) - 1}" if len(line.owners) > 1 else ""
+            room = width - cell_len(lead) - cell_len(more) - cell_len(tail)
+            cell.append_text(fit_cells(Text(first, style=colours.get(line.owners[0].manager) + style_extra),
+                                       max(room, 1)))
+            cell.append(more)
+        else:
+            for i, o in enumerate(line.owners):
+                if i:
+                    cell.append(", ")
+                cell.append(view.owner_label(o), style=colours.get(o.manager) + style_extra)
+        cell.append(tail, style="dim")
     cell.append(" " * max(width - cell.cell_len, 0))
     return cell
 
@@ -133,25 +149,35 @@ def _owner_cell(line: BlameLine, label: str, width: int, view: ObjectView, colou
 # --- attribution -------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class _Attributed:
+    owners: tuple[Owner, ...] = ()
+    inherited: bool = False
+    unowned: bool = False
+    created: bool = False
+
+
 class _Attribution:
     def __init__(self, view: ObjectView) -> None:
+        self.view = view
         self.by_path: dict[Path, OwnedField] = {f.path: f for f in view.fields}
         self.owned = view.owned
 
-    def owners(self, path: Path) -> tuple[tuple[Owner, ...], bool, bool]:
-        """(owners, inherited, unowned) for a path."""
+    def owners(self, path: Path) -> _Attributed:
         f = self.by_path.get(path)
         if f is not None:
-            return f.owners, False, not f.owners
+            if not f.owners:
+                return _Attributed(unowned=True)
+            return _Attributed(f.owners, created=self.view.created_only(path))
         # an owned node with nothing owned below it is owned whole: its lines belong to its owners
         for i in range(len(path) - 1, 0, -1):
             anc = path[:i]
             if self.owned.has(anc) and self.owned.descend(anc).is_empty():
                 af = self.by_path.get(anc)
                 if af is not None and af.owners:
-                    return af.owners, True, False
-                return (), False, False
-        return (), False, False
+                    return _Attributed(af.owners, inherited=True)
+                return _Attributed()
+        return _Attributed()
 
 
 def blame_lines(view: ObjectView) -> list[BlameLine]:
@@ -172,14 +198,14 @@ class _Emitter:
         self.lines: list[BlameLine] = []
 
     def _add(self, text: str, path: Path, item: Path | None = None) -> None:
-        owners, inherited, unowned = self.attr.owners(path)
-        if item is not None and (inherited or not owners):
+        got = self.attr.owners(path)
+        if item is not None and (got.inherited or not got.owners):
             # the first line of a list item stands for the item and its first field: when the field
             # has no owner of its own, the item's owners (often an Update manager's ".") speak for it
-            item_owners, item_inherited, _ = self.attr.owners(item)
-            if item_owners and (not owners or not item_inherited):
-                owners, inherited, unowned = item_owners, item_inherited, False
-        self.lines.append(BlameLine(text, owners, inherited, unowned and not owners))
+            for_item = self.attr.owners(item)
+            if for_item.owners and (not got.owners or not for_item.inherited):
+                got = for_item
+        self.lines.append(BlameLine(text, got.owners, got.inherited, got.unowned and not got.owners, got.created))
 
     def mapping(self, m: Mapping[str, Any], path: Path, indent: int, item_path: Path | None) -> None:
         """Emit a map; with ``item_path`` its first key goes on the ``- `` line of that list item."""

@@ -13,7 +13,6 @@ import json
 import os
 import re
 import sys
-import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO, cast
@@ -94,6 +93,15 @@ class ObjectView:
             self._labels = OwnerLabels(self.entries)
         return self._labels(owner)
 
+    def created_only(self, path: Path) -> bool:
+        """Do the owners of ``path`` own only the map or list item itself, not what is in it?
+
+        That is FieldsV1's ``"."`` marker: the entry created the map (an Update) or lists the item
+        in its manifest (an Apply), and what is below has owners of its own. Shown as
+        "owner of path", a reader takes it for the whole subtree. Without anything owned below,
+        an owned node is owned whole (an atomic value, or a leaf)."""
+        return bool(path) and not self.owned.descend(path).is_empty()
+
 
 # --- secrets -----------------------------------------------------------------------------------
 
@@ -173,33 +181,40 @@ def redact_secret(obj: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 class ManagerColours:
-    """One colour per manager name, the same one every run.
+    """One colour per manager name, given in order of first appearance (the legend's order, which is
+    the object's managedFields order), so the same object gets the same colours in every output and
+    every run.
 
-    The preferred slot comes from a hash of the name (so ``helm`` is always the same colour);
-    when two managers of one invocation collide, the later one takes the next free slot so that
-    the colours on screen stay distinct as long as the palette lasts."""
+    The palette is the twelve ANSI colours that read on dark and light backgrounds (not black,
+    white or grey): rich prints them as the same 16-colour codes whatever the terminal supports, so
+    managers that differ in a truecolor terminal differ in a 16-colour one too (256-colour names
+    fell onto the same few ANSI colours there: kubectl-edit and kubectl's scale entry were both
+    bright green). After twelve managers the colours come again underlined, so 24 managers in one
+    output stay apart; beyond that they repeat."""
 
     PALETTE = (
         "cyan",
         "magenta",
         "green",
         "yellow",
-        "blue",
+        "bright_blue",
         "red",
         "bright_cyan",
         "bright_magenta",
         "bright_green",
-        "dark_orange",
-        "medium_purple1",
-        "deep_pink3",
-        "chartreuse3",
-        "steel_blue1",
-        "gold3",
-        "turquoise2",
+        "bright_yellow",
+        "blue",
+        "bright_red",
     )
+    VARIANTS = ("", " underline")
 
     def __init__(self) -> None:
         self._by_manager: dict[str, str] = {}
+
+    @classmethod
+    def distinct(cls) -> int:
+        """How many managers get a style of their own before styles repeat."""
+        return len(cls.PALETTE) * len(cls.VARIANTS)
 
     def assign(self, managers: Sequence[str]) -> None:
         """Fix the colours of ``managers`` in this order (call with the legend order first)."""
@@ -208,19 +223,10 @@ class ManagerColours:
 
     def get(self, manager: str) -> str:
         colour = self._by_manager.get(manager)
-        if colour is not None:
-            return colour
-        n = len(self.PALETTE)
-        start = zlib.crc32(manager.encode("utf-8")) % n
-        used = set(self._by_manager.values())
-        for i in range(n):
-            candidate = self.PALETTE[(start + i) % n]
-            if candidate not in used:
-                colour = candidate
-                break
-        else:
-            colour = self.PALETTE[start]
-        self._by_manager[manager] = colour
+        if colour is None:
+            n = len(self._by_manager) % self.distinct()
+            colour = self.PALETTE[n % len(self.PALETTE)] + self.VARIANTS[n // len(self.PALETTE)]
+            self._by_manager[manager] = colour
         return colour
 
 
@@ -403,6 +409,79 @@ def columns(rows: Sequence[Sequence[Text]], gap: str = "   ", right: frozenset[i
         line.rstrip()
         lines.append(line)
     return lines
+
+
+def fit_cells(text: Text, width: int, keep_end: bool = False) -> Text:
+    """``text`` in at most ``width`` terminal cells: cut with an ellipsis at its end, or at its start
+    with ``keep_end`` (a path's last elements tell rows apart, its first ones are shared)."""
+    from .styled import Text, cell_len
+
+    if text.cell_len <= width:
+        return text
+    room = max(width - 1, 0)
+    plain = text.plain
+    used = 0
+    if keep_end:
+        start = len(plain)
+        while start > 0 and used + cell_len(plain[start - 1]) <= room:
+            start -= 1
+            used += cell_len(plain[start])
+        return Text("…") + text[start:]
+    end = 0
+    while end < len(plain) and used + cell_len(plain[end]) <= room:
+        used += cell_len(plain[end])
+        end += 1
+    cut = text[:end]
+    cut.append("…")
+    return cut
+
+
+def fit_columns(
+    rows: Sequence[Sequence[Text]],
+    width: int,
+    shrink: Sequence[tuple[int, int, bool]],
+    gap: int = 3,
+) -> list[list[Text]]:
+    """Cut cells so that rows laid out by :func:`columns` fit in ``width`` cells, one line each.
+
+    ``shrink`` says which columns give up room, in turn: ``(column, narrowest, keep_end)``; a column
+    is cut down to ``narrowest`` (or its own width) before the next one gives anything. When even
+    that is too wide the lines are as narrow as they can be, and the terminal wraps them."""
+    if not rows:
+        return []
+    n = max(len(r) for r in rows)
+    widths = [max((r[i].cell_len for r in rows if i < len(r)), default=0) for i in range(n)]
+    over = sum(widths) + gap * (n - 1) - width
+    limits = list(widths)
+    for col, narrowest, _ in shrink:
+        if over <= 0:
+            break
+        give = min(over, max(widths[col] - narrowest, 0))
+        limits[col] = widths[col] - give
+        over -= give
+    if limits == widths:
+        return [list(r) for r in rows]
+    keep_end = {col: k for col, _, k in shrink}
+    return [[fit_cells(c, limits[i], keep_end.get(i, False)) for i, c in enumerate(r)] for r in rows]
+
+
+def output_width(stream: TextIO) -> int | None:
+    """The width of the terminal that human output goes to (``COLUMNS`` wins, as in rich), which
+    tables and blame fit their lines to; None off a terminal, where lines are never cut: files and
+    greps get whole values."""
+    try:
+        if not stream.isatty():
+            return None
+        fd = stream.fileno()
+    except (AttributeError, ValueError, OSError):
+        return None
+    columns_env = os.environ.get("COLUMNS", "")
+    if columns_env.isdigit() and int(columns_env) > 0:
+        return int(columns_env)
+    try:
+        return os.get_terminal_size(fd).columns or None
+    except OSError:
+        return None
 
 
 def print_lines(console: Console, lines: Sequence[Text]) -> None:

@@ -44,6 +44,9 @@ class PlainText:
         self._text += text._text if isinstance(text, PlainText) else text
         return self
 
+    def __getitem__(self, part: slice) -> PlainText:
+        return PlainText(self._text[part])
+
     def append_text(self, text: PlainText) -> PlainText:
         self._text += text._text
         return self

@@ -129,11 +129,14 @@ def _label(pe: PathElement, node: _Node, view: ObjectView, colours: ManagerColou
     if not f.owners:
         text.append("  (unowned)", style="dim italic")
         return text
-    text.append("  ← ", style="dim")
+    created = view.created_only(f.path)
+    text.append("  (created by " if created else "  ← ", style="dim")
     for i, o in enumerate(f.owners):
         if i:
             text.append(", ")
         text.append(view.owner_label(o), style=f"bold {colours.get(o.manager)}")
+    if created:
+        text.append(")", style="dim")
     return text
 
 
