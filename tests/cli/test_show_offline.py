@@ -260,7 +260,7 @@ def test_tree_is_the_default_and_labels_owners() -> None:
     assert lines[0] == "Deployment shop/web"
     assert "│   │   ├── deployment.kubernetes.io/revision: \"5\"  ← kube-controller-manager" in lines
     assert any(line.endswith("replicas: 4  ← handover-to-hpa, kubectl (Update, scale)") for line in lines)
-    assert any('[name="web"]  ← argocd-controller, kubectl (Apply)' in line for line in lines)
+    assert any('[name="web"]  (created by argocd-controller, kubectl (Apply))' in line for line in lines)
     assert not ANSI.search(r.out), "no colour off a terminal"
     legend = lines[lines.index("") + 1:]
     assert legend[0].split() == ["MANAGER", "OPERATION", "SUBRESOURCE", "API", "VERSION", "AGE", "FIELDS"]

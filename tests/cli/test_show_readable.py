@@ -348,3 +348,17 @@ def test_blame_item_line_owned_by_its_creator() -> None:
     labels = {line.text.strip(): owner_text(line, view) for line in blame_lines(view)}
     assert labels["- name: a"] == "(created by upd)"
     assert labels["v: 1"] == "app"
+
+
+@pytest.mark.parametrize("plain", [True, False])
+def test_fit_cells_counts_terminal_cells(plain: bool) -> None:
+    from kubectl_fieldown.render import styled
+    from kubectl_fieldown.render.common import fit_cells
+
+    styled.use_plain(plain)
+    text = styled.Text("abc")
+    text.append("defgh", style="red")
+    assert [fit_cells(text, w).plain for w in (1, 4, 8)] == ["…", "abc…", "abcdefgh"]
+    assert fit_cells(text, 4, keep_end=True).plain == "…fgh"
+    wide = fit_cells(styled.Text("日本語テキスト"), 6)
+    assert (wide.plain, wide.cell_len) == ("日本…", 5), "a wide character is not split"
