@@ -6,12 +6,14 @@ Each YAML line stands for one path, and a line is attributed to that path's owne
 * ``- name: nginx`` (the first line of a list item) — its first field, or the item itself when that
   field has no owner of its own (an Update manager that created the item owns ``.`` of it);
 * lines below a node that is owned whole (an atomic list, map or struct: a member of the owned set
-  with nothing owned below it) are attributed to the owners of that node, marked ``↑``.
+  with nothing owned below it) are attributed to the owners of that node, marked ``↑``;
+* owners of only the map or list item that a line opens, with fields below it owned on their own
+  (FieldsV1's ``"."``), say ``(created by ...)``, as in the tree and the table.
 
 Lines that nobody owns have an empty owner column: server-managed metadata (``uid``,
 ``resourceVersion`` ...) is never tracked, and defaulted fields stay unowned under server-side
 apply. With ``--show-unowned`` set-but-unowned leaves say ``(unowned)``. ``metadata.managedFields``
-itself is not shown.
+itself is not shown. On a terminal the YAML part of a line is cut to its width, never the owner column.
 """
 
 from __future__ import annotations
