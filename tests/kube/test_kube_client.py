@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import socket
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -383,10 +382,9 @@ def test_dead_port_is_unreachable_fast(kubeconfig_variant: KubeconfigFactory, wi
             c["cluster"]["server"] = f"https://127.0.0.1:{port}"
 
     with ClusterClient(ClusterOptions(kubeconfig=str(kubeconfig_variant(dead)))) as c:
-        t0 = time.monotonic()
         with pytest.raises(Unreachable) as exc:
             c.get(widgets, "w", "ns")
-        assert time.monotonic() - t0 < 2
+        # fast because it is not retried (counted below), not because of a clock: no timing assertion
         assert str(exc.value) == f"cannot reach the API server at https://127.0.0.1:{port}: connection refused"
         assert c.request_count == 1  # a refused connection is not retried
         with pytest.raises(Unreachable):
