@@ -470,8 +470,9 @@ def _managed_fields_hint(saved: Sequence[ObjectSource]) -> str:
     ns = f" -n {md['namespace']}" if md.get("namespace") else ""
     who = (f"{saved[0].where}: {object_title(first)} has" if len(saved) == 1
            else f"{saved[0].where} and {len(saved) - 1} more objects have")
-    return (f"{who} no managedFields: kubectl leaves them out unless asked; save it again with "
-            f"'kubectl get {type_arg} {md.get('name', 'NAME')}{ns} -o yaml --show-managed-fields'")
+    return (f"{who} no managedFields: 'kubectl get -o yaml' leaves them out unless asked; save it again with "
+            f"'kubectl get {type_arg} {md.get('name', 'NAME')}{ns} -o yaml --show-managed-fields' "
+            "(if the server has none either, they were reset and nothing is owned)")
 
 
 def register(app: typer.Typer) -> None:

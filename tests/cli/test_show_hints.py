@@ -20,7 +20,7 @@ def test_a_file_saved_without_managed_fields_says_how_to_save_it_and_that_comman
     assert r.code == 0 and "no managedFields" in r.out
     [note] = r.err.splitlines()
     assert note.startswith(f"note: {saved}: document 1: Widget {namespace}/w1 has no managedFields: ")
-    command = note.split("save it again with ")[1].strip("'")
+    command = note.split("save it again with '")[1].split("'")[0]
     assert command == f"kubectl get widget.example.com w1 -n {namespace} -o yaml --show-managed-fields"
     words = shlex.split(command)
     again = tmp_path / "again.yaml"
