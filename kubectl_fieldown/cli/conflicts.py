@@ -230,14 +230,9 @@ def server_order(conflicts: Sequence[PlannedConflict]) -> list[PlannedConflict]:
 
 
 def _redact_conflict(c: PlannedConflict) -> PlannedConflict:
-    from ..fieldpath import FIELD
-    from ..managedfields import LAST_APPLIED_ANNOTATION
-    from ..render.common import REDACTED
+    from ..redact import REDACTED, is_secret_value_path
 
-    p = c.path
-    secret = bool(p) and p[0][0] == FIELD and p[0][1] in ("data", "stringData")
-    last_applied = len(p) >= 3 and p[-1] == (FIELD, LAST_APPLIED_ANNOTATION)
-    if not (secret or last_applied):
+    if not is_secret_value_path(c.path):
         return c
 
     def hide(v: Any) -> Any:
@@ -257,7 +252,7 @@ def analyse(
     """The report of one plan: conflicts in the server's order, co-owners of shared fields, secrets
     redacted (unless asked), the result's managedFields as they appear in the object."""
     from ..managedfields import APPLY
-    from ..render.common import redact_secret
+    from ..redact import redact_secret
     from ..render.conflicts import ConflictReport, OwnedPath
 
     redact = is_secret(plan.api_version, plan.kind) and not show_secret_values

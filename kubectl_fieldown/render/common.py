@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from ..fieldpath import FIELD, FieldSet, Path, PathElement, element_string, path_string
 from ..fieldpath.lookup import MISSING
-from ..managedfields import LAST_APPLIED_ANNOTATION, ManagedFieldsEntry, parse_time
-from ..objects import is_secret_object
+from ..managedfields import ManagedFieldsEntry, parse_time
 from ..ownership import OwnedField, Owner
+from ..redact import REDACTED, redact_secret
 from ..value import escape_controls
 
 
@@ -53,7 +53,6 @@ __all__ = [
     "write_yaml",
 ]
 
-REDACTED = "<redacted>"
 
 TIME_RELATIVE = "relative"
 TIME_FULL = "full"
@@ -151,30 +150,6 @@ def write_yaml(doc: Any, out: TextIO) -> None:
     # YAML escapes non-printable characters itself; without unicode, every non-ASCII one too
     out.write(yaml.dump(doc, Dumper=dumper, sort_keys=False, default_flow_style=False,
                         allow_unicode=unicode_ok(out), width=1 << 30))
-
-
-def redact_secret(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    """A copy of a Secret with every ``data``/``stringData`` value and the last-applied annotation
-    replaced by ``<redacted>``; any other object is returned as is.
-
-    Keys stay visible: they are what ownership is about, and FieldsV1 shows them anyway."""
-    if not is_secret_object(obj):
-        return obj
-    out = dict(obj)
-    for section in ("data", "stringData"):
-        v = out.get(section)
-        if isinstance(v, Mapping):
-            out[section] = {k: (None if x is None else REDACTED) for k, x in v.items()}
-        elif v is not None:
-            out[section] = REDACTED
-    md = out.get("metadata")
-    if isinstance(md, Mapping):
-        ann = md.get("annotations")
-        if isinstance(ann, Mapping) and LAST_APPLIED_ANNOTATION in ann:
-            md = dict(md)
-            md["annotations"] = {k: (REDACTED if k == LAST_APPLIED_ANNOTATION else x) for k, x in ann.items()}
-            out["metadata"] = md
-    return out
 
 
 # --- owners, colours and times -----------------------------------------------------------------

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..fieldpath import path_string
-from ..managedfields import LAST_APPLIED_ANNOTATION
+from ..redact import redact_patch_op, redact_request_body
 from .common import terminal_safe
 
 if TYPE_CHECKING:
@@ -53,8 +53,6 @@ __all__ = [
     "summary_counts",
 ]
 
-REDACTED = "<redacted>"
-_LA_POINTER = "/metadata/annotations/" + LAST_APPLIED_ANNOTATION.replace("~", "~0").replace("/", "~1")
 
 
 def object_label(o: WriteOutcome) -> str:
@@ -66,26 +64,15 @@ def object_label(o: WriteOutcome) -> str:
     return f"{kind}/{o.name}" + (f" -n {o.namespace}" if o.namespace else "")
 
 
-def _redact_op(op: Mapping[str, Any]) -> dict[str, Any]:
-    out = dict(op)
-    path = str(op.get("path", ""))
-    if "value" in out and out.get("op") != "test":
-        if path == _LA_POINTER:
-            out["value"] = REDACTED
-        elif path == "/metadata/annotations" and isinstance(out["value"], Mapping):
-            out["value"] = {k: (REDACTED if k == LAST_APPLIED_ANNOTATION else v) for k, v in out["value"].items()}
-    return out
-
-
 def redacted_patches(o: WriteOutcome) -> list[Any]:
     """The outcome's requests as they may be shown (a JSON patch's operations, an apply's body): a
     Secret's annotation (its data) is redacted."""
     out: list[Any] = []
     for p in o.patches:
         if isinstance(p, Mapping):
-            out.append(_redact_manifest(p) if o.is_secret else dict(p))
+            out.append(redact_request_body(p) if o.is_secret else dict(p))
         else:
-            out.append([_redact_op(op) for op in p] if o.is_secret else list(p))
+            out.append([redact_patch_op(op) for op in p] if o.is_secret else list(p))
     return out
 
 
@@ -95,28 +82,10 @@ def _redacted_requests(o: WriteOutcome) -> list[dict[str, Any]]:
         r = dict(r)
         if o.is_secret:
             if "patch" in r:
-                r["patch"] = [_redact_op(op) for op in r["patch"]]
+                r["patch"] = [redact_patch_op(op) for op in r["patch"]]
             if "body" in r:
-                r["body"] = _redact_manifest(r["body"])
+                r["body"] = redact_request_body(r["body"])
         out.append(r)
-    return out
-
-
-def _redact_manifest(doc: Any) -> Any:
-    if not isinstance(doc, Mapping):
-        return doc
-    out = {k: v for k, v in doc.items() if k not in ("data", "stringData")}
-    for section in ("data", "stringData"):
-        v = doc.get(section)
-        if isinstance(v, Mapping):
-            out[section] = {k: REDACTED for k in v}
-        elif section in doc:
-            out[section] = REDACTED
-    md = doc.get("metadata")
-    if isinstance(md, Mapping) and isinstance(md.get("annotations"), Mapping):
-        ann = md["annotations"]
-        out["metadata"] = {**md, "annotations": {k: (REDACTED if k == LAST_APPLIED_ANNOTATION else v)
-                                                 for k, v in ann.items()}}
     return out
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kubectl_fieldown.objects import is_secret, is_secret_object
-from kubectl_fieldown.render.common import redact_secret
+from kubectl_fieldown.redact import redact_secret
 
 
 @pytest.mark.parametrize(("api_version", "kind", "secret"), [
