@@ -8,6 +8,8 @@ The package root is the pure library (no I/O, no cluster access):
 * :mod:`kubectl_fieldown.ownership` — the per-field owner tree of an object;
 * :mod:`kubectl_fieldown.schema` — how lists and maps merge;
 * :mod:`kubectl_fieldown.fieldmanager`, :mod:`kubectl_fieldown.applyplan` — the apply simulation;
+* :mod:`kubectl_fieldown.conflictreport` — a planned apply as the conflicts report, and the server's
+  dry run compared with it;
 * :mod:`kubectl_fieldown.appliers` — what kubectl, Argo CD, Flux and Helm send, played on the simulation;
 * :mod:`kubectl_fieldown.remedies` — ownership plans, their requests, and the check that a fix keeps
   every value;

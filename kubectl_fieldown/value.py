@@ -14,6 +14,7 @@ total order over mixed types. This module supplies the server's rules (SMD ``val
 from __future__ import annotations
 
 import functools
+import json
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -70,6 +71,36 @@ def escape_controls(text: str) -> str:
 
 def _escape_control(m: re.Match[str]) -> str:
     return f"\\u{ord(m.group()):04x}"
+
+
+def value_on_one_line(v: Any, limit: int = 80) -> str:
+    """A value on one line for a person: scalars bare (strings JSON-quoted only when ambiguous),
+    containers as compact JSON, control characters escaped; cut at ``limit`` characters with an
+    ellipsis."""
+    if isinstance(v, str):
+        text = v if _bare_ok(v) else json.dumps(v, ensure_ascii=False)
+    elif v is None:
+        text = "null"
+    elif isinstance(v, bool):
+        text = "true" if v else "false"
+    elif isinstance(v, (int, float)):
+        text = json.dumps(v)
+    else:
+        text = json.dumps(v, separators=(",", ":"), ensure_ascii=False)
+    text = escape_controls(text)
+    if limit and len(text) > limit:
+        text = text[: max(limit - 1, 1)] + "…"
+    return text
+
+
+_NUMBER = re.compile(r"[-+]?(\.\d+|\d+(\.\d*)?)([eE][-+]?\d+)?")
+
+
+def _bare_ok(s: str) -> bool:
+    """Can a string be shown without quotes and still not be mistaken for a number, bool or null?"""
+    if not s or s.strip() != s or escape_controls(s) is not s or s.startswith(('"', "{", "[")):
+        return False
+    return s not in ("true", "false", "null") and not _NUMBER.fullmatch(s)
 
 
 def nesting_depth(v: Any, limit: int = MAX_DEPTH) -> int:

@@ -2,7 +2,7 @@
 
 fetch (manifests; the live objects from the cluster, or ``--live`` files offline; schemas) →
 decode (the manifest's identity and namespace, the resource's rules) → analyse
-(:func:`kubectl_fieldown.applyplan.plan_apply`, co-owners, redaction, optionally the server's own
+(:mod:`kubectl_fieldown.conflictreport`: the plan, co-owners, redaction, optionally the server's own
 dry run compared with the prediction) → render (:mod:`kubectl_fieldown.render.conflicts`).
 
 Exit codes differ from the other commands because scripts gate on them: 0 the apply goes
@@ -14,7 +14,6 @@ A failing document gets one ``error:`` line and the others are still reported.
 
 from __future__ import annotations
 
-import dataclasses
 import enum
 import sys
 from collections.abc import Mapping, Sequence
@@ -24,19 +23,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from ..kube.kindrules import KindRules, rules_for
-from ..objects import is_secret
 from ..value import escape_controls
 from . import options
 from .errors import UsageError, handle_errors, one_line, print_error
 
 if TYPE_CHECKING:
     from ..appliers import Applier
-    from ..applyplan import ApplyPlan, PlannedConflict
+    from ..conflictreport import ConflictReport, PredictionSettings
     from ..fieldmanager import ResourceRules
-    from ..fieldpath import FieldSet
     from ..kube.client import ClusterClient
-    from ..kube.errors import ApiError
-    from ..render.conflicts import ConflictReport, DryRunCheck, KubectlFollowup
     from ..schema.registry import SchemaRegistry
     from ..schema.types import GroupVersionKind, KindSchema
     from ..sources import InputDocument
@@ -213,302 +208,6 @@ def offline_status(schemas: KindRules, schema: KindSchema, builtin: bool) -> tup
     return False, "assumed: no CRD for this kind in --schema"
 
 
-# --- analyse -----------------------------------------------------------------------------------------
-
-
-def _identity_json(c: PlannedConflict) -> str:
-    from ..managedfields import APPLY, ManagerIdentity
-
-    return ManagerIdentity(c.manager, c.operation, "" if c.operation == APPLY else c.api_version,
-                           c.subresource).json()
-
-
-def server_order(conflicts: Sequence[PlannedConflict]) -> list[PlannedConflict]:
-    """Managers sorted by identity JSON (as the 409 message groups them), each manager's paths in
-    the server's field order (a stable sort keeps the engine's order within a manager)."""
-    return sorted(conflicts, key=_identity_json)
-
-
-def _redact_conflict(c: PlannedConflict) -> PlannedConflict:
-    from ..redact import REDACTED, is_secret_value_path
-
-    if not is_secret_value_path(c.path):
-        return c
-
-    def hide(v: Any) -> Any:
-        return None if v is None else REDACTED
-
-    return dataclasses.replace(c, live_value=hide(c.live_value), applied_value=hide(c.applied_value))
-
-
-def analyse(
-    plan: ApplyPlan,
-    *,
-    where: str,
-    status_subresource: bool,
-    status_source: str,
-    show_secret_values: bool = False,
-) -> ConflictReport:
-    """The report of one plan: conflicts in the server's order, co-owners of shared fields, secrets
-    redacted (unless asked), the result's managedFields as they appear in the object."""
-    from ..managedfields import APPLY
-    from ..redact import redact_secret
-    from ..render.conflicts import ConflictReport, OwnedPath
-
-    redact = is_secret(plan.api_version, plan.kind) and not show_secret_values
-    conflicts = server_order(plan.conflicts)
-    if redact:
-        conflicts = [_redact_conflict(c) for c in conflicts]
-
-    shared: list[OwnedPath] = []
-    result_object: dict[str, Any] | None = None
-    managed: list[dict[str, Any]] = []
-    if plan.result is not None:
-        others = [e for e in plan.result.entries
-                  if not (e.manager == plan.manager and e.operation == APPLY and not e.subresource)]
-        for p in plan.shared:
-            owners = tuple(sorted({e.identity.describe() for e in others if e.fields.has(p)}))
-            shared.append(OwnedPath(p, owners))
-        obj = plan.result.object
-        mf = _metadata(obj).get("managedFields")
-        managed = list(mf) if isinstance(mf, list) else []
-        result_object = dict(redact_secret(obj)) if redact else obj
-
-    err = plan.error
-    return ConflictReport(
-        api_version=plan.api_version,
-        kind=plan.kind,
-        namespace=plan.namespace,
-        name=plan.name,
-        manager=plan.manager,
-        forced=plan.forced,
-        creates=plan.creates,
-        conflicts=conflicts,
-        shared=shared,
-        deleted=list(plan.deleted),
-        retained=[OwnedPath(r.path, r.owners) for r in plan.retained],
-        result_object=result_object,
-        result_managed_fields=managed,
-        error=err.message if err is not None else "",
-        error_status=err.status if err is not None else 0,
-        error_reason=(err.reason or "") if err is not None else "",
-        schema_source=plan.schema_source,
-        schema_deduced=plan.schema_deduced,
-        status_subresource=status_subresource,
-        status_source=status_source,
-        where=where,
-        never_pruned=[OwnedPath(r.path, r.owners) for r in plan.never_pruned],
-        applier=plan.applier,
-        requests=[{"verb": r.verb, "manager": r.manager, "purpose": r.purpose, "status": r.status,
-                   "message": r.message} for r in plan.requests],
-    )
-
-
-# --- analyse: what kubectl does after a successful apply --------------------------------------------
-
-
-def kubectl_followup(plan: ApplyPlan, live: Mapping[str, Any] | None, manifest: Mapping[str, Any],
-                     rules: ResourceRules, now: str) -> KubectlFollowup | None:
-    """What ``kubectl apply --server-side`` does after a successful apply request on an object with
-    client-side-apply history (``plan_apply(kubectl_flow=True)``): the ``Update`` managers that own
-    the last-applied annotation are merged into the applier's entry (client-go csaupgrade) and the
-    manifest is applied again, which deletes what only those managers kept. The plan itself stays
-    the single apply request, which is what the server answers and what other SSA clients send.
-
-    None when kubectl would do nothing more (no such managers, or the first apply fails)."""
-    from ..applyplan import plan_apply
-    from ..fieldpath import is_prefix, path_from_fields
-    from ..managedfields import LAST_APPLIED_ANNOTATION, UPDATE
-    from ..render.conflicts import KubectlFollowup
-
-    if plan.result is None:
-        return None
-    la_path = path_from_fields("metadata", "annotations", LAST_APPLIED_ANNOTATION)
-    csa = sorted({e.manager for e in plan.result.entries if e.operation == UPDATE and e.fields.has(la_path)})
-    if not csa:
-        return None  # the common case: no second simulation
-    flow = plan_apply(live, manifest, plan.manager, rules, now=now, force=plan.forced, kubectl_flow=True)
-    if flow.error is not None:
-        return KubectlFollowup(tuple(csa), [], error=flow.error.message)
-    if not any(step.startswith("apply again") for step in flow.steps):
-        return None  # csaupgrade changed nothing, so kubectl sends nothing more
-    deletes = [p for p in flow.deleted if not any(is_prefix(d, p) for d in plan.deleted)]
-    return KubectlFollowup(tuple(csa), deletes)
-
-
-# --- analyse: the server's dry run compared with the prediction --------------------------------------
-
-
-def _entry_sets(raw: Any) -> dict[tuple[str, str, str, str], FieldSet]:
-    from ..managedfields import decode_entries
-
-    out: dict[tuple[str, str, str, str], FieldSet] = {}
-    for e in decode_entries(raw):
-        out[(e.manager, e.operation, e.api_version, e.subresource)] = e.fields
-    return out
-
-
-def _entry_label(key: tuple[str, str, str, str]) -> str:
-    manager, operation, api_version, subresource = key
-    sub = f", {subresource}" if subresource else ""
-    return f'"{manager}" ({operation} {api_version}{sub})'
-
-
-def _paths_text(paths: FieldSet, limit: int = 3) -> str:
-    from ..fieldpath import path_string
-
-    ps = [path_string(p) for p in paths.sorted_paths()]
-    more = f" and {len(ps) - limit} more" if len(ps) > limit else ""
-    return ", ".join(ps[:limit]) + more
-
-
-def _managed_differences(predicted: Any, server: Any) -> list[str]:
-    want, got = _entry_sets(predicted), _entry_sets(server)
-    out: list[str] = []
-    for key in sorted(set(want) | set(got)):
-        if key not in got:
-            out.append(f"an entry {_entry_label(key)} the server does not write")
-        elif key not in want:
-            out.append(f"no entry {_entry_label(key)}, which the server writes")
-        elif want[key] != got[key]:
-            extra, missing = want[key].difference(got[key]), got[key].difference(want[key])
-            parts = []
-            if extra:
-                parts.append(f"also {_paths_text(extra)}")
-            if missing:
-                parts.append(f"not {_paths_text(missing)}")
-            out.append(f"{_entry_label(key)} owning {'; '.join(parts)}")
-    return out
-
-
-def _first_difference(a: Any, b: Any, path: str) -> str | None:
-    from ..render.common import display_value
-
-    if isinstance(a, Mapping) and isinstance(b, Mapping):
-        for k in [*a, *(k for k in b if k not in a)]:
-            d = _first_difference(a.get(k, _ABSENT), b.get(k, _ABSENT), f"{path}.{k}")
-            if d:
-                return d
-        return None
-    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
-        for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            d = _first_difference(x, y, f"{path}[{i}]")
-            if d:
-                return d
-        return None
-    from ..value import values_equal
-
-    if a is not _ABSENT and b is not _ABSENT and values_equal(a, b):
-        return None
-    if a is _ABSENT and b is _ABSENT:
-        return None
-
-    def show(v: Any) -> str:
-        return "nothing" if v is _ABSENT else display_value(v, 40)
-
-    return f"{path} = {show(a)}, server {show(b)}"
-
-
-_ABSENT: Any = object()
-
-
-def _object_view(obj: Mapping[str, Any]) -> dict[str, Any]:
-    md = _metadata(obj)
-    return {"spec": obj.get("spec", _ABSENT), "metadata.labels": md.get("labels", _ABSENT),
-            "metadata.annotations": md.get("annotations", _ABSENT)}
-
-
-def _owned_value_difference(predicted: Mapping[str, Any], server: Mapping[str, Any]) -> str | None:
-    """Built-in kinds are defaulted by Go code we do not run: compare only the owned scalars."""
-    from ..fieldpath import FieldSet, path_string
-    from ..fieldpath.lookup import MISSING, value_at
-    from ..render.common import display_value
-    from ..value import values_equal
-
-    owned = FieldSet()
-    for fs in _entry_sets(_metadata(server).get("managedFields")).values():
-        owned = owned.union(fs)
-    for p in owned.leaves().sorted_paths():
-        a, b = value_at(predicted, p), value_at(server, p)
-        if isinstance(a, (Mapping, list)) and isinstance(b, (Mapping, list)):
-            continue  # a container owned whole: its owned members are compared one by one
-        if a is MISSING and b is MISSING:
-            continue
-        if a is MISSING or b is MISSING or not values_equal(a, b):
-            def show(v: Any) -> str:
-                return "nothing" if v is MISSING else display_value(v, 40)
-
-            return f"{path_string(p)} = {show(a)}, server {show(b)}"
-    return None
-
-
-def _predicted_text(report: ConflictReport) -> str:
-    from ..fieldpath import path_string
-
-    if report.error:
-        return f"a {report.error_status} {report.error_reason}".rstrip()
-    if report.blocked:
-        from ..render.conflicts import count_conflicts
-
-        n = len(report.conflicts)
-        shown = ", ".join(f"{path_string(c.path)} ({c.manager})" for c in report.conflicts[:3])
-        more = f" and {n - 3} more" if n > 3 else ""
-        return f"{count_conflicts(report.conflicts)}: {shown}{more}"
-    return "success"
-
-
-def compare_dry_run(
-    report: ConflictReport,
-    answer: Mapping[str, Any] | ApiError,
-    builtin: bool,
-    predicted_object: Mapping[str, Any] | None = None,
-) -> DryRunCheck:
-    """Does the server's answer to the same apply (``dryRun=All``) match the prediction?
-
-    Conflicts are compared as (manager, path) sets; a success by the managedFields path sets of
-    every entry and the object's spec, labels and annotations (times, resourceVersion and
-    generation are ignored). ``predicted_object`` is the unredacted result (default: the report's)."""
-    from ..kube.errors import Forbidden
-    from ..render.conflicts import AGREES, DISAGREES, UNCHECKED, DryRunCheck
-
-    predicted = _predicted_text(report)
-    if isinstance(answer, Mapping):
-        if report.result_object is None:
-            return DryRunCheck(DISAGREES, f"predicted {predicted}, server said the apply succeeds")
-        diffs = _managed_differences(report.result_managed_fields, _metadata(answer).get("managedFields"))
-        mine = predicted_object if predicted_object is not None else report.result_object
-        if builtin:
-            obj_diff = _owned_value_difference(mine, answer)
-        else:
-            obj_diff = _first_difference(_object_view(mine), _object_view(answer), "")
-        if obj_diff:
-            diffs.append(f"predicted {obj_diff.lstrip('.')}")
-        if diffs:
-            return DryRunCheck(DISAGREES, f"both succeed, but the prediction has {diffs[0]}"
-                                          + (f" (and {len(diffs) - 1} more differences)" if len(diffs) > 1 else ""))
-        return DryRunCheck(AGREES)
-
-    if isinstance(answer, Forbidden):
-        return DryRunCheck(UNCHECKED, f"you may not patch this object ({answer}); the prediction above "
-                                      "does not need that permission, the dry run does")
-    causes = [c for c in answer.causes if c.reason == "FieldManagerConflict"]
-    if answer.code == 409 and causes:
-        server = {(c.manager or c.message, c.field) for c in causes}
-        n = len(causes)
-        said = f"{n} conflict{'s' if n != 1 else ''}: " + ", ".join(f"{c.field} ({c.manager})" for c in causes[:3]) \
-            + (f" and {n - 3} more" if n > 3 else "")
-        from ..fieldpath import path_string
-
-        predicted_set = {(c.manager, path_string(c.path)) for c in report.conflicts}
-        if report.blocked and not report.error and predicted_set == server:
-            return DryRunCheck(AGREES)
-        return DryRunCheck(DISAGREES, f"predicted {predicted}, server said {said}")
-    said = f"{answer.code} {answer.reason}".strip()
-    if report.error and report.error_status == answer.code:
-        return DryRunCheck(AGREES, f"the server fails it too: {said}")
-    return DryRunCheck(DISAGREES, f"predicted {predicted}, server said {said}: {answer.server_message or answer}")
-
-
 # --- fetch -------------------------------------------------------------------------------------------
 
 
@@ -542,70 +241,18 @@ def _now() -> str:
 
 @dataclass(frozen=True)
 class Request:
-    """The flags that shape every prediction."""
+    """The flags: what shapes every prediction, the namespace of documents that name none (``-n``),
+    and whether to ask the server's own dry run too."""
 
-    manager: str
-    force: bool
+    prediction: PredictionSettings
     namespace: str | None
     server_dry_run: bool
-    show_secret_values: bool
-    now: str
-    appliers: tuple[Applier, ...] = ()
-    """``--applier``: predict these appliers' whole request sequences (the first is the report's)."""
-
-
-def predict(
-    live: Mapping[str, Any] | None,
-    manifest: Mapping[str, Any],
-    rules: ResourceRules,
-    req: Request,
-    *,
-    where: str,
-    status_subresource: bool,
-    status_source: str,
-) -> tuple[ConflictReport, ApplyPlan]:
-    """One document: plan the apply (or each ``--applier``'s request sequence), explain it, add what
-    kubectl does after a single apply, and a checked way out of its conflicts."""
-    from ..appliers import applier_for_manager
-    from ..applyplan import plan_apply, plan_run
-    from ..remedies.choose import AUTOSCALERS, conflict_fix
-
-    def glob_match(name: str, globs: Sequence[str]) -> bool:
-        import fnmatch
-
-        return any(fnmatch.fnmatchcase(name, g) for g in globs)
-
-    def one(plan: ApplyPlan) -> ConflictReport:
-        return analyse(plan, where=where, status_subresource=status_subresource, status_source=status_source,
-                       show_secret_values=req.show_secret_values)
-
-    if req.appliers:
-        plans = [plan_run(a, live, manifest, rules, now=req.now) for a in req.appliers]
-        plan = plans[0]
-        report = one(plan)
-        report.runs = [one(p) for p in plans[1:]]
-        applier = req.appliers[0]
-    else:
-        plan = plan_apply(live, manifest, req.manager, rules, now=req.now, force=req.force)
-        report = one(plan)
-        report.kubectl_followup = kubectl_followup(plan, live, manifest, rules, req.now)
-        applier = applier_for_manager(req.manager, force=req.force)
-    if plan.conflicts and live is not None:
-        owners = [c.manager for c in plan.conflicts]
-        report.scaled = sorted({c.manager for c in plan.conflicts
-                                if c.subresource == "scale" or glob_match(c.manager, AUTOSCALERS)})
-        if not plan.forced:
-            fold = conflict_fix(live, manifest, rules, applier, owners, now=req.now, reset_fields=rules.reset(""))
-            if fold is not None:
-                target = f"{plan.kind.lower()}.{plan.api_version.rpartition('/')[0]}".rstrip(".") + f"/{plan.name}"
-                report.fold_command = [fold.name, target, *(["-n", plan.namespace] if plan.namespace else []),
-                                       *fold.args()]
-    return report, plan
 
 
 def predict_online(docs: Sequence[InputDocument], req: Request, schemas: KindRules, client: ClusterClient,
                    outcome: Outcome) -> None:
     """Each document against the object the cluster has (NotFound: a create)."""
+    from ..conflictreport import compare_dry_run, hinted_schema, predict
     from ..kube.errors import ApiError, KubeError, NotFound, is_fatal
     from ..schema.types import GroupVersionKind
 
@@ -623,17 +270,17 @@ def predict_online(docs: Sequence[InputDocument], req: Request, schemas: KindRul
             gvk = GroupVersionKind.from_api_version(api_version, kind)
             schema = schemas.lookup(gvk, res)
             if live is not None:
-                schema = _hinted(schema, live)
+                schema = hinted_schema(schema, live)
             builtin = schemas.is_builtin(gvk)
             status = "status" in res.subresources
             rules = make_rules(schema, status, builtin)
-            report, plan = predict(live, manifest, rules, req, where=doc.where, status_subresource=status,
+            report, plan = predict(live, manifest, rules, req.prediction, where=doc.where, status_subresource=status,
                                    status_source="from discovery")
             if req.server_dry_run:
                 answer: Mapping[str, Any] | ApiError
                 try:
-                    answer = client.patch(res, name, ns, manifest, "apply", field_manager=req.manager,
-                                          force=req.force, dry_run=True)
+                    answer = client.patch(res, name, ns, manifest, "apply", field_manager=req.prediction.manager,
+                                          force=req.prediction.force, dry_run=True)
                 except ApiError as e:
                     if is_fatal(e):
                         raise
@@ -709,24 +356,10 @@ def _offline_namespaced(schema: KindSchema, gvk: GroupVersionKind, name: str,
     return (gvk.group, gvk.kind) not in CLUSTER_SCOPED_BUILTINS
 
 
-def _hinted(schema: KindSchema, live: Mapping[str, Any]) -> KindSchema:
-    """No schema known: the list types the live managedFields show beat treating every list as
-    atomic (the server that wrote them had the schema)."""
-    from ..managedfields import decode_entries
-    from ..schema.hinted import with_list_hints
-
-    if not schema.deduced:
-        return schema
-    try:
-        entries = decode_entries(_metadata(live).get("managedFields"))
-    except ValueError:
-        return schema  # reported where the live object's managedFields are decoded for the plan
-    return with_list_hints(schema, (e.fields for e in entries), live)
-
-
 def predict_offline(docs: Sequence[InputDocument], live_docs: Sequence[InputDocument], req: Request,
                     schemas: KindRules, outcome: Outcome) -> None:
     """Each document against the --live object with its apiVersion, kind, namespace and name."""
+    from ..conflictreport import hinted_schema, predict
     from ..schema.types import GroupVersionKind
 
     index = _live_index(live_docs, outcome)
@@ -747,12 +380,12 @@ def predict_offline(docs: Sequence[InputDocument], live_docs: Sequence[InputDocu
                 if found.problem is not None:
                     raise DocumentError(f"{ident.title()}: cannot predict against the --live object {found.where}")
             if found is not None:
-                schema = _hinted(schema, found.obj)
+                schema = hinted_schema(schema, found.obj)
             builtin = schemas.is_builtin(gvk)
             status, status_source = offline_status(schemas, schema, builtin)
             rules = make_rules(schema, status, builtin)
-            report, _ = predict(found.obj if found is not None else None, manifest, rules, req, where=doc.where,
-                                status_subresource=status, status_source=status_source)
+            report, _ = predict(found.obj if found is not None else None, manifest, rules, req.prediction,
+                                where=doc.where, status_subresource=status, status_source=status_source)
             outcome.reports.append(report)
         except DocumentError as e:
             outcome.errors.append(f"{doc.where}: {e}")
@@ -922,9 +555,11 @@ def conflicts(
     registry = _schema_registry(list(schema or ()), kube_version)
     outcome = Outcome()
     docs = _documents(paths, recursive, outcome)
-    req = Request(manager=field_manager or appliers[0].manager, force=force_conflicts, namespace=namespace,
-                  server_dry_run=server_dry_run, show_secret_values=show_secret_values, now=_now(),
-                  appliers=appliers)
+    from ..conflictreport import PredictionSettings
+
+    prediction = PredictionSettings(manager=field_manager or appliers[0].manager, force=force_conflicts, now=_now(),
+                                    show_secret_values=show_secret_values, appliers=appliers)
+    req = Request(prediction, namespace=namespace, server_dry_run=server_dry_run)
     if offline:
         read_errors = len(outcome.errors)
         live_docs = _documents(live_paths, recursive, outcome)

@@ -22,7 +22,7 @@ from ..fieldpath.lookup import MISSING
 from ..managedfields import ManagedFieldsEntry, parse_time
 from ..ownership import OwnedField, Owner
 from ..redact import REDACTED, redact_secret
-from ..value import escape_controls
+from ..value import escape_controls, value_on_one_line
 
 
 def counted(n: int, noun: str) -> str:
@@ -322,34 +322,10 @@ def path_label(path: Path) -> str:
 
 
 def display_value(v: Any, limit: int = 80) -> str:
-    """A value on one line: scalars bare (strings JSON-quoted only when ambiguous), containers as
-    compact JSON; cut at ``limit`` characters with an ellipsis."""
+    """A value on one line (:func:`kubectl_fieldown.value.value_on_one_line`); nothing for a missing one."""
     if v is MISSING:
         return ""
-    if isinstance(v, str):
-        text = v if _bare_ok(v) else json.dumps(v, ensure_ascii=False)
-    elif v is None:
-        text = "null"
-    elif isinstance(v, bool):
-        text = "true" if v else "false"
-    elif isinstance(v, (int, float)):
-        text = json.dumps(v)
-    else:
-        text = json.dumps(v, separators=(",", ":"), ensure_ascii=False)
-    text = terminal_safe(text)
-    if limit and len(text) > limit:
-        text = text[: max(limit - 1, 1)] + "…"
-    return text
-
-
-_NUMBER = re.compile(r"[-+]?(\.\d+|\d+(\.\d*)?)([eE][-+]?\d+)?")
-
-
-def _bare_ok(s: str) -> bool:
-    """Can a string be shown without quotes and still not be mistaken for a number, bool or null?"""
-    if not s or s.strip() != s or escape_controls(s) is not s or s.startswith(('"', "{", "[")):
-        return False
-    return s not in ("true", "false", "null") and not _NUMBER.fullmatch(s)
+    return value_on_one_line(v, limit)
 
 
 def element_label(pe: PathElement) -> str:

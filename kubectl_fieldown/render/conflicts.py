@@ -1,8 +1,8 @@
 """Output of ``conflicts``: the text report (rich) and the JSON/YAML contract (docs/conflicts.md).
 
-The command hands over :class:`ConflictReport` objects, already analysed (conflicts in the
-server's order, co-owners named, secrets redacted, the server dry-run compared); nothing here
-fetches, decodes or simulates. The JSON/YAML contract — scripts and acceptance checks depend on
+The command hands over :class:`~kubectl_fieldown.conflictreport.ConflictReport` objects, already
+analysed (conflicts in the server's order, co-owners named, secrets redacted, the server dry-run
+compared); nothing here fetches, decodes or simulates. The JSON/YAML contract — scripts and acceptance checks depend on
 these exact keys; keys are only ever added, and ``version`` changes if that promise is ever broken
 (docs/conflicts.md)::
 
@@ -25,10 +25,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..applyplan import PlannedConflict
+from ..conflictreport import AGREES, DISAGREES, ConflictReport, DryRunCheck, KubectlFollowup, OwnedPath
 from ..fieldpath import FIELD, KEY, Path, path_string
 from .common import counted, display_value, path_label, terminal_safe, write_json, write_yaml
 
@@ -36,13 +36,6 @@ if TYPE_CHECKING:
     from .styled import Text
 
 __all__ = [
-    "AGREES",
-    "DISAGREES",
-    "UNCHECKED",
-    "ConflictReport",
-    "DryRunCheck",
-    "KubectlFollowup",
-    "OwnedPath",
     "render_json",
     "render_text",
     "render_yaml",
@@ -50,128 +43,7 @@ __all__ = [
     "to_document",
 ]
 
-AGREES = "agrees"
-DISAGREES = "disagrees"
-UNCHECKED = "unchecked"
-
 VALUE_WIDTH = 60
-DEDUCED_NOTE = "schema: deduced — lists are atomic unless the live managedFields key them; pass --schema"
-
-
-@dataclass(frozen=True)
-class OwnedPath:
-    """A path and the managers that own it, as the server prints them (``"helm" using v1``)."""
-
-    path: Path
-    owners: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class DryRunCheck:
-    """What the server said to the same apply sent with ``dryRun=All``.
-
-    ``outcome``: :data:`AGREES`, :data:`DISAGREES` (``detail`` says how: "predicted X, server said
-    Y") or :data:`UNCHECKED` (the dry run itself failed, e.g. no patch permission; ``detail`` why)."""
-
-    outcome: str
-    detail: str = ""
-
-
-@dataclass(frozen=True)
-class KubectlFollowup:
-    """What ``kubectl apply --server-side`` does after the apply request on an object with
-    client-side-apply history: ``managers`` (the Update managers owning the last-applied annotation)
-    are merged into the applier's entry and the manifest is applied again, deleting ``deletes``;
-    ``error`` is the server's message if that second apply would fail."""
-
-    managers: tuple[str, ...]
-    deletes: list[Path]
-    error: str = ""
-
-
-@dataclass
-class ConflictReport:
-    """One manifest document's predicted apply, ready to render.
-
-    ``conflicts`` are in the server's order (managers sorted by identity JSON, each manager's paths
-    in field order), with values already redacted where needed. ``result_object`` is None when the
-    apply as requested fails (conflicts without force, or ``error``). ``error`` is the server's own
-    message for a predicted 400/422/500 (``error_status``)."""
-
-    api_version: str
-    kind: str
-    namespace: str | None
-    name: str
-    manager: str
-    forced: bool
-    creates: bool
-    conflicts: list[PlannedConflict] = field(default_factory=list)
-    shared: list[OwnedPath] = field(default_factory=list)
-    deleted: list[Path] = field(default_factory=list)
-    retained: list[OwnedPath] = field(default_factory=list)
-    result_object: dict[str, Any] | None = None
-    result_managed_fields: list[dict[str, Any]] = field(default_factory=list)
-    error: str = ""
-    error_status: int = 0
-    error_reason: str = ""
-    schema_source: str = ""
-    schema_deduced: bool = False
-    status_subresource: bool = False
-    status_source: str = ""
-    where: str = ""
-    fold_command: list[str] = field(default_factory=list)
-    """A checked way out of the conflicts (``migrate --to server-side`` folding their owners into the
-    applier), as the words after ``kubectl fieldown``; empty when none is safe."""
-    scaled: list[str] = field(default_factory=list)
-    """Conflicting owners that are scalers: their fields belong out of the manifest."""
-    dry_run: DryRunCheck | None = None
-    kubectl_followup: KubectlFollowup | None = None
-    """What ``kubectl apply --server-side`` does after the request (``followup`` in JSON)."""
-    never_pruned: list[OwnedPath] = field(default_factory=list)
-    """Fields the manifest does not set that only Update managers own: no apply removes them."""
-    applier: str = ""
-    """``--applier``: the applier whose whole request sequence this report predicts."""
-    requests: list[dict[str, Any]] = field(default_factory=list)
-    runs: list[ConflictReport] = field(default_factory=list)
-    """Further ``--applier`` runs of the same manifest, side by side."""
-
-    @property
-    def blocked(self) -> bool:
-        return self.result_object is None
-
-    @property
-    def title(self) -> str:
-        ns = f"{self.namespace}/" if self.namespace else ""
-        return f"{self.kind} {ns}{self.name}"
-
-    def summary(self) -> str:
-        """One line: what the apply does, as a reader scanning many objects needs it."""
-        n = len(self.conflicts)
-        counted = count_conflicts(self.conflicts)
-        if self.error:
-            status = f"{self.error_status} {self.error_reason}".strip()
-            text = (f"{counted} taken over, but " if n and self.forced else f"{counted}; " if n else "") + \
-                f"the server would reject the apply ({status})"
-        elif self.blocked:
-            text = f"{counted}: the apply fails as it is"
-        elif n:
-            text = f"{counted}, taken over by --force-conflicts"
-        else:
-            text = "no conflicts"
-        if self.creates:
-            text = "create (not found live)" + ("" if text == "no conflicts" else f"; {text}")
-        if self.schema_deduced:
-            text += f" ({DEDUCED_NOTE})"
-        return text
-
-
-def count_conflicts(conflicts: Sequence[PlannedConflict]) -> str:
-    """``2 conflicts``; ``3 conflicts on 2 fields`` when several managers own one field (the
-    server counts a conflict per manager and field, and so do we, but a reader counts fields)."""
-    n = len(conflicts)
-    fields = len({c.path for c in conflicts})
-    counted = f"{n} conflict{'s' if n != 1 else ''}"
-    return counted if fields == n else f"{counted} on {fields} field{'s' if fields != 1 else ''}"
 
 
 # --- JSON / YAML ---------------------------------------------------------------------------------

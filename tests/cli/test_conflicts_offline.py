@@ -14,12 +14,6 @@ import pytest
 import yaml
 from cli_helpers import run
 
-from kubectl_fieldown.applyplan import PlannedConflict
-from kubectl_fieldown.cli.conflicts import compare_dry_run, server_order
-from kubectl_fieldown.fieldpath import parse_path
-from kubectl_fieldown.kube.errors import Conflict, Forbidden, Invalid, RequestContext
-from kubectl_fieldown.render.conflicts import ConflictReport
-
 CONFORMANCE = Path(__file__).resolve().parents[1] / "conformance"
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -407,107 +401,6 @@ def test_no_traceback_for_an_unexpected_error(csa: Files, monkeypatch: pytest.Mo
     assert "Traceback" not in r.err
 
 
-# --- pure parts ------------------------------------------------------------------------------------------
-
-
-def _conflict(manager: str, path: str, operation: str = "Update", subresource: str = "") -> PlannedConflict:
-    return PlannedConflict(manager, operation, "example.com/v1", subresource, parse_path(path), 1, 2,
-                           f'"{manager}"')
-
-
-def test_server_order_sorts_managers_by_identity_json_and_keeps_paths() -> None:
-    cs = [_conflict("updater-11", ".spec.labels.u11"), _conflict("ancient-changes", ".spec.color"),
-          _conflict("ancient-changes", ".spec.labels.u00"), _conflict("bob", ".spec.a", "Apply")]
-    assert [(c.manager, c.path) for c in server_order(cs)] == [
-        ("ancient-changes", parse_path(".spec.color")), ("ancient-changes", parse_path(".spec.labels.u00")),
-        ("bob", parse_path(".spec.a")), ("updater-11", parse_path(".spec.labels.u11"))]
-
-
-def _report(**kw: Any) -> ConflictReport:
-    base: dict[str, Any] = {"api_version": "example.com/v1", "kind": "Widget", "namespace": "ns", "name": "w",
-                            "manager": "bob", "forced": False, "creates": False}
-    base.update(kw)
-    return ConflictReport(**base)
-
-
-CTX = RequestContext(verb="apply", server="https://x", path="/p", resource="widgets.example.com", name="w",
-                     namespace="ns")
-
-
-def _conflict_error(*pairs: tuple[str, str]) -> Conflict:
-    status = {"kind": "Status", "code": 409, "reason": "Conflict", "message": "Apply failed",
-              "details": {"causes": [{"reason": "FieldManagerConflict", "message": f'conflict with "{m}"',
-                                      "field": p} for m, p in pairs]}}
-    return Conflict("apply failed", code=409, reason="Conflict", status=status, context=CTX)
-
-
-def test_dry_run_conflicts_compared_as_sets() -> None:
-    report = _report(conflicts=[_conflict("a", ".spec.x"), _conflict("b", ".spec.y")])
-    assert compare_dry_run(report, _conflict_error(("b", ".spec.y"), ("a", ".spec.x")), False).outcome == "agrees"
-    check = compare_dry_run(report, _conflict_error(("a", ".spec.x")), False)
-    assert check.outcome == "disagrees"
-    assert check.detail == "predicted 2 conflicts: .spec.x (a), .spec.y (b), server said 1 conflict: .spec.x (a)"
-
-
-def test_dry_run_success_against_predicted_conflicts_disagrees() -> None:
-    report = _report(conflicts=[_conflict("a", ".spec.x")])
-    check = compare_dry_run(report, {"metadata": {}}, False)
-    assert (check.outcome, check.detail) == ("disagrees", "predicted 1 conflict: .spec.x (a), server said the "
-                                                          "apply succeeds")
-
-
-def test_dry_run_compares_managed_fields_and_spec() -> None:
-    mf = [{"manager": "bob", "operation": "Apply", "apiVersion": "example.com/v1", "fieldsType": "FieldsV1",
-           "fieldsV1": {"f:spec": {"f:replicas": {}}}}]
-    obj = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w", "managedFields": mf},
-           "spec": {"replicas": 3}}
-    report = _report(result_object=obj, result_managed_fields=mf)
-    server = copy.deepcopy(obj)
-    server["metadata"].update(resourceVersion="9", generation=4, uid="u")
-    server["metadata"]["managedFields"][0]["time"] = "2026-01-01T00:00:00Z"
-    assert compare_dry_run(report, server, False).outcome == "agrees", "times and server metadata are ignored"
-    server["spec"]["replicas"] = 4
-    check = compare_dry_run(report, server, False)
-    assert check.outcome == "disagrees" and "spec.replicas = 3, server 4" in check.detail
-    server = copy.deepcopy(obj)
-    server["metadata"]["managedFields"][0]["fieldsV1"] = {"f:spec": {"f:replicas": {}, "f:color": {}}}
-    check = compare_dry_run(report, server, False)
-    assert check.outcome == "disagrees" and '"bob" (Apply example.com/v1) owning not .spec.color' in check.detail
-
-
-def test_dry_run_builtin_ignores_unowned_defaults() -> None:
-    mf = [{"manager": "bob", "operation": "Apply", "apiVersion": "apps/v1", "fieldsType": "FieldsV1",
-           "fieldsV1": {"f:spec": {"f:replicas": {}}}}]
-    obj = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "w", "managedFields": mf},
-           "spec": {"replicas": 3}}
-    server = copy.deepcopy(obj)
-    server["spec"]["revisionHistoryLimit"] = 10  # Go defaulting: nobody owns it
-    report = _report(api_version="apps/v1", kind="Deployment", result_object=obj, result_managed_fields=mf)
-    assert compare_dry_run(report, server, True).outcome == "agrees"
-    assert compare_dry_run(report, server, False).outcome == "disagrees"
-
-
-def test_dry_run_forbidden_is_a_clear_unchecked() -> None:
-    status = {"kind": "Status", "code": 403, "reason": "Forbidden",
-              "message": 'widgets.example.com "w" is forbidden: User "dev" cannot patch resource "widgets"'}
-    err = Forbidden('forbidden to apply widgets.example.com "w" in namespace "ns": widgets.example.com "w" is '
-                    'forbidden: User "dev" cannot patch resource "widgets"', code=403, reason="Forbidden",
-                    status=status, context=CTX)
-    check = compare_dry_run(_report(result_object={}, result_managed_fields=[]), err, False)
-    assert check.outcome == "unchecked"
-    assert check.detail.startswith("you may not patch this object (forbidden to apply widgets.example.com")
-    assert "the prediction above does not need that permission" in check.detail
-
-
-def test_dry_run_predicted_rejection() -> None:
-    err = Invalid("apply of w rejected as invalid: spec.color: bad", code=422, reason="Invalid",
-                  status={"message": "bad"}, context=CTX)
-    assert compare_dry_run(_report(error="bad", error_status=422, error_reason="Invalid"), err, False).outcome \
-        == "agrees"
-    check = compare_dry_run(_report(result_object={}, result_managed_fields=[]), err, False)
-    assert check.outcome == "disagrees" and check.detail.startswith("predicted success, server said 422 Invalid")
-
-
 # --- the client-side → server-side trap, offline ------------------------------------------------------
 
 
@@ -539,25 +432,6 @@ def test_csa_trap_retained_and_kubectls_followup(csa: Files) -> None:
 def test_no_followup_without_client_side_history(tmp_path: Path) -> None:
     f = Files(tmp_path, load_case("cur-shared-ownership-then-drop"))
     assert "with kubectl apply --server-side" not in run(*f.args()).text
-
-
-def test_conflicts_are_counted_per_manager_and_field_and_the_fields_are_said() -> None:
-    from kubectl_fieldown.render.conflicts import count_conflicts
-
-    def planned(manager: str, path: str) -> PlannedConflict:
-        return PlannedConflict(manager=manager, operation="Update", api_version="example.com/v1", subresource="",
-                               path=parse_path(path), live_value=1, applied_value=2, describe=f'"{manager}"')
-
-    # the server's 409 says "3 conflicts" when two managers share one of two fields; so do we,
-    # and we add how many fields that is
-    three = [planned("a", ".spec.x"), planned("b", ".spec.x"), planned("a", ".spec.y")]
-    assert count_conflicts(three) == "3 conflicts on 2 fields"
-    assert count_conflicts(three[:2]) == "2 conflicts on 1 field"
-    assert count_conflicts([three[0], three[2]]) == "2 conflicts"
-    assert count_conflicts(three[:1]) == "1 conflict"
-    report = ConflictReport(kind="Widget", api_version="example.com/v1", name="w", namespace="ns", manager="m",
-                            forced=False, creates=False, conflicts=three)
-    assert report.summary() == "3 conflicts on 2 fields: the apply fails as it is"
 
 
 def test_an_unreadable_live_file_stops_before_any_prediction(csa: Files, tmp_path: Path) -> None:

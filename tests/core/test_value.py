@@ -31,6 +31,7 @@ from kubectl_fieldown.value import (
     go_value_string,
     key_value,
     value_key,
+    value_on_one_line,
     values_equal,
 )
 
@@ -463,3 +464,22 @@ def test_integers_beyond_2_53_meet_floats_as_float64() -> None:
     assert sorted([value_key(stored + 4096), value_key(big), value_key(1)]) == [
         value_key(1), value_key(big), value_key(stored + 4096)
     ]
+
+
+@pytest.mark.parametrize(("v", "limit", "text"), [
+    ("plain", 80, "plain"),
+    ("42", 80, '"42"'),
+    ("true", 80, '"true"'),
+    (" padded", 80, '" padded"'),
+    ("", 80, '""'),
+    (None, 80, "null"),
+    (False, 80, "false"),
+    (3, 80, "3"),
+    (1.5, 80, "1.5"),
+    ({"a": [1, "x"]}, 80, '{"a":[1,"x"]}'),
+    ("\x1b[31mred", 80, '"\\u001b[31mred"'),
+    ("abcdef", 4, "abc…"),
+    ("abcdef", 0, "abcdef"),
+])
+def test_value_on_one_line(v: object, limit: int, text: str) -> None:
+    assert value_on_one_line(v, limit) == text
