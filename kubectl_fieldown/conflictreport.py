@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .fieldpath import Path
-from .objects import is_secret
+from .objects import ObjectRef, is_secret
 
 if TYPE_CHECKING:
     from .appliers import Applier
@@ -137,9 +137,12 @@ class ConflictReport:
         return self.result_object is None
 
     @property
+    def ref(self) -> ObjectRef:
+        return ObjectRef(self.api_version, self.kind, self.namespace, self.name)
+
+    @property
     def title(self) -> str:
-        ns = f"{self.namespace}/" if self.namespace else ""
-        return f"{self.kind} {ns}{self.name}"
+        return self.ref.title()
 
     def summary(self) -> str:
         """One line: what the apply does, as a reader scanning many objects needs it."""
@@ -558,7 +561,7 @@ def predict(
         if not plan.forced:
             fold = conflict_fix(live, manifest, rules, applier, owners, now=req.now, reset_fields=rules.reset(""))
             if fold is not None:
-                target = f"{plan.kind.lower()}.{plan.api_version.rpartition('/')[0]}".rstrip(".") + f"/{plan.name}"
+                target = ObjectRef(plan.api_version, plan.kind, plan.namespace, plan.name).resource_name
                 report.fold_command = [fold.name, target, *(["-n", plan.namespace] if plan.namespace else []),
                                        *fold.args()]
     return report, plan

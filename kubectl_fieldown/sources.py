@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .objects import ObjectRef
 from .safeyaml import YAMLReadError, load_all
 from .value import MAX_DEPTH, valid_text
 
@@ -32,7 +33,6 @@ __all__ = [
     "MAX_DEPTH",
     "MAX_INPUT_BYTES",
     "InputDocument",
-    "LiveName",
     "SourceError",
     "SourceResult",
     "live_name",
@@ -76,17 +76,7 @@ class InputDocument:
         return _where(self.source, self.document, self.item)
 
 
-@dataclass(frozen=True)
-class LiveName:
-    """The object on the cluster that a manifest document names."""
-
-    api_version: str
-    kind: str
-    name: str
-    namespace: str | None
-
-
-def live_name(doc: InputDocument) -> LiveName:
+def live_name(doc: InputDocument) -> ObjectRef:
     """What ``doc`` names on the cluster; :class:`SourceError` when it lacks apiVersion, kind or name."""
     md = doc.obj.get("metadata")
     md = md if isinstance(md, Mapping) else {}
@@ -96,7 +86,7 @@ def live_name(doc: InputDocument) -> LiveName:
         raise SourceError(doc.source, f"cannot name a live object without {' and '.join(missing)}", doc.document,
                           doc.item)
     ns = md.get("namespace")
-    return LiveName(str(api_version), str(kind), str(name), str(ns) if ns else None)
+    return ObjectRef(str(api_version), str(kind), str(ns) if ns else None, str(name))
 
 
 @dataclass

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..objects import ObjectRef
 from .catalogue import (
     ANNOTATIONS_LIMIT,
     AUTOSCALER_MANAGERS,
@@ -27,7 +28,7 @@ from .catalogue import (
     Severity,
 )
 from .drift import Drift, last_applied_drift
-from .findings import Finding, ObjectFix, sort_findings, type_finding, type_ref
+from .findings import Finding, ObjectFix, sort_findings, type_finding
 from .rules import RULE_FUNCTIONS, ObjectFacts
 
 if TYPE_CHECKING:
@@ -67,7 +68,7 @@ def object_key(obj: Mapping[str, Any], default_namespace: str = "") -> ObjectKey
 
 def object_ref(api_version: str, kind: str, name: str) -> str:
     """``widget.example.com/w1``, ``secret/s`` (kubectl resolves singular.group like the plural)."""
-    return f"{type_ref(api_version, kind)}/{name}"
+    return ObjectRef(api_version, kind, None, name).resource_name
 
 
 def _no_rules(api_version: str, kind: str) -> ResourceRules | None:

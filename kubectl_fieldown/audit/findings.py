@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..objects import group_of, type_name
 from .catalogue import ORDER, RULES, Severity
 
 __all__ = ["Finding", "ObjectFix", "sort_findings", "type_finding", "type_ref"]
@@ -15,8 +16,7 @@ __all__ = ["Finding", "ObjectFix", "sort_findings", "type_finding", "type_ref"]
 @functools.lru_cache(maxsize=1024)
 def type_ref(api_version: str, kind: str) -> str:
     """``widget.example.com``, ``secret``: how kubectl names a kind (singular.group resolves like the plural)."""
-    group = api_version.rpartition("/")[0]
-    return f"{kind.lower()}.{group}" if group else kind.lower()
+    return type_name(group_of(api_version), kind)
 
 
 @dataclass(frozen=True)

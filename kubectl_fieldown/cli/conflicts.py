@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from ..kube.kindrules import KindRules, rules_for
+from ..objects import ObjectRef
 from ..value import escape_controls
 from . import options
 from .errors import UsageError, handle_errors, one_line, print_error
@@ -119,23 +120,10 @@ CLUSTER_SCOPED_BUILTINS = frozenset({
 })
 
 
-@dataclass(frozen=True)
-class Identity:
-    """apiVersion, kind, namespace (None: cluster-scoped) and name: how a manifest document and a
-    live object are matched (the way kubectl finds the object a document names)."""
-
-    api_version: str
-    kind: str
-    namespace: str | None
-    name: str
-
-    @property
-    def group(self) -> str:
-        return self.api_version.rpartition("/")[0]
-
-    def title(self) -> str:
-        ns = f"{self.namespace}/" if self.namespace else ""
-        return f"{self.kind} {ns}{self.name} ({self.api_version})"
+def _heading(ref: ObjectRef) -> str:
+    """``Widget ns/w (example.com/v1)``: how errors name a manifest document's or --live object;
+    the apiVersion is part of what must match."""
+    return f"{ref.title()} ({ref.api_version})"
 
 
 def _metadata(obj: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -288,7 +276,7 @@ def predict_online(docs: Sequence[InputDocument], req: Request, schemas: KindRul
                 report.dry_run = compare_dry_run(report, answer, builtin,
                                                  plan.result.object if plan.result is not None else None)
                 if report.dry_run.outcome == "unchecked":
-                    outcome.errors.append(f"{doc.where}: {Identity(api_version, kind, ns, name).title()}: "
+                    outcome.errors.append(f"{doc.where}: {_heading(ObjectRef(api_version, kind, ns, name))}: "
                                           f"server dry-run: {report.dry_run.detail}")
                 elif report.dry_run.outcome == "disagrees":
                     outcome.disagreements += 1
@@ -324,8 +312,8 @@ def _live_problem(obj: Mapping[str, Any]) -> str | None:
     return problem
 
 
-def _live_index(docs: Sequence[InputDocument], outcome: Outcome) -> dict[Identity, _LiveObject]:
-    index: dict[Identity, _LiveObject] = {}
+def _live_index(docs: Sequence[InputDocument], outcome: Outcome) -> dict[ObjectRef, _LiveObject]:
+    index: dict[ObjectRef, _LiveObject] = {}
     for doc in docs:
         problem = _live_problem(doc.obj)
         try:
@@ -334,19 +322,19 @@ def _live_index(docs: Sequence[InputDocument], outcome: Outcome) -> dict[Identit
             outcome.errors.append(f"{doc.where}: {problem or e}")
             continue
         ns = _metadata(doc.obj).get("namespace")
-        ident = Identity(api_version, kind, str(ns) if ns else None, name)
+        ident = ObjectRef(api_version, kind, str(ns) if ns else None, name)
         if ident in index:
-            outcome.errors.append(f"{doc.where}: {ident.title()} is also {index[ident].where}: "
+            outcome.errors.append(f"{doc.where}: {_heading(ident)} is also {index[ident].where}: "
                                   "pass each live object once")
             continue
         index[ident] = _LiveObject(doc.obj, doc.where, problem=problem)
         if problem is not None:
-            outcome.errors.append(f"{doc.where}: {ident.title()}: {problem}")
+            outcome.errors.append(f"{doc.where}: {_heading(ident)}: {problem}")
     return index
 
 
 def _offline_namespaced(schema: KindSchema, gvk: GroupVersionKind, name: str,
-                        index: Mapping[Identity, _LiveObject]) -> bool:
+                        index: Mapping[ObjectRef, _LiveObject]) -> bool:
     if schema.namespaced is not None:
         return schema.namespaced
     same = [i for i in index if i.api_version == gvk.api_version and i.kind == gvk.kind]
@@ -363,7 +351,7 @@ def predict_offline(docs: Sequence[InputDocument], live_docs: Sequence[InputDocu
     from ..schema.types import GroupVersionKind
 
     index = _live_index(live_docs, outcome)
-    manifests: list[Identity] = []
+    manifests: list[ObjectRef] = []
     for doc in docs:
         try:
             api_version, kind, name = _type_and_name(doc.obj, "the document")
@@ -371,14 +359,14 @@ def predict_offline(docs: Sequence[InputDocument], live_docs: Sequence[InputDocu
             schema = schemas.lookup(gvk)
             namespaced = _offline_namespaced(schema, gvk, name, index)
             ns = resolve_namespace(_metadata(doc.obj).get("namespace"), req.namespace, "default", namespaced)
-            ident = Identity(api_version, kind, ns, name)
+            ident = ObjectRef(api_version, kind, ns, name)
             manifests.append(ident)
             manifest = with_namespace(doc.obj, ns)
             found = index.get(ident)
             if found is not None:
                 found.used = True
                 if found.problem is not None:
-                    raise DocumentError(f"{ident.title()}: cannot predict against the --live object {found.where}")
+                    raise DocumentError(f"{_heading(ident)}: cannot predict against the --live object {found.where}")
             if found is not None:
                 schema = hinted_schema(schema, found.obj)
             builtin = schemas.is_builtin(gvk)
@@ -402,7 +390,7 @@ def predict_offline(docs: Sequence[InputDocument], live_docs: Sequence[InputDocu
                             f"pass -n {ident.namespace} or set metadata.namespace)" if ident.namespace else
                             f" (a manifest document names it in namespace {m.namespace!r})")
                 break
-        outcome.errors.append(f"{live.where}: {ident.title()} matches no manifest document "
+        outcome.errors.append(f"{live.where}: {_heading(ident)} matches no manifest document "
                               f"(by apiVersion, kind, namespace and name){hint}")
 
 

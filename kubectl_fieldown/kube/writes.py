@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..objects import is_secret
+from ..objects import ObjectRef, is_secret
 from .errors import Conflict, Invalid, KubeError, is_fatal
 
 if TYPE_CHECKING:
@@ -485,9 +485,8 @@ def _alternative(wp: WritePlan, target: ObjectTarget) -> tuple[list[str], list[s
 
 def _unprefixed(message: str, target: ObjectTarget) -> str:
     """A planner's message without the object's name in front: the outcome line names it already."""
-    group = target.res.group
-    kind = f"{target.res.kind.lower()}.{group}" if group else target.res.kind.lower()
-    ref = f"{kind}/{target.name}" + (f" -n {target.namespace}" if target.namespace and target.res.namespaced else "")
+    ref = ObjectRef(target.res.api_version, target.res.kind, target.namespace if target.res.namespaced else None,
+                    target.name).display()
     return message[len(ref) + 2:] if message.startswith(ref + ": ") else message
 
 

@@ -41,6 +41,7 @@ from ..managedfields import (
     ManagedFieldsEntry,
     decode_entries,
 )
+from ..objects import ObjectRef
 from ..schema.types import NO_DEFAULT, Type
 from ..typed.items import LIST, MAP, ItemError, item_element, key_type, side
 from ..typed.remove import extract_owned
@@ -52,7 +53,6 @@ __all__ = [
     "LAST_APPLIED_PATH",
     "Migration",
     "MigrationError",
-    "Ref",
     "entries_differ",
     "last_applied_fields",
     "last_applied_manifest",
@@ -74,27 +74,6 @@ class MigrationError(ValueError):
     """The object cannot be migrated as asked (the message says why, in one line)."""
 
 
-@dataclass(frozen=True)
-class Ref:
-    """The object a plan is for (apiVersion, kind, namespace, name)."""
-
-    api_version: str
-    kind: str
-    namespace: str | None
-    name: str
-
-    @classmethod
-    def of(cls, obj: Mapping[str, Any]) -> Ref:
-        md = obj.get("metadata") or {}
-        return cls(str(obj.get("apiVersion", "")), str(obj.get("kind", "")), md.get("namespace") or None,
-                   str(md.get("name", "")))
-
-    def __str__(self) -> str:
-        group = self.api_version.rpartition("/")[0]
-        kind = f"{self.kind.lower()}.{group}" if group else self.kind.lower()
-        return f"{kind}/{self.name}" + (f" -n {self.namespace}" if self.namespace else "")
-
-
 @dataclass
 class Migration:
     """The managedFields and last-applied annotation an object should have, and why.
@@ -103,7 +82,7 @@ class Migration:
     records by itself (the ``time`` of an entry that writes the annotation), which is no change of
     ownership (:func:`entries_differ` ignores times and order)."""
 
-    ref: Ref
+    ref: ObjectRef
     resource_version: str
     before: list[ManagedFieldsEntry]
     after: list[ManagedFieldsEntry]
@@ -143,13 +122,13 @@ def entries_differ(a: Sequence[ManagedFieldsEntry], b: Sequence[ManagedFieldsEnt
     return key(a) != key(b)
 
 
-def _start(obj: Mapping[str, Any]) -> tuple[Ref, str, list[ManagedFieldsEntry], str | None, bool]:
+def _start(obj: Mapping[str, Any]) -> tuple[ObjectRef, str, list[ManagedFieldsEntry], str | None, bool]:
     md = obj.get("metadata") or {}
     entries = decode_entries(md.get("managedFields"))
     annotations = md.get("annotations")
     la = annotations.get(LAST_APPLIED_ANNOTATION) if isinstance(annotations, Mapping) else None
     present = isinstance(annotations, Mapping) and bool(annotations)
-    return (Ref.of(obj), str(md.get("resourceVersion") or ""), entries, la if isinstance(la, str) else None,
+    return (ObjectRef.of(obj), str(md.get("resourceVersion") or ""), entries, la if isinstance(la, str) else None,
             present)
 
 

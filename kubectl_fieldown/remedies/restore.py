@@ -24,7 +24,8 @@ from typing import Any
 from ..fieldpath import FieldSet
 from ..fieldpath.lookup import MISSING, value_at
 from ..managedfields import LAST_APPLIED_ANNOTATION, ManagedFieldsEntry, ManagerIdentity, decode_entries
-from .plans import Migration, MigrationError, Ref
+from ..objects import ObjectRef
+from .plans import Migration, MigrationError
 
 __all__ = [
     "BACKUP_FORMAT",
@@ -127,7 +128,7 @@ def plan_restore(live: Mapping[str, Any], backup: BackupContent, *, force: bool 
     """From the live object back to the ownership before the write, keeping what others wrote since."""
     md = live.get("metadata") or {}
     saved_md = backup.object.get("metadata") or {}
-    ref = Ref.of(live)
+    ref = ObjectRef.of(live)
     for what, a, b in (("uid", md.get("uid"), backup.uid), ("name", md.get("name"), saved_md.get("name")),
                        ("namespace", md.get("namespace") or None, saved_md.get("namespace") or None),
                        ("kind", live.get("kind"), backup.object.get("kind"))):

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..fieldpath import path_string
+from ..objects import ObjectRef
 from ..redact import redact_patch_op, redact_request_body
 from .common import terminal_safe
 
@@ -59,9 +60,7 @@ def object_label(o: WriteOutcome) -> str:
     """``widget.example.com/w1 -n shop``: kind.group as kubectl prints it after writes."""
     if not o.kind:
         return o.name  # a manifest or argument that named no object: where it is
-    group = o.api_version.rpartition("/")[0]
-    kind = f"{o.kind.lower()}.{group}" if group else o.kind.lower()
-    return f"{kind}/{o.name}" + (f" -n {o.namespace}" if o.namespace else "")
+    return ObjectRef(o.api_version, o.kind, o.namespace, o.name).display()
 
 
 def redacted_patches(o: WriteOutcome) -> list[Any]:

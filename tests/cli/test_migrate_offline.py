@@ -32,7 +32,8 @@ from kubectl_fieldown.kube.writes import (
     load_backup,
 )
 from kubectl_fieldown.managedfields import decode_entries
-from kubectl_fieldown.remedies.plans import Ref, plan_strip_last_applied
+from kubectl_fieldown.objects import ObjectRef
+from kubectl_fieldown.remedies.plans import plan_strip_last_applied
 from kubectl_fieldown.remedies.requests import requests_for
 from kubectl_fieldown.remedies.writeplan import WritePlan
 from kubectl_fieldown.render.migrate import outcome_to_dict, render_outcome, render_summary
@@ -290,4 +291,4 @@ def test_text_lines_and_summary(tmp_path: Path) -> None:
 
 
 def test_migration_ref_round_trip() -> None:
-    assert str(Ref.of(widget())) == "widget.example.com/w -n ns"
+    assert str(ObjectRef.of(widget())) == "widget.example.com/w -n ns"

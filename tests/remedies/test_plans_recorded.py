@@ -16,9 +16,9 @@ import pytest
 
 from kubectl_fieldown.fieldpath import FieldSet, parse_path, path_from_fields
 from kubectl_fieldown.managedfields import ManagedFieldsEntry, decode_entries
+from kubectl_fieldown.objects import ObjectRef
 from kubectl_fieldown.remedies.plans import (
     Migration,
-    Ref,
     plan_reset,
     plan_strip_last_applied,
     plan_to_client_side,
@@ -135,7 +135,7 @@ def test_times_and_order_are_not_a_change() -> None:
     entries = decode_entries(obj["metadata"]["managedFields"])
     retimed = [ManagedFieldsEntry(e.manager, e.operation, e.api_version, e.fields, None, e.subresource)
                for e in entries]
-    m = Migration(Ref.of(obj), "11", entries, retimed, None, None)
+    m = Migration(ObjectRef.of(obj), "11", entries, retimed, None, None)
     assert not m.changed  # the API server ignores a write that only changes managedFields times
 
 
