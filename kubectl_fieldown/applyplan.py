@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from .fieldmanager import (
     ApplyConflict,
-    Conflict,
+    FieldConflict,
     FieldManagerError,
     ResourceRules,
     WriteResult,
@@ -262,7 +262,7 @@ def _without_mf(obj: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _planned(c: Conflict, live: Mapping[str, Any] | None, manifest: Mapping[str, Any]) -> PlannedConflict:
+def _planned(c: FieldConflict, live: Mapping[str, Any] | None, manifest: Mapping[str, Any]) -> PlannedConflict:
     entry_version = c.identity.api_version
     if live is not None and not entry_version:
         # an Apply identity has no apiVersion: take the entry's, from the raw list (no decoding)

@@ -77,7 +77,7 @@ class Invalid(FieldManagerError):
 
 
 @dataclass(frozen=True)
-class Conflict:
+class FieldConflict:
     """Another manager owns a field the apply would change."""
 
     identity: ManagerIdentity
@@ -96,7 +96,7 @@ class ApplyConflict(FieldManagerError):
     status = 409
     reason = "Conflict"
 
-    def __init__(self, conflicts: list[Conflict]) -> None:
+    def __init__(self, conflicts: list[FieldConflict]) -> None:
         self.conflicts = conflicts
         super().__init__(conflict_message(conflicts), [
             {"reason": "FieldManagerConflict", "message": f"conflict with {c.identity.describe()}",
@@ -105,12 +105,12 @@ class ApplyConflict(FieldManagerError):
         ])
 
 
-def conflict_message(conflicts: list[Conflict]) -> str:
+def conflict_message(conflicts: list[FieldConflict]) -> str:
     """The server's 409 message (AM ``NewConflictError``): managers sorted by identity JSON."""
     if len(conflicts) == 1:
         c = conflicts[0]
         return f"Apply failed with 1 conflict: conflict with {c.identity.describe()}: {c.path_string}"
-    by: dict[ManagerIdentity, list[Conflict]] = {}
+    by: dict[ManagerIdentity, list[FieldConflict]] = {}
     for c in conflicts:
         by.setdefault(c.identity, []).append(c)
     lines = []
@@ -521,7 +521,7 @@ def _update_managers(
         if cs:
             conflicts[other] = cs
     if conflicts and not force:
-        raise ApplyConflict([Conflict(o, p) for o, cs in conflicts.items() for p in cs])
+        raise ApplyConflict([FieldConflict(o, p) for o, cs in conflicts.items() for p in cs])
     for other in list(managed.fields):
         if other == ident:
             continue
@@ -890,7 +890,7 @@ def _apply_defaults(obj: Any, t: Type) -> None:
 __all__ = [
     "ApplyConflict",
     "BadRequest",
-    "Conflict",
+    "FieldConflict",
     "FieldManagerError",
     "Invalid",
     "ResourceRules",

@@ -186,9 +186,9 @@ class ApplierRun:
     error: Request | None = None
     warnings: list[Request] = field(default_factory=list)
     conflicts: list[Any] = field(default_factory=list)
-    """fieldmanager.Conflict of the apply that failed with 409 (empty otherwise)."""
+    """fieldmanager.FieldConflict of the apply that failed with 409 (empty otherwise)."""
     taken_over: list[Any] = field(default_factory=list)
-    """fieldmanager.Conflict that a forced apply resolved by taking the fields."""
+    """fieldmanager.FieldConflict that a forced apply resolved by taking the fields."""
 
     @property
     def ok(self) -> bool:

@@ -10,7 +10,7 @@ import pytest
 from kubectl_fieldown.fieldmanager import (
     ApplyConflict,
     BadRequest,
-    Conflict,
+    FieldConflict,
     FieldManagerError,
     Invalid,
     ResourceRules,
@@ -165,8 +165,8 @@ def test_conflict_message_several_managers_sorted_by_identity() -> None:
     from kubectl_fieldown.fieldpath import parse_path
 
     cs = [
-        Conflict(ManagerIdentity("foo", "Update", "v1"), parse_path(".spec.replicas")),
-        Conflict(ManagerIdentity("bar", "Apply", ""), parse_path(".metadata.labels.app")),
+        FieldConflict(ManagerIdentity("foo", "Update", "v1"), parse_path(".spec.replicas")),
+        FieldConflict(ManagerIdentity("bar", "Apply", ""), parse_path(".metadata.labels.app")),
     ]
     assert conflict_message(cs) == (
         'Apply failed with 2 conflicts: conflicts with "bar":\n- .metadata.labels.app\n'
