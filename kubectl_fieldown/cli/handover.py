@@ -27,7 +27,6 @@ from .migrate import (
     Output,
     Resources,
     RunConfig,
-    Selection,
     Verbose,
     WriteOutput,
     parse_applier,
@@ -36,6 +35,7 @@ from .migrate import (
     run_plans,
     write_planner,
 )
+from .select import Selection
 
 if TYPE_CHECKING:
     from ..appliers import Applier

@@ -23,6 +23,7 @@ from ..value import MAX_DEPTH, nesting_depth
 from . import options
 from .completion import complete_resources
 from .errors import EXIT_FAILURE, UsageError, describe, handle_errors, print_error, print_note
+from .select import LiveRequest, parse_live_args
 
 if TYPE_CHECKING:
     from ..kube.client import ClusterClient
@@ -152,50 +153,6 @@ def _offline(path: str, recursive: bool) -> Iterator[ObjectSource]:
         yield ObjectSource(doc.where, doc.obj, from_file=True)
     for e in result.errors:
         yield ObjectSource(str(e), error=e)
-
-
-@dataclass(frozen=True)
-class LiveRequest:
-    """What to fetch: ``(type, name)`` pairs, or ``(type, None)`` to list a type."""
-
-    targets: list[tuple[str, str | None]]
-    selector: str | None
-
-
-def parse_live_args(args: Sequence[str], selector: str | None, all_namespaces: bool) -> LiveRequest:
-    """kubectl's argument forms: ``TYPE/NAME ...``, ``TYPE[,TYPE] [NAME ...]``, ``TYPE -l SEL``."""
-    if not args:
-        raise UsageError(
-            "you must specify the type of resource to get, e.g. 'deployment/web', 'widgets NAME' or '-i FILE'"
-        )
-    slashed = [a for a in args if "/" in a]
-    targets: list[tuple[str, str | None]] = []
-    if slashed:
-        if len(slashed) != len(args):
-            raise UsageError(
-                "there is no need to specify a resource type as a separate argument when passing arguments "
-                "in resource/name form (e.g. 'kubectl fieldown show resource/<resource_name>' instead of "
-                "'kubectl fieldown show resource resource/<resource_name>')"
-            )
-        for a in args:
-            typ, _, name = a.partition("/")
-            if not typ or not name or "/" in name:
-                raise UsageError(f"arguments in resource/name form must have a single resource and name: {a!r}")
-            targets.append((typ, name))
-    else:
-        types = [t for t in args[0].split(",") if t]
-        if not types:
-            raise UsageError(f"invalid resource type {args[0]!r}")
-        names = list(args[1:])
-        if names:
-            targets = [(t, n) for t in types for n in names]
-        else:
-            targets = [(t, None) for t in types]
-    if selector is not None and any(n is not None for _, n in targets):
-        raise UsageError("name cannot be provided when a selector is specified")
-    if all_namespaces and any(n is not None for _, n in targets):
-        raise UsageError("a resource cannot be retrieved by name across all namespaces")
-    return LiveRequest(targets, selector)
 
 
 def _live(request: LiveRequest, cluster: options.ClusterArgs) -> Iterator[ObjectSource]:

@@ -27,7 +27,6 @@ from .migrate import (
     MaxRetries,
     Output,
     RunConfig,
-    Selected,
     Verbose,
     WriteOutput,
     make_backups,
@@ -36,6 +35,7 @@ from .migrate import (
     run_all,
     write_options,
 )
+from .select import Selected
 
 if TYPE_CHECKING:
     from ..kube.client import ClusterClient

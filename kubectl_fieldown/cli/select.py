@@ -1,0 +1,191 @@
+"""Which objects a command names: kubectl's argument forms, shared by ``show`` and the write commands.
+
+``show`` and the write commands (``migrate``, ``strip-last-applied``, ``handover``, ``reset``)
+take the same TYPE/NAME, TYPE [NAME...], TYPE -l SELECTOR forms (:func:`parse_live_args`); the
+write commands also take -f manifests and a whole namespace or cluster (:func:`select`, which
+turns a :class:`Selection` into :class:`Selected` targets, each named or with the reason it
+could not be). Nothing heavy is imported at module level: ``show -i`` imports this module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from . import options
+from .errors import UsageError
+
+if TYPE_CHECKING:
+    from ..kube.client import ClusterClient
+    from ..kube.discovery import ResourceInfo
+    from ..kube.writes import ObjectTarget
+
+__all__ = ["LiveRequest", "Selected", "Selection", "parse_live_args", "select"]
+
+
+@dataclass(frozen=True)
+class LiveRequest:
+    """What to fetch: ``(type, name)`` pairs, or ``(type, None)`` to list a type."""
+
+    targets: list[tuple[str, str | None]]
+    selector: str | None
+
+
+def parse_live_args(args: Sequence[str], selector: str | None, all_namespaces: bool) -> LiveRequest:
+    """kubectl's argument forms: ``TYPE/NAME ...``, ``TYPE[,TYPE] [NAME ...]``, ``TYPE -l SEL``."""
+    if not args:
+        raise UsageError(
+            "you must specify the type of resource to get, e.g. 'deployment/web', 'widgets NAME' or '-i FILE'"
+        )
+    slashed = [a for a in args if "/" in a]
+    targets: list[tuple[str, str | None]] = []
+    if slashed:
+        if len(slashed) != len(args):
+            raise UsageError(
+                "there is no need to specify a resource type as a separate argument when passing arguments "
+                "in resource/name form (e.g. 'kubectl fieldown show resource/<resource_name>' instead of "
+                "'kubectl fieldown show resource resource/<resource_name>')"
+            )
+        for a in args:
+            typ, _, name = a.partition("/")
+            if not typ or not name or "/" in name:
+                raise UsageError(f"arguments in resource/name form must have a single resource and name: {a!r}")
+            targets.append((typ, name))
+    else:
+        types = [t for t in args[0].split(",") if t]
+        if not types:
+            raise UsageError(f"invalid resource type {args[0]!r}")
+        names = list(args[1:])
+        if names:
+            targets = [(t, n) for t in types for n in names]
+        else:
+            targets = [(t, None) for t in types]
+    if selector is not None and any(n is not None for _, n in targets):
+        raise UsageError("name cannot be provided when a selector is specified")
+    if all_namespaces and any(n is not None for _, n in targets):
+        raise UsageError("a resource cannot be retrieved by name across all namespaces")
+    return LiveRequest(targets, selector)
+
+
+# --- the write commands' targets ---------------------------------------------------------------
+
+# never worth rewriting, and numerous: kubectl leaves them out of "all" too
+_SKIPPED_TYPES = frozenset({"events", "events.events.k8s.io"})
+
+
+@dataclass(frozen=True)
+class Selected:
+    """An object to write, or why it could not be named (``where`` says which argument)."""
+
+    where: str
+    target: ObjectTarget | None = None
+    error: BaseException | None = None
+
+
+@dataclass(frozen=True)
+class Selection:
+    args: list[str]
+    filenames: list[str]
+    recursive: bool
+    selector: str | None
+    cluster: options.ClusterArgs
+
+    def validate(self) -> None:
+        if self.filenames and self.args:
+            raise UsageError("when paths, URLs, or stdin is provided as input, you may not specify resource "
+                             "arguments as well")
+        if self.filenames and self.selector is not None:
+            raise UsageError("-l cannot be used with -f: the manifests name the objects")
+        if not self.args and not self.filenames and self.selector is None and self.cluster.namespace is None \
+                and not self.cluster.all_namespaces:
+            raise UsageError("name the objects: TYPE/NAME, TYPE [NAME...], -f FILE, or a whole namespace "
+                             "(-n NAMESPACE), selection (-l SELECTOR) or cluster (-A)")
+        if self.args:
+            parse_live_args(self.args, self.selector, self.cluster.all_namespaces)
+
+
+def select(client: ClusterClient, sel: Selection) -> Iterator[Selected]:
+    """The objects a selection names. Listed objects carry their LIST copy as the first read."""
+    from ..kube.client import ALL_NAMESPACES
+    from ..kube.errors import KubeError, is_fatal
+    from ..kube.writes import ObjectTarget
+
+    namespace = sel.cluster.namespace or client.default_namespace
+    list_ns: Any = ALL_NAMESPACES if sel.cluster.all_namespaces else namespace
+
+    def listed(res: ResourceInfo, label: str) -> Iterator[Selected]:
+        try:
+            for page in client.list_pages(res, list_ns, label_selector=sel.selector):
+                for item in page:
+                    md = item.get("metadata") or {}
+                    yield Selected(label, ObjectTarget(res, str(md.get("name")), md.get("namespace"), item))
+        except KubeError as e:
+            if is_fatal(e):
+                raise
+            yield Selected(label, error=e)
+
+    if sel.filenames:
+        yield from _from_manifests(client, sel, namespace)
+        return
+    if sel.args:
+        request = parse_live_args(sel.args, sel.selector, sel.cluster.all_namespaces)
+        resolved: dict[str, ResourceInfo] = {}
+        for typ, name in request.targets:
+            label = f"{typ}/{name}" if name else typ
+            try:
+                res = resolved.get(typ)
+                if res is None:
+                    res = resolved[typ] = client.discovery.resolve(typ)
+            except KubeError as e:
+                if is_fatal(e):
+                    raise
+                yield Selected(label, error=e)
+                continue
+            if name is not None:
+                yield Selected(label, ObjectTarget(res, name, namespace if res.namespaced else None))
+            else:
+                yield from listed(res, label)
+        return
+    seen: set[tuple[str, str]] = set()
+    for res in client.discovery.resources():
+        if (res.group, res.resource) in seen or res.group_resource in _SKIPPED_TYPES:
+            continue
+        seen.add((res.group, res.resource))
+        if not {"list", "patch"} <= res.verbs or "/" in res.resource:
+            continue
+        if not res.namespaced and not sel.cluster.all_namespaces:
+            continue
+        yield from listed(res, res.group_resource)
+
+
+def _from_manifests(client: ClusterClient, sel: Selection, namespace: str) -> Iterator[Selected]:
+    from ..files import load_sources
+    from ..kube.errors import KubeError, is_fatal
+    from ..kube.writes import ObjectTarget
+    from ..sources import SourceError, live_name
+
+    for path in sel.filenames:
+        result = load_sources(path, recursive=sel.recursive)
+        for err in result.errors:
+            # named by where it is; the message says the rest
+            yield Selected(str(err).removesuffix(f": {err.reason}"), error=err)
+        for doc in result.documents:
+            try:
+                named = live_name(doc)
+            except SourceError as e:
+                yield Selected(doc.where, error=e)
+                continue
+            try:
+                res = client.discovery.resolve_kind(named.api_version, named.kind)
+            except KubeError as e:
+                if is_fatal(e):
+                    raise
+                yield Selected(doc.where, error=e)
+                continue
+            ns = named.namespace or namespace
+            manifest = dict(doc.obj)
+            if res.namespaced:
+                manifest["metadata"] = {**(manifest.get("metadata") or {}), "namespace": ns}
+            yield Selected(doc.where, ObjectTarget(res, named.name, ns if res.namespaced else None,
+                                                   manifest=manifest))
