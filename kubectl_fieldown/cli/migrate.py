@@ -8,7 +8,7 @@ Bulk runs go on past a failing object and exit 1 if any failed. Running a comman
 nothing the second time: every plan of an already-migrated object is empty.
 
 This module also holds what the other writing commands (``handover``, ``undo``) share: target
-selection, schema lookup, the run loop and the common options; :func:`register` registers all five.
+selection, the planning path, the run loop and the common options; :func:`register` registers all five.
 """
 
 from __future__ import annotations
@@ -34,11 +34,11 @@ if TYPE_CHECKING:
     from ..fieldpath import Path as FieldPath
     from ..fieldpath.pathstring import FieldNames
     from ..kube.client import ClusterClient
-    from ..kube.discovery import ResourceInfo
+    from ..kube.kindrules import KindRules
     from ..kube.writes import BackupRun, ObjectTarget, WriteOptions, WriteOutcome
     from ..remedies.commands import FixCommand
     from ..remedies.writeplan import WritePlan
-    from ..schema.types import GroupVersionKind, KindSchema, Type
+    from ..schema.types import GroupVersionKind
 
 __all__ = [
     "MigrateTo",
@@ -122,59 +122,7 @@ def parse_retries(text: str) -> int:
     return n
 
 
-# --- decode: schemas ---------------------------------------------------------------------------
-
-
-DEDUCED_SOURCE = "deduced"
-
-
-class Schemas:
-    """Each kind's schema and engine rules (in the one order of :mod:`kubectl_fieldown.kube.kindrules`)
-    and its resource type (discovery)."""
-
-    def __init__(self, client: ClusterClient) -> None:
-        from ..kube.kindrules import KindRules
-
-        self._client = client
-        self.kinds = KindRules(client=client)
-        self.registry = self.kinds.registry
-        self._rules: dict[tuple[str, str], ResourceRules | None] = {}
-
-    def _gvk(self, obj: Mapping[str, Any]) -> GroupVersionKind:
-        from ..schema.types import GroupVersionKind
-
-        return GroupVersionKind.from_api_version(str(obj.get("apiVersion") or ""), str(obj.get("kind") or ""))
-
-    def _resource(self, obj: Mapping[str, Any]) -> ResourceInfo:
-        return self._client.discovery.resolve_kind(str(obj.get("apiVersion") or ""), str(obj.get("kind") or ""))
-
-    def _schema(self, obj: Mapping[str, Any]) -> KindSchema:
-        return self.kinds.lookup(self._gvk(obj), self._resource(obj))
-
-    def root(self, obj: Mapping[str, Any]) -> Type:
-        """The schema of ``obj``'s kind; a MigrationError when none is known, because planning on a
-        deduced schema (every list atomic) would record wrong ownership."""
-        from ..remedies.plans import MigrationError
-
-        schema = self._schema(obj)
-        if schema.source.startswith(DEDUCED_SOURCE):
-            raise MigrationError(f"no schema is known for {obj.get('kind')} {obj.get('apiVersion')}: ownership "
-                                 "cannot be planned exactly (the server publishes no OpenAPI v3 for it)")
-        return schema.root
-
-    def subresources(self, obj: Mapping[str, Any]) -> frozenset[str]:
-        return self._resource(obj).subresources
-
-    def rules(self, obj: Mapping[str, Any]) -> ResourceRules | None:
-        """The engine's rules for ``obj``'s kind (None without a real schema: nothing is simulated)."""
-        api_version, kind = str(obj.get("apiVersion") or ""), str(obj.get("kind") or "")
-        key = (api_version, kind)
-        if key not in self._rules:
-            gvk, res = self._gvk(obj), self._resource(obj)
-            schema = self.kinds.lookup(gvk, res)
-            self._rules[key] = None if schema.source.startswith(DEDUCED_SOURCE) else self.kinds.rules(
-                gvk, "status" in res.subresources, res)
-        return self._rules[key]
+# --- decode: field names ----------------------------------------------------------------------
 
 
 def path_names(obj: Mapping[str, Any]) -> FieldNames:
@@ -342,16 +290,17 @@ def run_plans(
     cluster: options.ClusterArgs,
     sel: Selection,
     cfg: RunConfig,
-    planner: Callable[[Schemas], Callable[[ObjectTarget], Callable[[dict[str, Any]], WritePlan]]],
+    planner: Callable[[KindRules], Callable[[ObjectTarget], Callable[[dict[str, Any]], WritePlan]]],
 ) -> int:
     """Select, then plan, check and write each object with the same planning function."""
+    from ..kube.kindrules import KindRules
     from ..kube.writes import execute
 
     sel.validate()
     client = open_client(cluster)
     try:
         items = list(select(client, sel))
-        plan_for = planner(Schemas(client))
+        plan_for = planner(KindRules(client=client))
         backups = make_backups(client, cfg)
         wopts = write_options(cfg)
         return run_all(client, items, lambda t: execute(client, t, plan_for(t), wopts, backups), cfg, backups)
@@ -360,6 +309,10 @@ def run_plans(
 
 
 # --- plan: every write command plans through the same path ------------------------------------
+
+
+# the source of a schema the tool made up for want of one (every list atomic)
+DEDUCED_SOURCE = "deduced"
 
 
 def _now() -> str:
@@ -378,7 +331,7 @@ def write_planner(
     keep: Sequence[str] = (),
     receiver: str | None = None,
     needs_schema: bool = True,
-) -> Callable[[Schemas], Callable[[ObjectTarget], Callable[[dict[str, Any]], WritePlan]]]:
+) -> Callable[[KindRules], Callable[[ObjectTarget], Callable[[dict[str, Any]], WritePlan]]]:
     """The planning function of a write command: for each object, the command's plan
     (:mod:`kubectl_fieldown.remedies.commands`), its requests, and the check that neither they nor
     the applier's next apply (``--applier``, else the command's own, else the one in use) lose a
@@ -386,19 +339,40 @@ def write_planner(
     another writer: the applier's next manifest leaves them out, and their values must stay — unless
     the applier is that writer (``receiver``)."""
 
-    def factory(schemas: Schemas) -> Callable[[ObjectTarget], Callable[[dict[str, Any]], WritePlan]]:
+    def factory(kinds: KindRules) -> Callable[[ObjectTarget], Callable[[dict[str, Any]], WritePlan]]:
         from ..fieldpath import FieldSet, path_from_fields
+        from ..kube.kindrules import rules_for
         from ..remedies.commands import PlanContext
+        from ..remedies.plans import MigrationError
         from ..remedies.writeplan import write_plan
-        from ..schema.types import DEDUCED
+        from ..schema.types import DEDUCED, GroupVersionKind
+
+        client = kinds.client
+        assert client is not None
+        # every read of an object is planned again: build each kind's engine rules once
+        kind_rules: dict[GroupVersionKind, ResourceRules | None] = {}
 
         def for_target(target: ObjectTarget) -> Callable[[dict[str, Any]], WritePlan]:
             def plan(obj: dict[str, Any]) -> WritePlan:
                 spec = spec_for(obj)
-                root = schemas.root(obj) if needs_schema else DEDUCED
-                rules = schemas.rules(obj)
+                api_version, kind = str(obj.get("apiVersion") or ""), str(obj.get("kind") or "")
+                gvk = GroupVersionKind.from_api_version(api_version, kind)
+                res = client.discovery.resolve_kind(api_version, kind)
+                schema = kinds.lookup(gvk, res)
+                deduced = schema.source.startswith(DEDUCED_SOURCE)
+                if needs_schema and deduced:
+                    # planning on a deduced schema (every list atomic) would record wrong ownership
+                    raise MigrationError(f"no schema is known for {obj.get('kind')} {obj.get('apiVersion')}: "
+                                         "ownership cannot be planned exactly (the server publishes no OpenAPI v3 "
+                                         "for it)")
+                if gvk not in kind_rules:
+                    # without a real schema nothing is simulated
+                    kind_rules[gvk] = None if deduced else rules_for(schema, "status" in res.subresources,
+                                                                     kinds.is_builtin(gvk))
+                rules = kind_rules[gvk]
+                root = schema.root if needs_schema else DEDUCED
                 # a write to the main resource cannot own the status of a kind with a status subresource
-                reset = FieldSet([path_from_fields("status")]) if "status" in schemas.subresources(obj) else None
+                reset = FieldSet([path_from_fields("status")]) if "status" in res.subresources else None
                 ctx = PlanContext(root, reset, target.manifest)
                 chosen = applier or default_applier(obj, spec)
                 paths = parse_paths(keep, obj) if keep else []
