@@ -18,7 +18,8 @@ import typer
 
 from . import options
 from .errors import UsageError, handle_errors
-from .migrate import (
+from .select import Selection
+from .writes import (
     AllowValueChanges,
     ApplierOption,
     BackupDir,
@@ -26,19 +27,18 @@ from .migrate import (
     MaxRetries,
     Output,
     Resources,
-    RunConfig,
     Verbose,
+    WriteConfig,
     WriteOutput,
+    in_use,
     parse_applier,
     parse_paths,
     parse_retries,
     run_plans,
     write_planner,
 )
-from .select import Selection
 
 if TYPE_CHECKING:
-    from ..appliers import Applier
     from ..remedies.commands import FixCommand
 
 __all__ = ["handover", "register"]
@@ -97,7 +97,6 @@ def handover(
     from ..fieldpath import parse_path
     from ..managedfields import KUBECTL_CLIENT_SIDE_APPLY
     from ..remedies.commands import Handover
-    from ..remedies.manifests import detected_applier
 
     paths = list(field or ())
     if not paths:
@@ -112,13 +111,10 @@ def handover(
     named = parse_applier(applier)
     cluster = options.ClusterArgs(kubeconfig, context, namespace, all_namespaces)
     sel = Selection(list(resources or ()), list(filename or ()), recursive, selector, cluster)
-    cfg = RunConfig(f"handover --to {to}", dry_run, output, verbose, backup_dir, retries, allow_value_changes)
+    cfg = WriteConfig(f"handover --to {to}", dry_run, output, verbose, backup_dir, retries, allow_value_changes)
 
     def spec_for(obj: dict[str, Any]) -> FixCommand:
         return Handover(tuple(parse_paths(paths, obj)), to)
-
-    def in_use(obj: dict[str, Any], spec: FixCommand) -> Applier | None:
-        return detected_applier(obj)
 
     # the applier keeps the fields in its manifest only when it is the one taking them
     code = run_plans(cluster, sel, cfg, write_planner(spec_for, applier=named, default_applier=in_use, keep=paths,

@@ -53,10 +53,11 @@ Run 'kubectl fieldown help COMMAND' for the options of a command,
 'kubectl fieldown options' for the flags every command takes (--as, --token, -v=6, ...).
 Set FIELDOWN_DEBUG=1 to get a traceback with errors."""
 
-# The command modules (cli/<module>.py, each with a register(app)), in the order of the help.
-# Add one name per new module. A command named like its module (dashes become underscores) is
-# run without importing the other modules; any other name makes main() import them all.
-COMMAND_MODULES: tuple[str, ...] = ("show", "conflicts", "audit", "migrate", "version")
+# The command modules (cli/<module>.py, each with a register(app) that registers exactly its one
+# command, named like the module with dashes for underscores), in the order of the help. Running
+# a command imports only its module; no command module imports another (tests/cli/test_modules.py).
+COMMAND_MODULES: tuple[str, ...] = ("show", "conflicts", "audit", "migrate", "strip_last_applied", "handover",
+                                    "reset", "undo", "version")
 
 
 # The first paragraph of each command's help, for the bare root help (`kubectl fieldown`, `--help`):

@@ -21,13 +21,14 @@ import typer
 
 from . import options
 from .errors import handle_errors
-from .migrate import (
+from .select import Selected
+from .writes import (
     BackupDir,
     DryRunOption,
     MaxRetries,
     Output,
-    RunConfig,
     Verbose,
+    WriteConfig,
     WriteOutput,
     make_backups,
     open_client,
@@ -35,7 +36,6 @@ from .migrate import (
     run_all,
     write_options,
 )
-from .select import Selected
 
 if TYPE_CHECKING:
     from ..kube.client import ClusterClient
@@ -106,7 +106,7 @@ def undo(
     retries = parse_retries(max_retries)
     root = Path(backup_dir).expanduser() if backup_dir else default_backup_root()
     files = backup_files(backups, root)
-    cfg = RunConfig("undo", dry_run, output, verbose, backup_dir, retries)
+    cfg = WriteConfig("undo", dry_run, output, verbose, backup_dir, retries)
     client = open_client(options.ClusterArgs(kubeconfig, context))
     try:
         items: list[Selected] = []

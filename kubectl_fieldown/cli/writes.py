@@ -1,0 +1,455 @@
+"""What the write commands share: ``migrate``, ``strip-last-applied``, ``handover``, ``reset``, ``undo``.
+
+Each command lives in its own module (cli/<command>.py) and declares only its own flags and what
+it plans; this module holds the rest, once:
+
+* the flags several of them take (``--dry-run``, ``-o``, ``--backup-dir``, ``--max-retries``,
+  ``-v``, ``--applier``, ``--allow-value-changes``, the object arguments);
+* the planning path every write goes through (:func:`write_planner`: the command's plan on each
+  read of the object, checked against the applier's next apply; schemas from
+  :class:`kubectl_fieldown.kube.kindrules.KindRules`);
+* the run loop (:func:`run_plans`, :func:`run_all`): fetch (:mod:`.select`) → plan → write
+  (``kube.writes.execute``: backup, resourceVersion-tested JSON patches, re-plan and retry on
+  concurrent changes) → render (one line per object as it goes, a summary), and the exit code.
+
+Bulk runs go on past a failing object and exit 1 if any failed (2 if an input could not be
+read). Running a command twice changes nothing the second time: every plan of an
+already-written object is empty.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from . import options
+from .completion import complete_resources
+from .errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_USAGE, UsageError, describe, print_error
+from .select import Selected, Selection, select
+
+if TYPE_CHECKING:
+    from ..appliers import Applier
+    from ..fieldmanager import ResourceRules
+    from ..fieldpath import Path as FieldPath
+    from ..fieldpath.pathstring import FieldNames
+    from ..kube.client import ClusterClient
+    from ..kube.kindrules import KindRules
+    from ..kube.writes import BackupRun, ObjectTarget, WriteOptions, WriteOutcome
+    from ..remedies.commands import FixCommand
+    from ..remedies.writeplan import WritePlan
+    from ..schema.types import GroupVersionKind
+
+__all__ = [
+    "AllowValueChanges",
+    "ApplierOption",
+    "BackupDir",
+    "DryRunOption",
+    "MaxRetries",
+    "Output",
+    "Resources",
+    "Verbose",
+    "WriteConfig",
+    "WriteOutput",
+    "in_use",
+    "make_backups",
+    "open_client",
+    "own_applier",
+    "parse_applier",
+    "parse_paths",
+    "parse_retries",
+    "run_all",
+    "run_plans",
+    "write_options",
+    "write_planner",
+]
+
+
+class WriteOutput(str, enum.Enum):
+    text = "text"
+    json = "json"
+
+
+# --- options shared by the writing commands ------------------------------------------------------
+
+Output = Annotated[
+    WriteOutput,
+    options.output_option("Output format: text (one line per object and a summary) or json (docs/migrate.md)."),
+]
+
+BackupDir = Annotated[
+    str | None,
+    typer.Option(
+        "--backup-dir",
+        metavar="DIR",
+        help="Where to save each object before its first write, one directory per run "
+        "(default: $FIELDOWN_BACKUP_DIR, else ~/.kube/fieldown/backups). 'kubectl fieldown undo' restores them.",
+        show_default=False,
+    ),
+]
+
+MaxRetries = Annotated[
+    str,
+    typer.Option(
+        "--max-retries",
+        metavar="N",
+        help="How many times to read, re-plan and write an object again when it changed meanwhile.",
+    ),
+]
+
+Verbose = Annotated[bool, typer.Option("-v", "--verbose", help="Say what was done to each object and why.")]
+
+DryRunOption = Annotated[
+    options.DryRunStrategy,
+    typer.Option(
+        "--dry-run",
+        metavar="none|client|server",
+        help='"client": print the exact JSON patches per object and write nothing (no backup either). '
+        '"server": also send them with dryRun=All, so the server checks them; nothing is stored.',
+        case_sensitive=False,
+    ),
+]
+
+Resources = Annotated[
+    list[str] | None,
+    typer.Argument(
+        metavar="[TYPE[.GROUP]/NAME ... | TYPE[.GROUP] [NAME ...]]",
+        help="Objects: TYPE/NAME ..., TYPE followed by names, or TYPE alone with -l / -n / -A. "
+        "Without any, every object of every type in the namespace (-n) or cluster (-A).",
+        show_default=False,
+        autocompletion=complete_resources,
+    ),
+]
+
+
+ApplierOption = Annotated[
+    str | None,
+    typer.Option(
+        "--applier",
+        metavar="KIND[:MANAGER]",
+        help="The applier whose next apply the write is checked against: kubectl, kubectl-client-side, argocd, "
+        "flux, helm or ssa, optionally with its manager (flux:helm-controller, ssa:ci). Default: the command's "
+        "own, else the one managing the object.",
+        show_default=False,
+    ),
+]
+
+AllowValueChanges = Annotated[
+    bool,
+    typer.Option(
+        "--allow-value-changes",
+        help="Write even when the check finds that the write, or the applier's next apply after it, would change "
+        "or delete a value you did not ask to change (the values are listed either way).",
+    ),
+]
+
+
+def parse_retries(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise UsageError(f"--max-retries must be a whole number, not {text!r}") from None
+    if n < 0 or n > 100:
+        raise UsageError(f"--max-retries must be between 0 and 100, not {n}")
+    return n
+
+
+# --- decode: field names ----------------------------------------------------------------------
+
+
+def path_names(obj: Mapping[str, Any]) -> FieldNames:
+    """Group dotted names (``.metadata.labels.app.kubernetes.io/name``) by what the object, its
+    last-applied manifest or its managedFields have."""
+    import json
+
+    from ..fieldpath import FieldSet
+    from ..fieldpath.lookup import names_in
+    from ..managedfields import LAST_APPLIED_ANNOTATION, ManagedFieldsError, decode_entries
+
+    md = obj.get("metadata") or {}
+    docs: list[Any] = [obj]
+    la = (md.get("annotations") or {}).get(LAST_APPLIED_ANNOTATION)
+    if isinstance(la, str):
+        with contextlib.suppress(ValueError):
+            docs.append(json.loads(la))
+    owned = FieldSet()
+    try:
+        for e in decode_entries(md.get("managedFields")):
+            owned = owned.union(e.fields)
+    except ManagedFieldsError:
+        pass
+    return names_in(docs, owned)
+
+
+def parse_paths(texts: Sequence[str], obj: Mapping[str, Any]) -> list[FieldPath]:
+    from ..fieldpath import parse_path
+
+    names = path_names(obj)
+    return [parse_path(t, names) for t in texts]
+
+
+# --- the run loop ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WriteConfig:
+    command: str
+    dry_run: options.DryRunStrategy
+    output: WriteOutput
+    verbose: bool
+    backup_dir: str | None
+    max_retries: int
+    allow_value_changes: bool = False
+
+
+def open_client(cluster: options.ClusterArgs) -> ClusterClient:
+    from ..kube.client import ClusterClient
+
+    return ClusterClient(options.cluster_options(cluster))
+
+
+def make_backups(client: ClusterClient, cfg: WriteConfig) -> BackupRun | None:
+    from ..kube.writes import BackupRun, default_backup_root
+
+    if cfg.dry_run is not options.DryRunStrategy.none:
+        return None
+    root = Path(cfg.backup_dir).expanduser() if cfg.backup_dir else default_backup_root()
+    return BackupRun(root=root, command=cfg.command, server=client.server, context=client.context)
+
+
+def write_options(cfg: WriteConfig) -> WriteOptions:
+    from ..kube.writes import WriteOptions
+
+    mode = cfg.dry_run.value
+    assert mode in ("none", "client", "server")
+    return WriteOptions(dry_run=mode, max_retries=cfg.max_retries,  # type: ignore[arg-type]
+                        allow_value_changes=cfg.allow_value_changes)
+
+
+def failed_outcome(where: str, error: BaseException) -> WriteOutcome:
+    """An object that could not even be named (a bad manifest, an unknown type)."""
+    from ..kube.writes import Result, WriteOutcome
+
+    known = describe(error)
+    message = known[0] if known else f"{type(error).__name__}: {error}"
+    if where and where not in message:
+        message = f"{where}: {message}"
+    return WriteOutcome(api_version="", kind="", namespace=None, name=where, result=Result.failed, error=message)
+
+
+def run_all(
+    client: ClusterClient,
+    items: Sequence[Selected],
+    act: Callable[[ObjectTarget], WriteOutcome],
+    cfg: WriteConfig,
+    backups: BackupRun | None,
+) -> int:
+    """Act on every selected object, printing as it goes; returns the exit code."""
+    from ..kube.errors import is_fatal
+    from ..render.common import counted
+    from ..render.migrate import Progress, render_json, render_outcome, render_summary
+
+    text = cfg.output is WriteOutput.text
+    out = sys.stdout
+    outcomes: list[WriteOutcome] = []
+    progress = Progress(len(items))
+    fatal: BaseException | None = None
+    interrupted = False
+    in_flight: str | None = None
+    input_errors = 0
+    try:
+        for i, sel in enumerate(items, start=1):
+            if sel.target is None:
+                assert sel.error is not None
+                outcome = failed_outcome(sel.where, sel.error)
+                known = describe(sel.error)
+                input_errors += known is not None and known[1] == EXIT_USAGE
+            else:
+                progress.update(i, sel.target.describe())
+                in_flight = sel.target.describe()
+                try:
+                    outcome = act(sel.target)
+                except Exception as e:
+                    if not is_fatal(e):
+                        raise
+                    fatal = e
+                    break
+            in_flight = None
+            outcomes.append(outcome)
+            if text:
+                progress.clear()
+                render_outcome(outcome, out, verbose=cfg.verbose)
+                out.flush()
+    except KeyboardInterrupt:
+        # Ctrl-C: what was done, the object under way and the backups are still reported
+        interrupted = True
+    finally:
+        progress.clear()
+    backup_dir = backups.directory if backups is not None and backups.used else None
+    if text:
+        if interrupted or len(outcomes) != 1 or cfg.verbose or outcomes[0].result.value != "unchanged" \
+                or backup_dir:
+            render_summary(outcomes, backup_dir, cfg.dry_run.value, out)
+    else:
+        render_json(cfg.command, cfg.dry_run.value, outcomes, backup_dir, out, interrupted=interrupted,
+                    in_flight=in_flight)
+    out.flush()
+    if interrupted:
+        rest = len(items) - len(outcomes) - (1 if in_flight else 0)
+        print_error("interrupted" + (f" while writing {in_flight} (it may or may not have been written)"
+                                     if in_flight else "")
+                    + f"; {len(outcomes)} of {counted(len(items), 'object')} done, {rest} not started; "
+                    "running the command again is safe"
+                    + (f"; backups: {backup_dir}" if backup_dir is not None else ""))
+        return EXIT_INTERRUPTED
+    if fatal is not None:
+        done = len(outcomes)
+        print_error(f"{fatal} (stopped after {done} of {counted(len(items), 'object')}; a write that was under way "
+                    "may or may not have been made: running the command again is safe)")
+        return EXIT_FAILURE
+    failed = sum(1 for o in outcomes if o.result.value == "failed")
+    if not items:
+        sys.stderr.write("No objects found.\n")
+    if failed:
+        if text:
+            print_error(f"{failed} of {len(outcomes)} object{'s' if len(outcomes) != 1 else ''} failed")
+        # a manifest that cannot be read is an input error, whatever else happened
+        return EXIT_USAGE if input_errors else EXIT_FAILURE
+    return 0
+
+
+def run_plans(
+    cluster: options.ClusterArgs,
+    sel: Selection,
+    cfg: WriteConfig,
+    planner: Callable[[KindRules], Callable[[ObjectTarget], Callable[[dict[str, Any]], WritePlan]]],
+) -> int:
+    """Select, then plan, check and write each object with the same planning function."""
+    from ..kube.kindrules import KindRules
+    from ..kube.writes import execute
+
+    sel.validate()
+    client = open_client(cluster)
+    try:
+        items = list(select(client, sel))
+        plan_for = planner(KindRules(client=client))
+        backups = make_backups(client, cfg)
+        wopts = write_options(cfg)
+        return run_all(client, items, lambda t: execute(client, t, plan_for(t), wopts, backups), cfg, backups)
+    finally:
+        client.close()
+
+
+# --- plan: every write command plans through the same path ------------------------------------
+
+
+# the source of a schema the tool made up for want of one (every list atomic)
+DEDUCED_SOURCE = "deduced"
+
+
+def _now() -> str:
+    import time
+
+    from ..managedfields import format_time
+
+    return format_time(time.time())
+
+
+def write_planner(
+    spec_for: Callable[[dict[str, Any]], FixCommand],
+    *,
+    applier: Applier | None,
+    default_applier: Callable[[dict[str, Any], FixCommand], Applier | None],
+    keep: Sequence[str] = (),
+    receiver: str | None = None,
+    needs_schema: bool = True,
+) -> Callable[[KindRules], Callable[[ObjectTarget], Callable[[dict[str, Any]], WritePlan]]]:
+    """The planning function of a write command: for each object, the command's plan
+    (:mod:`kubectl_fieldown.remedies.commands`), its requests, and the check that neither they nor
+    the applier's next apply (``--applier``, else the command's own, else the one in use) lose a
+    value (:func:`kubectl_fieldown.remedies.writeplan.write_plan`). ``keep`` are fields handed to
+    another writer: the applier's next manifest leaves them out, and their values must stay — unless
+    the applier is that writer (``receiver``)."""
+
+    def factory(kinds: KindRules) -> Callable[[ObjectTarget], Callable[[dict[str, Any]], WritePlan]]:
+        from ..fieldpath import FieldSet, path_from_fields
+        from ..kube.kindrules import rules_for
+        from ..remedies.commands import PlanContext
+        from ..remedies.plans import MigrationError
+        from ..remedies.writeplan import write_plan
+        from ..schema.types import DEDUCED, GroupVersionKind
+
+        client = kinds.client
+        assert client is not None
+        # every read of an object is planned again: build each kind's engine rules once
+        kind_rules: dict[GroupVersionKind, ResourceRules | None] = {}
+
+        def for_target(target: ObjectTarget) -> Callable[[dict[str, Any]], WritePlan]:
+            def plan(obj: dict[str, Any]) -> WritePlan:
+                spec = spec_for(obj)
+                api_version, kind = str(obj.get("apiVersion") or ""), str(obj.get("kind") or "")
+                gvk = GroupVersionKind.from_api_version(api_version, kind)
+                res = client.discovery.resolve_kind(api_version, kind)
+                schema = kinds.lookup(gvk, res)
+                deduced = schema.source.startswith(DEDUCED_SOURCE)
+                if needs_schema and deduced:
+                    # planning on a deduced schema (every list atomic) would record wrong ownership
+                    raise MigrationError(f"no schema is known for {obj.get('kind')} {obj.get('apiVersion')}: "
+                                         "ownership cannot be planned exactly (the server publishes no OpenAPI v3 "
+                                         "for it)")
+                if gvk not in kind_rules:
+                    # without a real schema nothing is simulated
+                    kind_rules[gvk] = None if deduced else rules_for(schema, "status" in res.subresources,
+                                                                     kinds.is_builtin(gvk))
+                rules = kind_rules[gvk]
+                root = schema.root if needs_schema else DEDUCED
+                # a write to the main resource cannot own the status of a kind with a status subresource
+                reset = FieldSet([path_from_fields("status")]) if "status" in res.subresources else None
+                ctx = PlanContext(root, reset, target.manifest)
+                chosen = applier or default_applier(obj, spec)
+                paths = parse_paths(keep, obj) if keep else []
+                if receiver is not None and chosen is not None and chosen.manager == receiver:
+                    # handed to the applier itself: its manifest sets them from now on
+                    return write_plan(spec, obj, ctx, rules, now=_now(), applier=chosen, adds=paths)
+                return write_plan(spec, obj, ctx, rules, now=_now(), applier=chosen, keep=paths)
+
+            return plan
+
+        return for_target
+
+    return factory
+
+
+def own_applier(obj: dict[str, Any], spec: FixCommand) -> Applier | None:
+    """The command's own applier (the migration's target), else the one in use."""
+    from ..remedies.manifests import detected_applier
+
+    return spec.applier or detected_applier(obj)
+
+
+def in_use(obj: dict[str, Any], spec: FixCommand) -> Applier | None:
+    from ..remedies.manifests import detected_applier
+
+    return detected_applier(obj)
+
+
+def parse_applier(text: str | None) -> Applier | None:
+    """``--applier KIND`` or ``KIND:MANAGER`` (``flux:helm-controller``, ``ssa:ci``)."""
+    from ..appliers import APPLIER_KINDS, Applier, ApplierError
+
+    if text is None:
+        return None
+    kind, _, manager = text.partition(":")
+    if kind not in APPLIER_KINDS:
+        raise UsageError(f"--applier must be one of {', '.join(APPLIER_KINDS)} (optionally KIND:MANAGER), not "
+                         f"{text!r}")
+    try:
+        return Applier.of(kind, manager or None)
+    except ApplierError as e:
+        raise UsageError(f"--applier {text}: {e}") from None
