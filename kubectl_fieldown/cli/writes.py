@@ -199,6 +199,9 @@ def parse_paths(texts: Sequence[str], obj: Mapping[str, Any]) -> list[FieldPath]
 
 @dataclass(frozen=True)
 class WriteConfig:
+    """One run of a write command as the run loop needs it: ``command`` names the run in backups and
+    in -o json; ``max_retries`` is --max-retries parsed."""
+
     command: str
     dry_run: options.DryRunStrategy
     output: WriteOutput
