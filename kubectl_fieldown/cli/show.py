@@ -418,17 +418,16 @@ def _saved_without_managed_fields(obj: Mapping[str, Any]) -> bool:
 
 
 def _managed_fields_hint(saved: Sequence[ObjectSource]) -> str:
+    from ..objects import ObjectRef
+
     first = saved[0].obj
     assert first is not None
-    md = first.get("metadata") or {}
-    group = str(first.get("apiVersion") or "").rpartition("/")[0]
-    kind = str(first.get("kind") or "").lower()
-    type_arg = f"{kind}.{group}" if group else kind
-    ns = f" -n {md['namespace']}" if md.get("namespace") else ""
+    ref = ObjectRef.of(first)
+    ns = f" -n {ref.namespace}" if ref.namespace else ""
     who = (f"{saved[0].where}: {object_title(first)} has" if len(saved) == 1
            else f"{saved[0].where} and {len(saved) - 1} more objects have")
     return (f"{who} no managedFields: 'kubectl get -o yaml' leaves them out unless asked; save it again with "
-            f"'kubectl get {type_arg} {md.get('name', 'NAME')}{ns} -o yaml --show-managed-fields' "
+            f"'kubectl get {ref.type_name} {ref.name or 'NAME'}{ns} -o yaml --show-managed-fields' "
             "(if the server has none either, they were reset and nothing is owned)")
 
 
