@@ -161,21 +161,6 @@ def test_input_size_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
         raise parse_text("lib", "kind: A\n" * 20).errors[0]
 
 
-def test_stdin_is_read_in_bytes_when_it_can_be(monkeypatch: pytest.MonkeyPatch) -> None:
-    import io
-
-    monkeypatch.setattr(files, "MAX_INPUT_BYTES", 10)
-    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO("kind: é\n# more\n".encode())))
-    with pytest.raises(SourceError, match="<stdin>: more than 10 bytes: refused"):
-        read_objects("-")
-    monkeypatch.setattr(files, "MAX_INPUT_BYTES", 1000)
-    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO("kind: é\n".encode())))
-    assert read_objects("-")[0].obj == {"kind": "é"}
-    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"kind: \xff\n")))
-    with pytest.raises(SourceError, match="<stdin>: not UTF-8 text"):
-        read_objects("-")
-
-
 # --- typed lists as the LIST endpoint returns them -----------------------------------------------------
 
 
@@ -196,18 +181,6 @@ def test_raw_secret_list_is_redacted(tmp_path: Path, output: str) -> None:
     assert r.code == 0, r.err
     assert "aHVudGVyMg==" not in r.out and "hunter2" not in r.out
     assert "<redacted>" in r.out
-
-
-def test_typed_list_items_get_kind_and_api_version_as_client_go_gives_them(tmp_path: Path) -> None:
-    doc = {"kind": "WidgetList", "apiVersion": "example.com/v1", "items": [
-        {"metadata": {"name": "a"}}, {"kind": "Gadget", "metadata": {"name": "b"}}, {"apiVersion": "x/v1"}]}
-    f = write(tmp_path, "w.json", json.dumps(doc))
-    objs = [d.obj for d in read_objects(f)]
-    assert objs[0] == {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "a"}}
-    assert objs[1] == {"kind": "Gadget", "metadata": {"name": "b"}}  # only when both are missing
-    assert objs[2] == {"apiVersion": "x/v1"}
-    g = write(tmp_path, "l.json", json.dumps({"kind": "List", "apiVersion": "v1", "items": [{"metadata": {}}]}))
-    assert read_objects(g)[0].obj == {"metadata": {}}
 
 
 # --- objects no server returns -------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""kubectl_fieldown.sources: reading objects from files, directories and stdin."""
+"""kubectl_fieldown.files: reading objects from files, directories and stdin (the text read as
+kubectl reads it: kubectl_fieldown.sources)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from kubectl_fieldown import files
 from kubectl_fieldown.files import load_sources, read_objects
-from kubectl_fieldown.sources import InputDocument, SourceError
+from kubectl_fieldown.sources import SourceError
 
 
 def write(path: Path, text: str) -> str:
@@ -118,6 +120,30 @@ def test_unreadable_inputs(tmp_path: Path) -> None:
         read_objects(str(tmp_path / "latin1.yaml"))
 
 
-def test_input_document_is_a_dataclass() -> None:
-    d = InputDocument("f.yaml", 2, {"kind": "A"}, 3)
-    assert d.where == "f.yaml: document 2, item 3"
+
+
+def test_stdin_is_read_in_bytes_when_it_can_be(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    monkeypatch.setattr(files, "MAX_INPUT_BYTES", 10)
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO("kind: é\n# more\n".encode())))
+    with pytest.raises(SourceError, match="<stdin>: more than 10 bytes: refused"):
+        read_objects("-")
+    monkeypatch.setattr(files, "MAX_INPUT_BYTES", 1000)
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO("kind: é\n".encode())))
+    assert read_objects("-")[0].obj == {"kind": "é"}
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"kind: \xff\n")))
+    with pytest.raises(SourceError, match="<stdin>: not UTF-8 text"):
+        read_objects("-")
+
+
+def test_typed_list_items_get_kind_and_api_version_as_client_go_gives_them(tmp_path: Path) -> None:
+    doc = {"kind": "WidgetList", "apiVersion": "example.com/v1", "items": [
+        {"metadata": {"name": "a"}}, {"kind": "Gadget", "metadata": {"name": "b"}}, {"apiVersion": "x/v1"}]}
+    f = write(tmp_path / "w.json", json.dumps(doc))
+    objs = [d.obj for d in read_objects(f)]
+    assert objs[0] == {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "a"}}
+    assert objs[1] == {"kind": "Gadget", "metadata": {"name": "b"}}  # only when both are missing
+    assert objs[2] == {"apiVersion": "x/v1"}
+    g = write(tmp_path / "l.json", json.dumps({"kind": "List", "apiVersion": "v1", "items": [{"metadata": {}}]}))
+    assert read_objects(g)[0].obj == {"metadata": {}}
