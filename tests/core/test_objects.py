@@ -66,3 +66,9 @@ def test_object_refs_are_the_same_object_when_all_four_agree() -> None:
     assert a == ObjectRef("example.com/v1", "Widget", "ns", "w")
     others = {ObjectRef("example.com/v2", "Widget", "ns", "w"), ObjectRef("example.com/v1", "Widget", None, "w")}
     assert len({a, *others}) == 3
+
+
+def test_migration_ref_round_trip() -> None:
+    widget = {"apiVersion": "example.com/v1", "kind": "Widget",
+              "metadata": {"name": "w", "namespace": "ns", "uid": "uid-1"}}
+    assert str(ObjectRef.of(widget)) == "widget.example.com/w -n ns"

@@ -1,4 +1,4 @@
-"""The write executor, backups and rendering of the writing commands, without a server.
+"""The write executor and backups of the writing commands (kube/writes.py), without a server.
 
 The executor's retry policy is driven here by a scripted fake client (the real server's answers,
 409 and the bare 422 of a failed ``test`` op, are reproduced from what it sends; the real thing is
@@ -8,7 +8,6 @@ exercised by tests/cli/test_migrate_cluster.py and test_migrate_concurrent.py).
 from __future__ import annotations
 
 import copy
-import io
 import json
 import os
 from pathlib import Path
@@ -26,17 +25,14 @@ from kubectl_fieldown.kube.writes import (
     ObjectTarget,
     Result,
     WriteOptions,
-    WriteOutcome,
     backup_files,
     execute,
     load_backup,
 )
 from kubectl_fieldown.managedfields import decode_entries
-from kubectl_fieldown.objects import ObjectRef
 from kubectl_fieldown.remedies.plans import plan_strip_last_applied
 from kubectl_fieldown.remedies.requests import requests_for
 from kubectl_fieldown.remedies.writeplan import WritePlan
-from kubectl_fieldown.render.migrate import outcome_to_dict, render_outcome, render_summary
 
 LA = "kubectl.kubernetes.io/last-applied-configuration"
 WIDGETS = ResourceInfo(group="example.com", version="v1", resource="widgets", kind="Widget", namespaced=True,
@@ -242,53 +238,3 @@ def test_backup_errors(tmp_path: Path) -> None:
     if os.geteuid() != 0:  # root writes anywhere
         with pytest.raises(BackupError, match="nothing was written"):
             BackupRun(ro / "sub", "x").save(WIDGETS, widget())
-
-
-# --- rendering -----------------------------------------------------------------------------------------------
-
-
-def secret_outcome() -> WriteOutcome:
-    pointer = "/metadata/annotations/" + LA.replace("/", "~1")
-    apply_body = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "db", "annotations": {
-        LA: '{"stringData":{"pw":"hunter2"}}', "keep": "me"}}}
-    patch = [{"op": "test", "path": "/metadata/resourceVersion", "value": "1"},
-             {"op": "replace", "path": pointer, "value": '{"data":{"pw":"aHVudGVyMg=="}}'}]
-    return WriteOutcome(api_version="v1", kind="Secret", namespace="ns", name="db", result=Result.changed,
-                        dry_run="client", notes=["rebuilt"], patches=[apply_body, patch],
-                        requests=[{"type": "apply", "fieldManager": "kubectl-last-applied", "body": apply_body},
-                                  {"type": "json-patch", "fieldManager": "x", "patch": patch}])
-
-
-def test_secret_annotation_is_never_printed() -> None:
-    o = secret_outcome()
-    text = io.StringIO()
-    render_outcome(o, text, verbose=True)
-    doc = json.dumps(outcome_to_dict(o))
-    for shown in (text.getvalue(), doc):
-        assert "hunter2" not in shown and "aHVudGVyMg" not in shown
-        assert "<redacted>" in shown and '"keep": "me"' in shown
-
-
-def test_text_lines_and_summary(tmp_path: Path) -> None:
-    ok = WriteOutcome(api_version="example.com/v1", kind="Widget", namespace="ns", name="a", result=Result.changed,
-                      retries=2, patches_sent=2)
-    bad = WriteOutcome(api_version="example.com/v1", kind="Widget", namespace=None, name="b", result=Result.failed,
-                       error="boom")
-    out = io.StringIO()
-    for o in (ok, bad):
-        render_outcome(o, out)
-    render_summary([ok, bad], tmp_path, "none", out)
-    assert out.getvalue().splitlines() == [
-        "widget.example.com/a -n ns: changed (2 retries)",
-        "widget.example.com/b: failed: boom",
-        "1 changed, 0 unchanged, 1 failed (2 retries after concurrent changes)",
-        f"backups: {tmp_path} (undo with: kubectl fieldown undo {tmp_path})",
-    ]
-    assert outcome_to_dict(ok) == {"apiVersion": "example.com/v1", "kind": "Widget", "namespace": "ns", "name": "a",
-                                   "result": "changed", "retries": 2, "patchesSent": 2, "notes": [], "backup": None,
-                                   "error": None, "changes": [], "ownership": [], "problems": [], "edits": [],
-                                   "alternative": None}
-
-
-def test_migration_ref_round_trip() -> None:
-    assert str(ObjectRef.of(widget())) == "widget.example.com/w -n ns"
