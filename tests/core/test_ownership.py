@@ -27,11 +27,13 @@ from kubectl_fieldown.fieldpath import (
     key_fields,
     parse_path,
     path_from_fields,
+    path_string,
     set_value,
 )
+from kubectl_fieldown.fieldpath.element import index
 from kubectl_fieldown.fieldpath.lookup import MISSING, names_in
 from kubectl_fieldown.managedfields import ManagedFieldsEntry, object_entries
-from kubectl_fieldown.ownership import Owner, build_owner_tree
+from kubectl_fieldown.ownership import Owner, build_owner_tree, item_elements, unowned_leaves
 
 F = path_from_fields
 CONFORMANCE = FsPath(__file__).resolve().parent.parent / "conformance"
@@ -284,3 +286,47 @@ def test_path_strings_of_the_tree_parse_back() -> None:
         for of in tree.fields:
             p = parse_path(of.path_string, names_in([], owned_set))
             assert p == of.path
+
+
+def test_item_elements_from_owned_set() -> None:
+    items = [{"name": "a", "port": 80}, {"name": "b"}, "stray"]
+    owned = FieldSet([(key({"name": "a"}),)])
+    assert item_elements(items, owned) == [key({"name": "a"}), key({"name": "b"}), index(2)]
+    two_keys = FieldSet([(key({"port": 80, "protocol": "TCP"}),)])
+    assert item_elements([{"port": 80, "protocol": "TCP"}], two_keys) == [key({"port": 80, "protocol": "TCP"})]
+    assert item_elements(["x", "y"], FieldSet([(set_value("x"),)])) == [set_value("x"), set_value("y")]
+    assert item_elements(["x", "y"], FieldSet()) == [index(0), index(1)]
+
+
+def test_unowned_leaves_lists_maps_and_atomic_nodes() -> None:
+    obj = {
+        "apiVersion": "v1", "kind": "X", "metadata": {"name": "x", "uid": "u", "labels": {"a": "1", "b": "2"}},
+        "spec": {
+            "finalizers": ["f1", "f2"],
+            "containers": [{"name": "c1", "image": "i", "pull": "Always"}, {"name": "c2", "image": "j"}],
+            "args": ["--x"],
+            "selector": {"matchLabels": {"k": "v"}},
+            "empty": {},
+            "nothing": None,
+        },
+    }
+    s, c = field("spec"), field("containers")
+    owned = FieldSet([
+        (field("metadata"), field("labels"), field("a")),
+        (s, field("finalizers"), set_value("f1")),
+        (s, c, key({"name": "c1"})), (s, c, key({"name": "c1"}), field("image")),
+        (s, field("selector")),
+    ])
+    got = {path_string(f.path): f.value for f in unowned_leaves(obj, owned)}
+    assert got == {
+        ".metadata.labels.b": "2",
+        '.spec.finalizers[="f2"]': "f2",
+        '.spec.containers[name="c1"].name': "c1",
+        '.spec.containers[name="c1"].pull': "Always",
+        '.spec.containers[name="c2"].name': "c2",
+        '.spec.containers[name="c2"].image': "j",
+        ".spec.args": ["--x"],  # nobody owns any part of it: one leaf
+        ".spec.empty": {},
+        ".spec.nothing": None,
+    }
+    assert all(not f.owners for f in unowned_leaves(obj, owned))

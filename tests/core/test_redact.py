@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -98,3 +99,18 @@ def test_is_secret_value_path(path: str, secret: bool) -> None:
 def test_the_last_applied_annotation_is_a_secret_value_path() -> None:
     assert is_secret_value_path(path_from_fields("metadata", "annotations", LA))
     assert not is_secret_value_path(path_from_fields("metadata", LA))
+
+
+def test_redact_secret_copies_and_keeps_keys() -> None:
+    secret = {"apiVersion": "v1", "kind": "Secret", "data": {"a": "c2VjcmV0", "b": None}, "stringData": {"c": "x"},
+              "metadata": {"name": "s", "annotations": {
+                  "kubectl.kubernetes.io/last-applied-configuration": '{"data":{"a":"c2VjcmV0"}}', "other": "keep"}}}
+    before = copy.deepcopy(secret)
+    out = redact_secret(secret)
+    assert secret == before, "the input is not modified"
+    assert out["data"] == {"a": REDACTED, "b": None}
+    assert out["stringData"] == {"c": REDACTED}
+    assert out["metadata"]["annotations"] == {"kubectl.kubernetes.io/last-applied-configuration": REDACTED,
+                                              "other": "keep"}
+    cm = {"kind": "ConfigMap", "data": {"a": "b"}}
+    assert redact_secret(cm) is cm
