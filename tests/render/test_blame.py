@@ -10,6 +10,8 @@ import yaml
 from kubectl_fieldown.cli.show import build_view
 from kubectl_fieldown.managedfields import decode_entries
 from kubectl_fieldown.render.blame import blame_lines, yaml_scalar
+from kubectl_fieldown.render.styled import cell_len
+from render.helpers import long_widget, render_object
 
 DEPLOY_LIKE = yaml.safe_load("""
 apiVersion: v1
@@ -57,3 +59,31 @@ def test_blame_item_line_falls_back_to_the_item_owner() -> None:
 def test_yaml_scalar(value: Any, text: str) -> None:
     assert yaml_scalar(value) == text
     assert yaml.safe_load(f"k: {text}")["k"] == value
+
+
+@pytest.mark.parametrize("colour", [False, True])
+def test_blame_keeps_its_gutter_on_long_values(monkeypatch: pytest.MonkeyPatch, colour: bool) -> None:
+    if colour:
+        monkeypatch.setenv("FORCE_COLOR", "1")
+    lines = render_object("blame", long_widget(), 80, colour)
+    assert all(cell_len(line) <= 80 for line in lines), lines
+    assert len({line.index("│") for line in lines}) == 1, "the owner column is the same width on every line"
+    texts = {line.split("│ ", 1)[1].strip().split(":")[0]: line for line in lines}
+    assert texts["long"].endswith("…")
+    assert '"first line\\nsecond' in texts["multi"], "a multi-line string stays on its line"
+    assert texts["size"].startswith("a-controller-with-a-rather-long-manager…"), "long owners cut in the column"
+    assert len(lines) == len(render_object("blame", long_widget(), None, colour)), "one line per YAML line"
+
+
+def test_blame_item_line_owned_by_its_creator() -> None:
+    from kubectl_fieldown.render.blame import blame_lines, owner_text
+
+    obj = {"apiVersion": "v1", "kind": "X", "metadata": {"name": "x"}, "spec": {"items": [{"name": "a", "v": 1}]}}
+    raw = [{"manager": "upd", "operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV1",
+            "fieldsV1": {"f:spec": {"f:items": {'k:{"name":"a"}': {".": {}}}}}},
+           {"manager": "app", "operation": "Apply", "apiVersion": "v1", "fieldsType": "FieldsV1",
+            "fieldsV1": {"f:spec": {"f:items": {'k:{"name":"a"}': {"f:v": {}}}}}}]
+    view = build_view(obj, decode_entries(raw))
+    labels = {line.text.strip(): owner_text(line, view) for line in blame_lines(view)}
+    assert labels["- name: a"] == "(created by upd)"
+    assert labels["v: 1"] == "app"

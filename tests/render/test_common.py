@@ -14,11 +14,13 @@ from kubectl_fieldown.managedfields import ManagedFieldsEntry, decode_entries
 from kubectl_fieldown.ownership import Owner
 from kubectl_fieldown.render.common import (
     ManagerColours,
+    ObjectView,
     display_value,
     format_time,
     human_duration,
     owner_label,
 )
+from render.helpers import codes_per_owner
 
 
 @pytest.mark.parametrize(
@@ -108,3 +110,66 @@ def test_display_value() -> None:
     assert display_value({"a": [1, 2]}) == '{"a":[1,2]}'
     assert display_value("x" * 100, limit=10) == "x" * 9 + "…"
     assert display_value("line1\nline2") == '"line1\\nline2"'
+
+
+def _many_managers_view(n: int) -> ObjectView:
+    raw = [{"manager": f"manager-{i}", "operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV1",
+            "fieldsV1": {"f:data": {f"f:k{i}": {}}}} for i in range(n)]
+    obj = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"},
+           "data": {f"k{i}": str(i) for i in range(n)}}
+    return build_view(obj, decode_entries(raw))
+
+
+@pytest.mark.parametrize("color_system", ["standard", "256", "truecolor"])
+@pytest.mark.parametrize("output", ["tree", "table", "blame"])
+def test_managers_keep_distinct_colours(color_system: str, output: str) -> None:
+    from rich.console import Console
+
+    from kubectl_fieldown.render import styled
+    from kubectl_fieldown.render.blame import blame_lines, owner_cell
+    from kubectl_fieldown.render.table import table_rows
+    from kubectl_fieldown.render.tree import legend, object_tree
+
+    n = ManagerColours.distinct()
+    assert n >= 16
+    view = _many_managers_view(n)
+    styled.use_plain(False)
+    buf = io.StringIO()
+    console = Console(file=buf, color_system=color_system, force_terminal=True, width=200,  # type: ignore[arg-type]
+                      highlight=False, markup=False, emoji=False)
+    colours = ManagerColours()
+    colours.assign([e.manager for e in view.entries])
+    if output == "tree":
+        lines = object_tree(view, colours) + legend(view, colours, time_mode="none")
+    elif output == "table":
+        lines = [r[1] for r in table_rows(view, colours)]
+    else:
+        lines = [owner_cell(line, view, colours) for line in blame_lines(view) if line.owners]
+    for line in lines:
+        console.print(line, soft_wrap=True)
+    codes = codes_per_owner(buf.getvalue(), [e.manager for e in view.entries])
+    assert len(set(codes.values())) == n, "every manager printed its own way"
+    colour_codes = {c for params in codes.values() for c in params if c not in ("1", "4")}
+    if color_system == "standard":
+        assert colour_codes <= {str(c) for c in (*range(30, 38), *range(90, 98))}, "16-colour codes only"
+
+
+def test_colours_follow_first_appearance_in_the_object() -> None:
+    colours = ManagerColours()
+    colours.assign(["helm", "kubectl", "helm", "argocd"])
+    assert [colours.get(m) for m in ("helm", "kubectl", "argocd")] == list(ManagerColours.PALETTE[:3])
+    assert colours.get("late") == ManagerColours.PALETTE[3]
+
+
+@pytest.mark.parametrize("plain", [True, False])
+def test_fit_cells_counts_terminal_cells(plain: bool) -> None:
+    from kubectl_fieldown.render import styled
+    from kubectl_fieldown.render.common import fit_cells
+
+    styled.use_plain(plain)
+    text = styled.Text("abc")
+    text.append("defgh", style="red")
+    assert [fit_cells(text, w).plain for w in (1, 4, 8)] == ["…", "abc…", "abcdefgh"]
+    assert fit_cells(text, 4, keep_end=True).plain == "…fgh"
+    wide = fit_cells(styled.Text("日本語テキスト"), 6)
+    assert (wide.plain, wide.cell_len) == ("日本…", 5), "a wide character is not split"
