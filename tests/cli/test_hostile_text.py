@@ -3,7 +3,6 @@ that cannot be encoded is escaped instead of failing (issue 9)."""
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import re
@@ -15,8 +14,6 @@ from typing import Any
 import pytest
 import yaml
 from cli_helpers import run
-
-from kubectl_fieldown.render.common import terminal_safe, unicode_ok, write_json, write_yaml
 
 REPO = Path(__file__).resolve().parents[2]
 DEPLOYMENT = REPO / "examples" / "deployment.yaml"
@@ -82,11 +79,6 @@ def test_conflicts_text_escapes_paths_and_values(tmp_path: Path) -> None:
     assert '.data.k\\u001b[2J  live: "x\\u009b" → applied: "y\\u0007"' in r.out
 
 
-def test_terminal_safe() -> None:
-    assert terminal_safe("plain é ✓") == "plain é ✓"
-    assert terminal_safe("\x00\x1b\x7f\x80\x9f\xa0") == "\\u0000\\u001b\\u007f\\u0080\\u009f\xa0"
-
-
 # --- machine output ----------------------------------------------------------------------------------
 
 
@@ -99,21 +91,6 @@ def test_machine_output_is_lossless_and_escapes_c1(tmp_path: Path, output: str) 
     item = doc["items"][0]
     assert item["name"] == "c\x1b[31mred" and item["managers"][0]["manager"] == "m\x1b[5m"
     assert {f["path"]: f.get("value") for f in item["fields"]}[".metadata.annotations.k\x1b[2Jey"] == "\x9b31m"
-
-
-def test_writers_escape_what_the_stream_cannot_carry() -> None:
-    doc = {"name": "café ✓ \x9b", "list": ["ü"]}
-    ascii_out = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
-    assert not unicode_ok(ascii_out) and unicode_ok(io.StringIO())
-    assert unicode_ok(io.TextIOWrapper(io.BytesIO(), encoding="utf-8"))
-    for write, load in ((write_json, json.loads), (write_yaml, yaml.safe_load)):
-        out = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
-        write(doc, out)  # no UnicodeEncodeError
-        out.flush()
-        assert load(out.buffer.getvalue().decode("ascii")) == doc  # type: ignore[attr-defined]
-        text = io.StringIO()
-        write(doc, text)
-        assert "café ✓" in text.getvalue() and load(text.getvalue()) == doc
 
 
 @pytest.mark.parametrize("output", ["tree", "table", "blame", "json", "yaml"])

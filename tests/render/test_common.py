@@ -1,13 +1,16 @@
-"""render/common.py: durations and times as kubectl prints them, manager colours, owner labels,
-values on one line."""
+"""render/common.py: durations and times as kubectl prints them, manager colours (distinct in every
+output, 16-colour terminals too), owner labels, values on one line, cells fitted to a width, control
+characters escaped, and JSON/YAML writers that escape what the stream cannot carry."""
 
 from __future__ import annotations
 
 import datetime as dt
 import io
+import json
 from typing import Any
 
 import pytest
+import yaml
 
 from kubectl_fieldown.cli.show import build_view
 from kubectl_fieldown.managedfields import ManagedFieldsEntry, decode_entries
@@ -19,6 +22,10 @@ from kubectl_fieldown.render.common import (
     format_time,
     human_duration,
     owner_label,
+    terminal_safe,
+    unicode_ok,
+    write_json,
+    write_yaml,
 )
 from render.helpers import codes_per_owner
 
@@ -173,3 +180,23 @@ def test_fit_cells_counts_terminal_cells(plain: bool) -> None:
     assert fit_cells(text, 4, keep_end=True).plain == "…fgh"
     wide = fit_cells(styled.Text("日本語テキスト"), 6)
     assert (wide.plain, wide.cell_len) == ("日本…", 5), "a wide character is not split"
+
+
+def test_terminal_safe() -> None:
+    assert terminal_safe("plain é ✓") == "plain é ✓"
+    assert terminal_safe("\x00\x1b\x7f\x80\x9f\xa0") == "\\u0000\\u001b\\u007f\\u0080\\u009f\xa0"
+
+
+def test_writers_escape_what_the_stream_cannot_carry() -> None:
+    doc = {"name": "café ✓ \x9b", "list": ["ü"]}
+    ascii_out = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
+    assert not unicode_ok(ascii_out) and unicode_ok(io.StringIO())
+    assert unicode_ok(io.TextIOWrapper(io.BytesIO(), encoding="utf-8"))
+    for write, load in ((write_json, json.loads), (write_yaml, yaml.safe_load)):
+        out = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
+        write(doc, out)  # no UnicodeEncodeError
+        out.flush()
+        assert load(out.buffer.getvalue().decode("ascii")) == doc  # type: ignore[attr-defined]
+        text = io.StringIO()
+        write(doc, text)
+        assert "café ✓" in text.getvalue() and load(text.getvalue()) == doc
