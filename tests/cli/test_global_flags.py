@@ -7,10 +7,8 @@ from __future__ import annotations
 
 import base64
 import os
-import socket
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +17,7 @@ import lab
 import pytest
 import yaml
 from cli_helpers import run
+from silent_server import dead_end_kubeconfig, silent_port
 from test_show_live import Run, fieldown, widget
 
 from kubectl_fieldown.cli.globalflags import ConnectionFlags, GlobalFlagError, parse_duration, split_global_flags
@@ -240,61 +239,15 @@ def test_verbosity_logs_requests_with_credentials_masked(cluster: lab.Cluster, o
 
 @pytest.fixture
 def silent_server() -> Iterator[int]:
-    """A TCP port that accepts connections and never answers."""
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(8)
-    conns: list[socket.socket] = []
-    stop = threading.Event()
-
-    def accept() -> None:
-        sock.settimeout(0.2)
-        while not stop.is_set():
-            try:
-                conns.append(sock.accept()[0])
-            except OSError:
-                continue
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    try:
-        yield int(sock.getsockname()[1])
-    finally:
-        stop.set()
-        thread.join()
-        for c in conns:
-            c.close()
-        sock.close()
+    with silent_port() as port:
+        yield port
 
 
 def test_request_timeout_bounds_a_request(silent_server: int, tmp_path: Path) -> None:
-    r = run("show", "widgets/w", "--kubeconfig", str(_dead_end_kubeconfig(tmp_path, silent_server)),
+    r = run("show", "widgets/w", "--kubeconfig", str(dead_end_kubeconfig(tmp_path, silent_server)),
             "--request-timeout", "1s")
     assert r.code == 1
     assert r.err_lines[-1] == (f"error: cannot reach the API server at https://127.0.0.1:{silent_server}: "
                                "no answer within 1s (read timeout)")
 
 
-def _dead_end_kubeconfig(tmp_path: Path, port: int) -> Path:
-    path = tmp_path / "silent.kubeconfig"
-    path.write_text(yaml.safe_dump({
-        "apiVersion": "v1", "kind": "Config", "current-context": "x",
-        "clusters": [{"name": "c", "cluster": {"server": f"https://127.0.0.1:{port}",
-                                               "insecure-skip-tls-verify": True}}],
-        "users": [{"name": "u", "user": {"token": "t"}}],
-        "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}]}))
-    return path
-
-
-def test_a_silent_tls_handshake_names_the_limit_that_ran_out(silent_server: int, tmp_path: Path) -> None:
-    # the connect timeout bounds the TLS handshake; the message named the 60 s read timeout
-    from kubectl_fieldown.kube import ClusterClient, ClusterOptions
-    from kubectl_fieldown.kube.client import RetryPolicy
-    from kubectl_fieldown.kube.errors import Unreachable
-
-    options = ClusterOptions(kubeconfig=str(_dead_end_kubeconfig(tmp_path, silent_server)), connect_timeout=0.5,
-                             read_timeout=60, retry=RetryPolicy(max_attempts=1))
-    with ClusterClient(options) as client, pytest.raises(Unreachable) as caught:
-        client.get_json("/version")
-    assert str(caught.value).endswith(
-        "no TLS handshake within 0.5s (the server accepted the connection but did not answer)"), str(caught.value)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import socket
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import lab
 import pytest
 import yaml
+from silent_server import dead_end_kubeconfig, silent_port
 
 from kubectl_fieldown.kube import (
     ALL_NAMESPACES,
@@ -453,3 +454,23 @@ def test_get_raw_follows_same_server_redirect(client: ClusterClient) -> None:
     # the server redirects an outdated OpenAPI hash to the current document
     doc = client.get_json("/openapi/v3/apis/example.com/v1?hash=0000")
     assert "com.example.v1.Widget" in doc["components"]["schemas"]
+
+
+@pytest.fixture
+def silent_server() -> Iterator[int]:
+    with silent_port() as port:
+        yield port
+
+
+def test_a_silent_tls_handshake_names_the_limit_that_ran_out(silent_server: int, tmp_path: Path) -> None:
+    # the connect timeout bounds the TLS handshake; the message named the 60 s read timeout
+    from kubectl_fieldown.kube import ClusterClient, ClusterOptions
+    from kubectl_fieldown.kube.client import RetryPolicy
+    from kubectl_fieldown.kube.errors import Unreachable
+
+    options = ClusterOptions(kubeconfig=str(dead_end_kubeconfig(tmp_path, silent_server)), connect_timeout=0.5,
+                             read_timeout=60, retry=RetryPolicy(max_attempts=1))
+    with ClusterClient(options) as client, pytest.raises(Unreachable) as caught:
+        client.get_json("/version")
+    assert str(caught.value).endswith(
+        "no TLS handshake within 0.5s (the server accepted the connection but did not answer)"), str(caught.value)
