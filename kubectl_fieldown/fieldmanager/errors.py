@@ -1,0 +1,78 @@
+"""What the server answers when it refuses a write: the field manager's errors and the 409 text.
+
+The ``status`` and ``reason`` of each error are the HTTP code and ``metav1.StatusReason`` the
+server would answer; :func:`conflict_message` is apimachinery's ``NewConflictError`` text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..fieldpath import Path, path_string
+from ..managedfields import ManagerIdentity
+
+
+class FieldManagerError(Exception):
+    """The API server would refuse the request. ``status`` is the HTTP code it would answer."""
+
+    status = 500
+    reason: str | None = None
+
+    def __init__(self, message: str, causes: list[dict[str, str]] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.causes = causes or []
+
+
+class BadRequest(FieldManagerError):
+    status = 400
+    reason = "BadRequest"
+
+
+class Invalid(FieldManagerError):
+    status = 422
+    reason = "Invalid"
+
+
+@dataclass(frozen=True)
+class FieldConflict:
+    """Another manager owns a field the apply would change."""
+
+    identity: ManagerIdentity
+    path: Path
+
+    @property
+    def manager(self) -> str:
+        return self.identity.manager
+
+    @property
+    def path_string(self) -> str:
+        return path_string(self.path)
+
+
+class ApplyConflict(FieldManagerError):
+    status = 409
+    reason = "Conflict"
+
+    def __init__(self, conflicts: list[FieldConflict]) -> None:
+        self.conflicts = conflicts
+        super().__init__(conflict_message(conflicts), [
+            {"reason": "FieldManagerConflict", "message": f"conflict with {c.identity.describe()}",
+             "field": c.path_string}
+            for c in conflicts
+        ])
+
+
+def conflict_message(conflicts: list[FieldConflict]) -> str:
+    """The server's 409 message (AM ``NewConflictError``): managers sorted by identity JSON."""
+    if len(conflicts) == 1:
+        c = conflicts[0]
+        return f"Apply failed with 1 conflict: conflict with {c.identity.describe()}: {c.path_string}"
+    by: dict[ManagerIdentity, list[FieldConflict]] = {}
+    for c in conflicts:
+        by.setdefault(c.identity, []).append(c)
+    lines = []
+    for ident in sorted(by, key=lambda i: i.json()):
+        lines.append(f"conflicts with {ident.describe()}:")
+        lines.extend(f"- {c.path_string}" for c in by[ident])
+    return f"Apply failed with {len(conflicts)} conflicts: " + "\n".join(lines)

@@ -1,0 +1,155 @@
+"""The two entry points, :func:`simulate_apply` and :func:`simulate_update`: a write's path
+through the REST handler, the field manager's chain of managers and the strategy, in the
+server's order (apimachinery ``fieldmanager.go`` and the handlers' ``patch.go``/``update.go``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..managedfields import ManagedFieldsEntry, ManagedFieldsError, decode_entries
+from ..typed.compare import Comparison, compare
+from ..typed.validate import duplicate_errors, null_errors, prune_non_nullable_nulls
+from ..value import values_equal
+from . import structuredmerge
+from .errors import BadRequest, FieldManagerError, Invalid
+from .jsondata import api_version, as_dict, copy_json
+from .lastapplied import apply_with_last_applied
+from .managed import Managed, decode_live_or_new, encode, without_managed_fields
+from .rules import ResourceRules, empty_object
+from .strategy import apply_defaults, coerce_object_meta, invalid, prepare_for_write
+
+
+@dataclass
+class WriteResult:
+    """The object after a simulated write, and its managedFields."""
+
+    object: dict[str, Any]
+    entries: list[ManagedFieldsEntry]
+    changed: bool
+    """False when the server would leave the object itself unchanged (managedFields may still move)."""
+    comparison: Comparison | None = None
+    """live → result, at the request's version (for explanations)."""
+
+
+def simulate_apply(
+    live: Mapping[str, Any] | None,
+    config: Mapping[str, Any],
+    manager: str,
+    rules: ResourceRules,
+    *,
+    now: str,
+    force: bool = False,
+    subresource: str = "",
+) -> WriteResult:
+    """What a server-side apply of ``config`` by ``manager`` would do to ``live`` (None: create).
+
+    Raises :class:`ApplyConflict` (409), :class:`BadRequest` (400), :class:`Invalid` (422) or
+    :class:`FieldManagerError` (500) where the server would.
+    """
+    if not manager:
+        raise Invalid(
+            'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch',
+            [{"reason": "FieldValueRequired", "message": "Required value: is required for apply patch",
+              "field": "fieldManager"}],
+        )
+    # Inputs are only read: merge and prune build new containers where they change something and
+    # share the rest, and the result is copied once before anything writes into it.
+    cfg = as_dict(config)
+    if cfg.get("kind") != rules.schema.gvk.kind:
+        raise BadRequest(f"invalid object type: {_gvk_text(cfg)}")
+    md = cfg.get("metadata")
+    if isinstance(md, dict) and md.get("managedFields") is not None:
+        raise BadRequest("metadata.managedFields must be nil")
+    creating = live is None
+    live_obj: dict[str, Any] = as_dict(live) if live is not None else empty_object(rules)
+    try:
+        entries = decode_entries((live_obj.get("metadata") or {}).get("managedFields"))
+    except ManagedFieldsError as e:
+        raise FieldManagerError(f"failed to decode managed fields: {e}") from None
+    live_obj = without_managed_fields(live_obj)
+    managed = Managed.from_entries(entries)
+
+    result_obj, managed = apply_with_last_applied(live_obj, cfg, managed, manager, rules, now, force, subresource)
+
+    result = result_obj if result_obj is not None else live_obj
+    changed = result_obj is not None
+    if changed:
+        result = prepare_for_write(result, live_obj, rules, subresource)
+        if rules.normalize is not None:
+            result = rules.normalize(result)
+        elif rules.custom_resource:
+            result = coerce_object_meta(result)
+        result = copy_json(result)  # the one copy: defaulting writes into it
+        apply_defaults(result, rules.root)
+        errs = null_errors(result, rules.root) if rules.custom_resource else []
+        if errs:
+            raise invalid(result, rules, errs)
+    out = encode(result, managed, copy=not changed)
+    if creating and isinstance(out.get("metadata"), dict):
+        out["metadata"].setdefault("creationTimestamp", now)
+    return WriteResult(out, managed.entries(), changed or creating, managed.last_comparison)
+
+
+def simulate_update(
+    live: Mapping[str, Any] | None,
+    new: Mapping[str, Any],
+    manager: str,
+    rules: ResourceRules,
+    *,
+    now: str,
+    subresource: str = "",
+) -> WriteResult:
+    """A non-apply write (create, PUT, any PATCH) of the full new object ``new`` by ``manager``.
+
+    ``live`` is None for a create. ``new`` may carry ``metadata.managedFields`` to rewrite ownership
+    (``[{}]`` resets it), exactly as a client can.
+    """
+    creating = live is None
+    # as in simulate_apply, the inputs are only read; encode makes the one copy of the result
+    live_obj = as_dict(live) if live is not None else empty_object(rules)
+    new_obj = as_dict(new)
+    managed = decode_live_or_new(live_obj, new_obj, subresource != "")
+    live_obj = without_managed_fields(live_obj)
+    new_obj = without_managed_fields(new_obj)
+    if rules.normalize is not None:
+        new_obj = rules.normalize(new_obj)
+    elif rules.custom_resource:
+        new_obj = coerce_object_meta(new_obj)
+    # the server defaults the object it decodes from the request (or from the patched JSON) before
+    # the field manager sees it: a defaulted field is part of what the write changed. A custom
+    # resource's decoder first drops the nulls its schema allows nowhere (an apply is not decoded
+    # so: its nulls reach the validator)
+    if rules.custom_resource and rules.normalize is None:
+        new_obj = prune_non_nullable_nulls(new_obj, rules.root, keep=("metadata",))
+    new_obj = copy_json(new_obj)
+    apply_defaults(new_obj, rules.root)
+    tracked = True
+    if not managed.fields and not creating and not _has_uid_empty(live_obj):
+        # an existing object with empty managedFields: the write is not tracked
+        tracked = False
+    if tracked:
+        managed = structuredmerge.update(live_obj, new_obj, managed, manager or "unknown", rules, now, subresource)
+    new_obj = prepare_for_write(new_obj, live_obj, rules, subresource)
+    if rules.custom_resource and rules.normalize is None:
+        # the CRD validator: nulls in lists, repeated items of sets and keys of list-maps (metadata
+        # is ObjectMeta's business: coerced above)
+        body = {k: v for k, v in new_obj.items() if k != "metadata"}
+        errs = null_errors(body, rules.root) + duplicate_errors(body, rules.root)
+        if errs:
+            raise invalid(new_obj, rules, errs)
+    out = encode(new_obj, managed)
+    changed = not values_equal(live_obj, new_obj)
+    return WriteResult(out, managed.entries(), changed, compare(live_obj, new_obj, rules.root))
+
+
+def _has_uid_empty(obj: dict[str, Any]) -> bool:
+    return not (obj.get("metadata") or {}).get("uid")
+
+
+def _gvk_text(obj: Mapping[str, Any]) -> str:
+    av = api_version(obj)
+    group, _, version = av.rpartition("/")
+    return f"{group}/{version}, Kind={obj.get('kind', '')}"

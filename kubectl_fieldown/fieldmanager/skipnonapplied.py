@@ -1,0 +1,30 @@
+"""An Apply to an object nobody manages yet (apimachinery ``skipnonapplied.go``).
+
+When the live object's managedFields are empty, its current fields are first recorded as
+written by ``before-first-apply``, so the first applier does not silently take them all.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..managedfields import BEFORE_FIRST_APPLY
+from . import structuredmerge
+from .managed import Managed
+from .rules import ResourceRules, empty_object
+
+
+def apply_skip_non_applied(
+    live: dict[str, Any],
+    cfg: dict[str, Any],
+    managed: Managed,
+    manager: str,
+    rules: ResourceRules,
+    now: str,
+    force: bool,
+    subresource: str,
+) -> tuple[dict[str, Any] | None, Managed]:
+    if not managed.fields:
+        empty = empty_object(rules)
+        managed = structuredmerge.update(empty, live, managed, BEFORE_FIRST_APPLY, rules, now, subresource)
+    return structuredmerge.apply(live, cfg, managed, manager, rules, now, force, subresource)

@@ -1,0 +1,168 @@
+"""What the REST handler and the resource's strategy do around the field manager.
+
+* decoding: a custom resource's ``metadata`` round-trips through ``metav1.ObjectMeta``
+  (:func:`coerce_object_meta`) and its schema defaults fill in missing fields
+  (:func:`apply_defaults`);
+* ``PrepareForCreate``/``PrepareForUpdate``: the endpoint's reset fields keep the live values
+  (:func:`prepare_for_write`);
+* validation: the CRD validator's 422 (:func:`invalid`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..fieldpath.element import FIELD
+from ..fieldpath.lookup import MISSING
+from ..schema.types import NO_DEFAULT, Type
+from ..typed.items import LIST, MAP, side
+from .errors import Invalid
+from .jsondata import copy_json
+from .rules import ResourceRules
+
+# --- decoding ----------------------------------------------------------------------------------
+
+# metav1.ObjectMeta's JSON fields, with what runtime.DefaultUnstructuredConverter omits: every field
+# is omitempty (empty string, 0, null, empty map or list) except creationTimestamp, a struct.
+_OBJECT_META_FIELDS = frozenset({
+    "name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "generation",
+    "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "labels", "annotations",
+    "ownerReferences", "finalizers", "managedFields",
+})
+_OWNER_REFERENCE_FIELDS = ("apiVersion", "kind", "name", "uid")  # not omitempty
+_OWNER_REFERENCE_POINTERS = ("controller", "blockOwnerDeletion")  # *bool, omitempty
+
+
+def _empty_go(v: Any) -> bool:
+    if v is None:
+        return True
+    if isinstance(v, bool):
+        return v is False
+    if isinstance(v, (int, float)):
+        return v == 0
+    if isinstance(v, (str, dict, list)):
+        return len(v) == 0
+    return False
+
+
+def coerce_object_meta(obj: dict[str, Any]) -> dict[str, Any]:
+    """A custom resource's metadata as the CRD handler stores and returns it.
+
+    The handler round-trips ``metadata`` through ``metav1.ObjectMeta`` on every decode
+    (apiextensions-apiserver ``unstructuredSchemaCoercer.apply``: ``GetObjectMeta`` then
+    ``SetObjectMeta``, i.e. runtime ``ToUnstructured``): unknown keys go, and the omitempty fields
+    go when empty, e.g. ``labels: {}``, ``annotations: {}``, ``finalizers: []``,
+    ``generateName: ""``. An Update sees the coerced object (so it owns none of these); an Apply
+    owns them (the field manager runs before the object is stored) but the object loses them.
+    """
+    md = obj.get("metadata")
+    if not isinstance(md, dict):
+        return obj
+    out: dict[str, Any] = {}
+    for k, v in md.items():
+        if k not in _OBJECT_META_FIELDS:
+            continue
+        if k == "creationTimestamp":
+            out[k] = v
+        elif k == "deletionGracePeriodSeconds":
+            if v is not None:
+                out[k] = v
+        elif k == "ownerReferences" and isinstance(v, list) and v:
+            out[k] = [_coerce_owner_reference(r) if isinstance(r, dict) else r for r in v]
+        elif not _empty_go(v):
+            out[k] = v
+    if out == md:
+        return obj
+    obj = dict(obj)
+    obj["metadata"] = out
+    return obj
+
+
+def _coerce_owner_reference(ref: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {k: ref.get(k) if ref.get(k) is not None else "" for k in _OWNER_REFERENCE_FIELDS}
+    for k in _OWNER_REFERENCE_POINTERS:
+        if ref.get(k) is not None:
+            out[k] = ref[k]
+    return out
+
+
+def apply_defaults(obj: Any, t: Type) -> None:
+    """Schema defaults for fields the result lacks (defaulting runs after the merge, so unowned)."""
+    s = side(t, obj)
+    if s == MAP and type(obj) is dict and t.map is not None:
+        for name, f in t.map.fields.items():
+            if name not in obj and f.default is not NO_DEFAULT:
+                obj[name] = copy_json(f.default)
+        for k, v in obj.items():
+            sf = t.map.fields.get(k)
+            ct = sf.type if sf is not None else t.map.element
+            if ct is not None and isinstance(v, (dict, list)):
+                apply_defaults(v, ct)
+    elif s == LIST and type(obj) is list and t.list is not None:
+        for item in obj:
+            if isinstance(item, (dict, list)):
+                apply_defaults(item, t.list.item)
+
+
+# --- PrepareForCreate / PrepareForUpdate -------------------------------------------------------
+
+
+def prepare_for_write(obj: dict[str, Any], live: dict[str, Any], rules: ResourceRules,
+                      subresource: str) -> dict[str, Any]:
+    """The registry strategy's ``PrepareForCreate``/``PrepareForUpdate``, which runs after the field
+    manager: the endpoint's reset fields get the live object's values back (or vanish when the live
+    object has none). So an apply or update of ``status`` through the main endpoint of a kind with a
+    status subresource changes nothing there (nor on create), and a status write of a custom
+    resource keeps nothing but ``status`` (apiextensions ``statusStrategy`` copies the old object).
+    The field manager has already left these fields out of every manager's set."""
+    reset = rules.reset(subresource)
+    if reset.is_empty():
+        return obj
+    if subresource == "status" and rules.custom_resource:
+        out: dict[str, Any] = copy_json(live)
+        if "status" in obj:
+            out["status"] = copy_json(obj["status"])
+        else:
+            out.pop("status", None)
+        return out
+    out = dict(obj)
+    for path in reset:
+        names = [pe[1] for pe in path if pe[0] == FIELD]
+        if len(names) != len(path) or not names:
+            continue
+        src: Any = live
+        for n in names:
+            src = src.get(n, MISSING) if isinstance(src, dict) else MISSING
+        dst: Any = out
+        for n in names[:-1]:
+            child = dst.get(n)
+            if not isinstance(child, dict):
+                if src is MISSING:
+                    break
+                child = {}
+            child = dict(child)
+            dst[n] = child
+            dst = child
+        else:
+            if src is MISSING:
+                dst.pop(names[-1], None)
+            else:
+                dst[names[-1]] = copy_json(src)
+    return out
+
+
+# --- validation --------------------------------------------------------------------------------
+
+
+def invalid(obj: Mapping[str, Any], rules: ResourceRules, errs: list[tuple[str, str]]) -> Invalid:
+    """The CRD validator's 422 for ``(field, message)`` errors."""
+    name = (obj.get("metadata") or {}).get("name", "")
+    kind = rules.schema.gvk
+    what = f"{kind.kind}.{kind.group}" if kind.group else kind.kind
+    text = ", ".join(f"{f}: {m}" for f, m in errs)
+    return Invalid(
+        f'{what} "{name}" is invalid: ' + (text if len(errs) == 1 else f"[{text}]"),
+        [{"reason": "FieldValueDuplicate" if m.startswith("Duplicate") else "FieldValueTypeInvalid",
+          "message": m, "field": f} for f, m in errs],
+    )

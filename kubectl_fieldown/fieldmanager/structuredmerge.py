@@ -1,0 +1,198 @@
+"""The structured-merge step of a write (apimachinery ``structuredmerge.go`` around
+structured-merge-diff's ``Updater``).
+
+:func:`update` is ``structuredMergeManager.Update``: the writer takes the fields it changed from
+everyone else. :func:`apply` is ``structuredMergeManager.Apply`` with the version check
+(``versioncheck.go``), the strip of metadata (``stripmeta.go``) and the entry's time
+(``managedfieldsupdater.go``): merge, prune, conflicts, force.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..fieldpath import FieldSet
+from ..managedfields import APPLY, STRIPPED_METADATA, UPDATE, ManagerIdentity
+from ..schema.types import Type
+from ..typed.compare import Comparison, compare
+from ..typed.merge import merge
+from ..typed.remove import ensure_named_fields_are_members, reconcile_with_schema, remove_items
+from ..typed.tofieldset import to_field_set
+from ..typed.validate import typed_errors
+from ..value import values_equal
+from .capmanagers import cap_update_managers
+from .errors import ApplyConflict, BadRequest, FieldConflict, FieldManagerError
+from .jsondata import api_version
+from .managed import Managed, Owned, strip
+from .rules import ResourceRules
+
+# --- update ------------------------------------------------------------------------------------
+
+
+def update(
+    live: dict[str, Any],
+    new: dict[str, Any],
+    managed: Managed,
+    manager: str,
+    rules: ResourceRules,
+    now: str,
+    subresource: str,
+) -> Managed:
+    """The managed set after ``manager`` writes ``new`` over ``live`` with a non-apply request."""
+    gv = rules.api_version
+    ident = ManagerIdentity(manager, UPDATE, gv, subresource)
+    t = rules.root
+    ignored = rules.reset(subresource)
+    m = managed.copy()
+    _reconcile(m, live, t)
+    current = ManagerIdentity("current-operation", UPDATE, gv, subresource)
+    c = _update_managers(live, new, m, current, True, t, ignored)
+    written = c.modified.union(c.added).difference(c.removed).recursive_difference(ignored)
+    written = written.difference(STRIPPED_METADATA)
+    m.fields.pop(current, None)
+    if not written.is_empty():
+        prev = m.fields.get(ident)
+        fs = written.union(prev.fields) if prev is not None else written
+        m.fields[ident] = Owned(fs, gv, False)
+        m.times[ident] = now
+    cap_update_managers(m)
+    return m
+
+
+# --- apply -------------------------------------------------------------------------------------
+
+
+def apply(
+    live: dict[str, Any],
+    cfg: dict[str, Any],
+    managed: Managed,
+    manager: str,
+    rules: ResourceRules,
+    now: str,
+    force: bool,
+    subresource: str,
+) -> tuple[dict[str, Any] | None, Managed]:
+    """The object after ``manager`` applies ``cfg`` to ``live`` (None: unchanged) and the managed set."""
+    ident = ManagerIdentity(manager, APPLY, "", subresource)
+    gv = rules.api_version
+    if api_version(cfg) != gv:
+        raise BadRequest(
+            f"Incorrect version specified in apply patch. Specified patch version: {api_version(cfg)}, "
+            f"expected: {gv}"
+        )
+    errs = typed_errors(cfg, rules.root)
+    if errs:
+        raise FieldManagerError(
+            f"failed to create typed patch object ({_object_ref(cfg, rules)}): "
+            + (errs[0] if len(errs) == 1 else "errors:\n" + "\n".join("  " + e for e in errs))
+        )
+    m = managed.copy()
+    new_obj, m = _smd_apply(live, cfg, gv, m, ident, force, rules.root, rules.reset(subresource))
+    # strip metadata from the applier's set
+    strip(m, ident)
+    if new_obj is not None:
+        m.times[ident] = now
+    return new_obj, m
+
+
+def _smd_apply(
+    live: dict[str, Any],
+    cfg: dict[str, Any],
+    gv: str,
+    managed: Managed,
+    ident: ManagerIdentity,
+    force: bool,
+    t: Type,
+    ignored: FieldSet,
+) -> tuple[dict[str, Any] | None, Managed]:
+    _reconcile(managed, live, t)
+    merged = merge(live, cfg, t)
+    last = managed.fields.get(ident)
+    s = to_field_set(cfg, t)
+    last_set = last.fields if last is not None else FieldSet()
+    if not ignored.is_empty():
+        s = s.recursive_difference(ignored)
+    managed.fields[ident] = Owned(s, gv, True)
+    managed.times.setdefault(ident, None)
+    merged = _prune(merged, managed, last_set, t, s)
+    c = _update_managers(live, merged, managed, ident, force, t, ignored)
+    managed.last_comparison = c
+    if values_equal(live, merged):
+        return None, managed
+    return merged, managed
+
+
+def _prune(merged: Any, managed: Managed, last: FieldSet, t: Type, applied: FieldSet) -> Any:
+    """Delete what the applier owned last time, no longer applies, and nobody else owns."""
+    if last.is_empty() or last.difference(applied).is_empty():
+        # Nothing the applier owned is dropped: N(last) ⊆ N(applied) ⊆ N(all owned), so SMD's
+        # remove-and-add-back below would put every removed node back.
+        return merged
+    n_last = ensure_named_fields_are_members(last, t)
+    pruned = remove_items(merged, n_last, t)
+    # add back what any manager (including the applier's new set) still owns
+    owned = FieldSet()
+    for o in managed.fields.values():
+        owned = owned.union(o.fields)
+    merged_set = ensure_named_fields_are_members(to_field_set(merged, t), t)
+    pruned_set = ensure_named_fields_are_members(to_field_set(pruned, t), t)
+    pruned = remove_items(merged, merged_set.difference(pruned_set.union(ensure_named_fields_are_members(owned, t))), t)
+    # and only remove what the applier owned last time
+    pruned_set = ensure_named_fields_are_members(to_field_set(pruned, t), t)
+    return remove_items(merged, merged_set.difference(pruned_set).intersection(n_last), t)
+
+
+# --- both --------------------------------------------------------------------------------------
+
+
+def _update_managers(
+    old: Any,
+    new: Any,
+    managed: Managed,
+    ident: ManagerIdentity,
+    force: bool,
+    t: Type,
+    ignored: FieldSet,
+) -> Comparison:
+    c = compare(old, new, t).exclude(ignored)
+    changed = c.modified.union(c.added)
+    conflicts: dict[ManagerIdentity, FieldSet] = {}
+    for other, owned in managed.fields.items():
+        if other == ident:
+            continue
+        cs = owned.fields.intersection(changed)
+        if cs:
+            conflicts[other] = cs
+    if conflicts and not force:
+        raise ApplyConflict([FieldConflict(o, p) for o, cs in conflicts.items() for p in cs])
+    for other in list(managed.fields):
+        if other == ident:
+            continue
+        owned = managed.fields[other]
+        fs = owned.fields
+        if other in conflicts:
+            fs = fs.difference(conflicts[other])
+        if c.removed:
+            fs = fs.difference(c.removed)
+        if fs is not owned.fields:
+            managed.fields[other] = Owned(fs, owned.api_version, owned.applied)
+    for other in list(managed.fields):
+        if managed.fields[other].fields.is_empty():
+            del managed.fields[other]
+    return c
+
+
+def _reconcile(managed: Managed, live: Any, t: Type) -> None:
+    for ident, owned in list(managed.fields.items()):
+        r = reconcile_with_schema(owned.fields, live, t)
+        if r is not None:
+            managed.fields[ident] = Owned(r, owned.api_version, owned.applied)
+
+
+def _object_ref(obj: Mapping[str, Any], rules: ResourceRules) -> str:
+    md = obj.get("metadata") or {}
+    ns, name = md.get("namespace") or "", md.get("name") or ""
+    gvk = rules.schema.gvk
+    return f"{ns}/{name}; {gvk.group}/{gvk.version}, Kind={gvk.kind}" if ns else \
+        f"/{name}; {gvk.group}/{gvk.version}, Kind={gvk.kind}"
