@@ -22,6 +22,7 @@ One module per upstream step:
 * ``managed`` — the managed set: decode, strip (``stripmeta.go``), encode;
 * ``strategy`` — what the REST handler and strategy do around the field manager (ObjectMeta
   coercion, defaulting, reset fields, the CRD validator's 422);
+* ``request`` — ``WriteRequest``: who writes, where, when (what the steps pass on);
 * ``rules`` — :class:`ResourceRules`; ``errors`` — what the server answers when it refuses;
   ``jsondata`` — the one JSON copy.
 """

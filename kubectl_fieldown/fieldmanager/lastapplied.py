@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from ..fieldpath import FieldSet
@@ -21,6 +22,7 @@ from ..value import go_json, values_equal
 from .errors import ApplyConflict
 from .jsondata import copy_json
 from .managed import Managed
+from .request import WriteRequest
 from .rules import ResourceRules
 from .skipnonapplied import apply_skip_non_applied
 
@@ -31,16 +33,12 @@ def apply_with_last_applied(
     live: dict[str, Any],
     cfg: dict[str, Any],
     managed: Managed,
-    manager: str,
-    rules: ResourceRules,
-    now: str,
-    force: bool,
-    subresource: str,
+    req: WriteRequest,
 ) -> tuple[dict[str, Any] | None, Managed]:
     """The apply of ``cfg`` to ``live`` (None: unchanged) with kubectl's conflict waiver, and the
     annotation brought up to date."""
-    obj, m = _apply_waiving_last_applied_conflicts(live, cfg, managed, manager, rules, now, force, subresource)
-    if manager == KUBECTL:
+    obj, m = _apply_waiving_last_applied_conflicts(live, cfg, managed, req)
+    if req.manager == KUBECTL:
         obj = _update_last_applied(live, obj, cfg)
     return obj, m
 
@@ -52,24 +50,20 @@ def _apply_waiving_last_applied_conflicts(
     live: dict[str, Any],
     cfg: dict[str, Any],
     managed: Managed,
-    manager: str,
-    rules: ResourceRules,
-    now: str,
-    force: bool,
-    subresource: str,
+    req: WriteRequest,
 ) -> tuple[dict[str, Any] | None, Managed]:
     try:
-        return apply_skip_non_applied(live, cfg, managed, manager, rules, now, force, subresource)
+        return apply_skip_non_applied(live, cfg, managed, req)
     except ApplyConflict as e:
-        if manager != KUBECTL:
+        if req.manager != KUBECTL:
             raise
-        allowed = _allowed_conflicts_from_last_applied(live, rules)
+        allowed = _allowed_conflicts_from_last_applied(live, req.rules)
         if allowed is None:
             raise
         remaining = [c for c in e.conflicts if not allowed.has(c.path)]
         if remaining:
             raise ApplyConflict(remaining) from None
-        return apply_skip_non_applied(live, cfg, managed, manager, rules, now, True, subresource)
+        return apply_skip_non_applied(live, cfg, managed, replace(req, force=True))
 
 
 def _allowed_conflicts_from_last_applied(live: dict[str, Any], rules: ResourceRules) -> FieldSet | None:

@@ -18,6 +18,7 @@ from .errors import BadRequest, FieldManagerError, Invalid
 from .jsondata import api_version, as_dict, copy_json
 from .lastapplied import apply_with_last_applied
 from .managed import Managed, decode_live_or_new, encode, without_managed_fields
+from .request import WriteRequest
 from .rules import ResourceRules, empty_object
 from .strategy import apply_defaults, coerce_object_meta, invalid, prepare_for_write
 
@@ -72,7 +73,8 @@ def simulate_apply(
     live_obj = without_managed_fields(live_obj)
     managed = Managed.from_entries(entries)
 
-    result_obj, managed = apply_with_last_applied(live_obj, cfg, managed, manager, rules, now, force, subresource)
+    req = WriteRequest(manager, rules, now, subresource, force)
+    result_obj, managed = apply_with_last_applied(live_obj, cfg, managed, req)
 
     result = result_obj if result_obj is not None else live_obj
     changed = result_obj is not None
@@ -131,7 +133,8 @@ def simulate_update(
         # an existing object with empty managedFields: the write is not tracked
         tracked = False
     if tracked:
-        managed = structuredmerge.update(live_obj, new_obj, managed, manager or "unknown", rules, now, subresource)
+        req = WriteRequest(manager or "unknown", rules, now, subresource)
+        managed = structuredmerge.update(live_obj, new_obj, managed, req)
     new_obj = prepare_for_write(new_obj, live_obj, rules, subresource)
     if rules.custom_resource and rules.normalize is None:
         # the CRD validator: nulls in lists, repeated items of sets and keys of list-maps (metadata

@@ -6,25 +6,23 @@ written by ``before-first-apply``, so the first applier does not silently take t
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from ..managedfields import BEFORE_FIRST_APPLY
 from . import structuredmerge
 from .managed import Managed
-from .rules import ResourceRules, empty_object
+from .request import WriteRequest
+from .rules import empty_object
 
 
 def apply_skip_non_applied(
     live: dict[str, Any],
     cfg: dict[str, Any],
     managed: Managed,
-    manager: str,
-    rules: ResourceRules,
-    now: str,
-    force: bool,
-    subresource: str,
+    req: WriteRequest,
 ) -> tuple[dict[str, Any] | None, Managed]:
     if not managed.fields:
-        empty = empty_object(rules)
-        managed = structuredmerge.update(empty, live, managed, BEFORE_FIRST_APPLY, rules, now, subresource)
-    return structuredmerge.apply(live, cfg, managed, manager, rules, now, force, subresource)
+        empty = empty_object(req.rules)
+        managed = structuredmerge.update(empty, live, managed, replace(req, manager=BEFORE_FIRST_APPLY))
+    return structuredmerge.apply(live, cfg, managed, req)

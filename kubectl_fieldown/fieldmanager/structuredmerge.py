@@ -25,6 +25,7 @@ from .capmanagers import cap_update_managers
 from .errors import ApplyConflict, BadRequest, FieldConflict, FieldManagerError
 from .jsondata import api_version
 from .managed import Managed, Owned, strip
+from .request import WriteRequest
 from .rules import ResourceRules
 
 # --- update ------------------------------------------------------------------------------------
@@ -34,14 +35,13 @@ def update(
     live: dict[str, Any],
     new: dict[str, Any],
     managed: Managed,
-    manager: str,
-    rules: ResourceRules,
-    now: str,
-    subresource: str,
+    req: WriteRequest,
 ) -> Managed:
-    """The managed set after ``manager`` writes ``new`` over ``live`` with a non-apply request."""
+    """The managed set after ``req.manager`` writes ``new`` over ``live`` with a non-apply request
+    (``req.force`` plays no part: an update always takes the fields it changes)."""
+    rules, subresource = req.rules, req.subresource
     gv = rules.api_version
-    ident = ManagerIdentity(manager, UPDATE, gv, subresource)
+    ident = ManagerIdentity(req.manager, UPDATE, gv, subresource)
     t = rules.root
     ignored = rules.reset(subresource)
     m = managed.copy()
@@ -55,7 +55,7 @@ def update(
         prev = m.fields.get(ident)
         fs = written.union(prev.fields) if prev is not None else written
         m.fields[ident] = Owned(fs, gv, False)
-        m.times[ident] = now
+        m.times[ident] = req.now
     cap_update_managers(m)
     return m
 
@@ -67,14 +67,11 @@ def apply(
     live: dict[str, Any],
     cfg: dict[str, Any],
     managed: Managed,
-    manager: str,
-    rules: ResourceRules,
-    now: str,
-    force: bool,
-    subresource: str,
+    req: WriteRequest,
 ) -> tuple[dict[str, Any] | None, Managed]:
-    """The object after ``manager`` applies ``cfg`` to ``live`` (None: unchanged) and the managed set."""
-    ident = ManagerIdentity(manager, APPLY, "", subresource)
+    """The object after ``req.manager`` applies ``cfg`` to ``live`` (None: unchanged) and the managed set."""
+    rules = req.rules
+    ident = ManagerIdentity(req.manager, APPLY, "", req.subresource)
     gv = rules.api_version
     if api_version(cfg) != gv:
         raise BadRequest(
@@ -88,11 +85,11 @@ def apply(
             + (errs[0] if len(errs) == 1 else "errors:\n" + "\n".join("  " + e for e in errs))
         )
     m = managed.copy()
-    new_obj, m = _smd_apply(live, cfg, gv, m, ident, force, rules.root, rules.reset(subresource))
+    new_obj, m = _smd_apply(live, cfg, gv, m, ident, req.force, rules.root, rules.reset(req.subresource))
     # strip metadata from the applier's set
     strip(m, ident)
     if new_obj is not None:
-        m.times[ident] = now
+        m.times[ident] = req.now
     return new_obj, m
 
 
