@@ -32,6 +32,9 @@ pytestmark = pytest.mark.cluster
 LA = "kubectl.kubernetes.io/last-applied-configuration"
 SPEC = {"replicas": 2, "color": "blue", "args": ["--port=80"]}
 
+_TERMINAL_MAIN = ("import signal, runpy\nsignal.signal(signal.SIGINT, signal.default_int_handler)\n"
+                  "runpy.run_module('kubectl_fieldown', run_name='__main__', alter_sys=True)\n")
+
 
 @dataclass
 class Case:
@@ -72,7 +75,10 @@ class Objects:
         env.pop("FIELDOWN_TEST_FAULT", None)
         if fault:
             env["FIELDOWN_TEST_FAULT"] = fault
-        return subprocess.run([sys.executable, "-m", "kubectl_fieldown", *args], capture_output=True, text=True,
+        # the child stands for a command typed in a terminal: Ctrl-C has Python's default handler even
+        # when this suite runs as a background job, which passes SIGINT on ignored (the 'int' faults
+        # then interrupted nothing and the runs ended 0 instead of 130)
+        return subprocess.run([sys.executable, "-c", _TERMINAL_MAIN, *args], capture_output=True, text=True,
                               env=env, timeout=120, check=False)
 
     def live(self, name: str) -> dict[str, Any]:
