@@ -460,13 +460,12 @@ def colour_enabled(stream: TextIO) -> bool:
 
 def make_console(stream: TextIO | None = None) -> Console:
     """A console for human output. Off a terminal it never wraps: the lines end up in files and
-    greps, where a wrapped path is a broken path. Without colour it is a plain writer and the
-    renderers' :func:`.styled.Text` builds plain text, so rich is not even imported."""
+    greps, where a wrapped path is a broken path. Without colour it is a plain writer that prints
+    the renderers' :func:`.styled.Text` lines without their styles, so rich is not even imported."""
     from . import styled
 
     out = stream if stream is not None else sys.stdout
     colour = colour_enabled(out)
-    styled.use_plain(not colour)
     if not colour:
         plain: Any = styled.PlainConsole(out)
         return cast("Console", plain)

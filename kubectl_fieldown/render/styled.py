@@ -1,12 +1,11 @@
 """Styled lines for human output, importing rich only when there is colour to show.
 
 Plain output — a pipe, a file, ``NO_COLOR`` — is what scripts, CI logs and ``grep`` see, and
-importing rich costs ~60 ms of start-up (a quarter of ``show -i``). :class:`PlainText` and
+importing rich costs ~60 ms of start-up (a quarter of ``show -i``). :class:`PlainText` (styled
+text with rich's semantics, handed to rich through ``__rich__`` when there is colour) and
 :class:`PlainConsole` cover the small part of ``rich.text.Text`` and ``rich.console.Console`` that
-the renderers use, and print exactly what rich prints without colour.
-
-:func:`Text` builds the current kind of text: :func:`kubectl_fieldown.render.common.make_console`
-chooses, when it makes the console for an output stream, so build lines after making it.
+the renderers use, and print exactly what rich prints without colour. :func:`Text` builds a line;
+the console it is printed on decides whether its styles are shown.
 """
 
 from __future__ import annotations
@@ -19,17 +18,29 @@ if TYPE_CHECKING:
     from rich.text import Text as Text
 
 
-class PlainText:
-    """A line of text without styles (styles given to it are ignored)."""
+_Span = tuple[int, int, str]
 
-    __slots__ = ("_text",)
+
+class PlainText:
+    """A line of text with styles, built without rich: the part of ``rich.text.Text`` the
+    renderers use, with its semantics (a base style for the whole text, styled spans). A plain
+    console prints ``str()`` of it; a rich console asks :meth:`__rich__` for the real thing, so
+    one kind of text serves both and nothing global decides which is built."""
+
+    __slots__ = ("_spans", "_style", "_text")
 
     def __init__(self, text: str = "", style: str | None = None) -> None:
         self._text = text
+        self._style = style or ""
+        self._spans: list[_Span] = []
 
     @property
     def plain(self) -> str:
         return self._text
+
+    @property
+    def style(self) -> str:
+        return self._style
 
     def __str__(self) -> str:
         return self._text
@@ -37,29 +48,77 @@ class PlainText:
     def __len__(self) -> int:
         return len(self._text)
 
+    def copy(self) -> PlainText:
+        out = PlainText(self._text, self._style)
+        out._spans = list(self._spans)
+        return out
+
     def __add__(self, other: str | PlainText) -> PlainText:
-        return PlainText(self._text + (other._text if isinstance(other, PlainText) else other))
+        return self.copy().append(other)
 
     def append(self, text: str | PlainText, style: str | None = None) -> PlainText:
-        self._text += text._text if isinstance(text, PlainText) else text
+        offset = len(self._text)
+        if isinstance(text, PlainText):
+            if style is not None:
+                raise ValueError("style must not be set when appending Text instance")
+            return self.append_text(text)
+        if text:
+            self._text += text
+            if style:
+                self._spans.append((offset, offset + len(text), style))
+        return self
+
+    def append_text(self, text: PlainText) -> PlainText:
+        offset = len(self._text)
+        if text._text:
+            if text._style:
+                self._spans.append((offset, offset + len(text._text), text._style))
+            self._spans.extend((start + offset, end + offset, st) for start, end, st in text._spans)
+            self._text += text._text
         return self
 
     def __getitem__(self, part: slice) -> PlainText:
-        return PlainText(self._text[part])
-
-    def append_text(self, text: PlainText) -> PlainText:
-        self._text += text._text
-        return self
+        start, stop, step = part.indices(len(self._text))
+        if step != 1:
+            raise TypeError("slices with a step are not supported")
+        stop = max(start, stop)
+        out = PlainText(self._text[start:stop], self._style)
+        out._spans = [(max(a, start) - start, min(b, stop) - start, st) for a, b, st in self._spans
+                      if a < stop and b > start]
+        return out
 
     def rstrip(self) -> None:
-        self._text = self._text.rstrip()
+        keep = len(self._text.rstrip())
+        if keep < len(self._text):
+            # as rich crops: spans past the end go, a span across it ends there
+            self._spans = [(a, min(b, keep), st) for a, b, st in self._spans if a < keep]
+            self._text = self._text[:keep]
 
     def join(self, lines: Iterable[PlainText]) -> PlainText:
-        return PlainText(self._text.join(line._text for line in lines))
+        out = PlainText("", self._style)
+        parts: list[PlainText] = []
+        for i, line in enumerate(lines):
+            if i and self._text:
+                parts.append(self)
+            parts.append(line)
+        for part in parts:
+            # as rich joins: an empty part's base style still leaves an (empty) span
+            offset = len(out._text)
+            if part._style:
+                out._spans.append((offset, offset + len(part._text), part._style))
+            out._spans.extend((a + offset, b + offset, st) for a, b, st in part._spans)
+            out._text += part._text
+        return out
 
     @property
     def cell_len(self) -> int:
         return cell_len(self._text)
+
+    def __rich__(self) -> Any:
+        from rich.text import Span
+        from rich.text import Text as RichText
+
+        return RichText(self._text, style=self._style, spans=[Span(a, b, st) for a, b, st in self._spans])
 
 
 def cell_len(text: str) -> int:
@@ -86,20 +145,7 @@ class PlainConsole:
         self.file.write(" ".join(str(o) for o in objects) + "\n")
 
 
-_plain = False
-
-
-def use_plain(plain: bool) -> None:
-    """Make :func:`Text` build plain (True) or rich (False) text from now on."""
-    global _plain
-    _plain = plain
-
-
 if not TYPE_CHECKING:
 
     def Text(text: str = "", style: str | None = None) -> Any:
-        if _plain:
-            return PlainText(text, style)
-        from rich.text import Text as RichText
-
-        return RichText(text, style=style or "")
+        return PlainText(text, style)

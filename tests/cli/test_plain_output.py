@@ -30,9 +30,6 @@ def _rich_without_colour(stream: TextIO | None = None) -> Any:
     """The console make_console made before the plain stand-ins: rich, no colour, no wrapping."""
     from rich.console import Console
 
-    from kubectl_fieldown.render import styled
-
-    styled.use_plain(False)
     return Console(file=stream if stream is not None else sys.stdout, color_system=None, no_color=True,
                    highlight=False, emoji=False, markup=False, width=10_000, soft_wrap=True)
 

@@ -132,7 +132,6 @@ def _many_managers_view(n: int) -> ObjectView:
 def test_managers_keep_distinct_colours(color_system: str, output: str) -> None:
     from rich.console import Console
 
-    from kubectl_fieldown.render import styled
     from kubectl_fieldown.render.blame import blame_lines, owner_cell
     from kubectl_fieldown.render.table import table_rows
     from kubectl_fieldown.render.tree import legend, object_tree
@@ -140,7 +139,6 @@ def test_managers_keep_distinct_colours(color_system: str, output: str) -> None:
     n = ManagerColours.distinct()
     assert n >= 16
     view = _many_managers_view(n)
-    styled.use_plain(False)
     buf = io.StringIO()
     console = Console(file=buf, color_system=color_system, force_terminal=True, width=200,  # type: ignore[arg-type]
                       highlight=False, markup=False, emoji=False)
@@ -168,16 +166,16 @@ def test_colours_follow_first_appearance_in_the_object() -> None:
     assert colours.get("late") == ManagerColours.PALETTE[3]
 
 
-@pytest.mark.parametrize("plain", [True, False])
-def test_fit_cells_counts_terminal_cells(plain: bool) -> None:
+def test_fit_cells_counts_terminal_cells() -> None:
     from kubectl_fieldown.render import styled
     from kubectl_fieldown.render.common import fit_cells
 
-    styled.use_plain(plain)
-    text = styled.Text("abc")
-    text.append("defgh", style="red")
-    assert [fit_cells(text, w).plain for w in (1, 4, 8)] == ["…", "abc…", "abcdefgh"]
-    assert fit_cells(text, 4, keep_end=True).plain == "…fgh"
+    line = styled.Text("abc")
+    line.append("defgh", style="red")
+    assert [fit_cells(line, w).plain for w in (1, 4, 8)] == ["…", "abc…", "abcdefgh"]
+    assert fit_cells(line, 4, keep_end=True).plain == "…fgh"
+    # the styles stay on what is left of the text they were given to
+    assert [(s.start, s.end, str(s.style)) for s in fit_cells(line, 5).__rich__().spans] == [(3, 4, "red")]
     wide = fit_cells(styled.Text("日本語テキスト"), 6)
     assert (wide.plain, wide.cell_len) == ("日本…", 5), "a wide character is not split"
 
