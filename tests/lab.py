@@ -73,6 +73,18 @@ def _binaries_present(prefix: Path) -> bool:
 # the cluster handle
 
 
+def environ_snapshot() -> dict[str, str]:
+    """A copy of os.environ that is safe in worker threads: pytest sets and deletes
+    PYTEST_CURRENT_TEST in the main thread, and a copy taken meanwhile (it iterates the keys, then
+    reads each) raised KeyError once in a loaded run of the replay tests."""
+    for _ in range(1000):
+        try:
+            return dict(os.environ)
+        except (KeyError, RuntimeError):
+            continue
+    raise RuntimeError("os.environ kept changing while it was copied")
+
+
 @dataclass
 class Cluster:
     """A running API server reachable with ``kubeconfig``.
@@ -89,7 +101,7 @@ class Cluster:
 
     def env(self) -> dict[str, str]:
         """os.environ plus KUBECONFIG for this cluster (for running our CLI as a subprocess)."""
-        e = dict(os.environ)
+        e = environ_snapshot()
         e["KUBECONFIG"] = str(self.kubeconfig)
         if self.kubectl_cache_dir is not None:
             # a per-server discovery cache: ports get reused across sessions with other CRDs
