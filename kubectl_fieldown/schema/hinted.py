@@ -14,7 +14,7 @@ schema built here is still reported as deduced.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..fieldpath import FIELD, KEY, VALUE, FieldSet, PathElement
@@ -46,71 +46,63 @@ def _list_shape(node: FieldSet) -> tuple[str, tuple[str, ...]] | None:
     return None
 
 
-def _type(node: FieldSet, value: Any = None) -> Type | None:
-    """The refined type of ``value`` (the live value, when known; None for list items, which
-    differ) whose owned children are ``node`` (None: nothing revealed)."""
+_Hints = list[tuple[str, str]]
+
+
+def _refined(node: FieldSet, value: Any, at: str) -> tuple[Type | None, _Hints]:
+    """The refined type of the value at ``at`` (``value``: its live value, when known; None for
+    list items, which differ) whose owned children are ``node``, and what was revealed there, as
+    (path, what) for the user. (None, []): nothing revealed."""
     shape = _list_shape(node)
     if shape is not None:
         kind, keys = shape
         if kind == "set":
-            item = UNTYPED
+            item: Type | None = UNTYPED
+            hints: _Hints = [(at, "a set")]
         else:
-            item = _type(_merged(node.children.values())) or DEDUCED
+            item, below = _refined(_merged(node.children.values()), None, f"{at}[*]")
+            hints = [(at, "keyed by " + ", ".join(keys)), *below]
         t = Type(name="__hinted_list_", scalar="untyped")
-        t.list = ListType(item=item, relationship="associative", keys=keys)
+        t.list = ListType(item=item or DEDUCED, relationship="associative", keys=keys)
         t.map = DEDUCED.map
-        return t
+        return t, hints
     fields: dict[str, StructField] = {}
+    hints = []
     live = value if isinstance(value, Mapping) else {}
     for pe in _elements(node):
         if pe[0] != FIELD:
             continue
-        child = node.children.get(pe)
-        sub = _type(child, live.get(pe[1])) if child is not None else None
-        if child is None and isinstance(live.get(pe[1]), Mapping) and live[pe[1]]:
+        child, path = node.children.get(pe), f"{at}.{pe[1]}"
+        sub: Type | None = None
+        if child is not None:
+            sub, below = _refined(child, live.get(pe[1]), path)
+            hints += below
+        elif isinstance(live.get(pe[1]), Mapping) and live[pe[1]]:
             # a map with content that its owners own only as a whole: the schema makes it atomic
             # (a granular map's owners own its keys)
             sub = UNTYPED
+            hints.append((path, "atomic"))
         if sub is not None:
             fields[pe[1]] = StructField(sub)
     if not fields:
-        return None
+        return None, []
     t = Type(name="__hinted_map_", scalar="untyped")
     t.map = MapType(fields=fields, element=DEDUCED, atomic=False)
     t.list = DEDUCED.list
-    return t
+    return t, hints
 
 
 def hinted_root(owned: Iterable[FieldSet], live: Mapping[str, Any] | None = None) -> Type | None:
     """The deduced schema refined with the list types that ``owned`` (every managedFields entry's
     set) shows, and the maps it owns only whole in ``live``; None when it shows nothing, and the
     deduced schema stands."""
-    return _type(_merged(owned), live)
+    return _refined(_merged(owned), live, "")[0]
 
 
 def revealed_lists(owned: Iterable[FieldSet], live: Mapping[str, Any] | None = None) -> list[tuple[str, str]]:
     """What :func:`hinted_root` types, as (``.spec.containers[*].ports``, ``"keyed by
     containerPort, protocol"`` / ``"a set"`` / ``"atomic"``), in path order: what to tell the user."""
-    return sorted(_revealed(_merged(owned), "", live))
-
-
-def _revealed(node: FieldSet, at: str, value: Any) -> Iterator[tuple[str, str]]:
-    shape = _list_shape(node)
-    if shape is not None:
-        kind, keys = shape
-        yield at, ("a set" if kind == "set" else "keyed by " + ", ".join(keys))
-        if kind == "map":
-            yield from _revealed(_merged(node.children.values()), f"{at}[*]", None)
-        return
-    live = value if isinstance(value, Mapping) else {}
-    for pe in _elements(node):
-        if pe[0] != FIELD:
-            continue
-        child = node.children.get(pe)
-        if child is not None:
-            yield from _revealed(child, f"{at}.{pe[1]}", live.get(pe[1]))
-        elif isinstance(live.get(pe[1]), Mapping) and live[pe[1]]:
-            yield f"{at}.{pe[1]}", "atomic"
+    return sorted(_refined(_merged(owned), live, "")[1])
 
 
 def with_list_hints(schema: KindSchema, owned: Iterable[FieldSet],
@@ -120,11 +112,10 @@ def with_list_hints(schema: KindSchema, owned: Iterable[FieldSet],
     then the refined schema, its ``hints`` naming each list and its ``source`` saying so."""
     if schema.root is not DEDUCED:
         return schema
-    sets = list(owned)
-    root = hinted_root(sets, live)
+    root, revealed = _refined(_merged(owned), live, "")
     if root is None:
         return schema
-    hints = tuple(revealed_lists(sets, live))
+    hints = tuple(sorted(revealed))
     shown = "; ".join(f"{path} {what}" for path, what in hints)
     return dataclasses.replace(schema, root=root, hints=hints,
                                source=f"{schema.source}; from the live managedFields: {shown}")
