@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from .globalflags import FLAGS, ConnectionFlags, GlobalFlagError, set_current, split_global_flags
+from .globalflags import FLAGS, ConnectionFlags, GlobalFlagError, flag_named, set_current, split_global_flags
 
 __all__ = [
     "complete_context",
@@ -51,10 +51,10 @@ _READ_TIMEOUT = 5.0
 
 def _takes_value(word: str) -> bool:
     """Whether ``word`` is a generic flag whose value is the next word."""
-    if "=" in word or word in ("-v", "--dry-run"):
-        # a bare -v is a command's --verbose; a bare --dry-run means client (kubectl's old spelling)
-        return False
-    return any(word in spec.names and spec.metavar is not None for spec in FLAGS)
+    if word == "-v":
+        return False  # a bare -v is a command's --verbose
+    spec = flag_named(word)
+    return spec is not None and spec.metavar is not None
 
 
 def without_generic_flags(words: Sequence[str]) -> tuple[ConnectionFlags, list[str]]:
@@ -71,7 +71,7 @@ def without_generic_flags(words: Sequence[str]) -> tuple[ConnectionFlags, list[s
             skip = False
         elif _takes_value(word):
             skip = True
-        elif word.partition("=")[0] not in {n for spec in FLAGS for n in spec.names if n != "-v"}:
+        elif word == "-v" or flag_named(word.partition("=")[0]) is None:
             rest.append(word)
     return ConnectionFlags(), rest
 
@@ -158,12 +158,11 @@ def kubectl_plugin_complete(command: Any, argv: Sequence[str], prog_name: str) -
 # --- values from the cluster and the kubeconfig -------------------------------------------------
 
 
-def _client(ctx: Any) -> Any:
+def _client(params: dict[str, Any]) -> Any:
     from ..kube.client import ClusterClient, RetryPolicy
     from .globalflags import current
     from .options import ClusterArgs, cluster_options
 
-    params = _all_params(ctx)
     args = ClusterArgs(kubeconfig=params.get("kubeconfig"), context=params.get("context"),
                        namespace=params.get("namespace"))
     options = cluster_options(args)
@@ -199,12 +198,11 @@ def complete_resources(ctx: Any, args: list[str], incomplete: str) -> list[tuple
     if params.get("input_file") or params.get("filename"):
         return []  # objects come from files: no cluster arguments
     given = [str(v) for v in (params.get("resources") or [])]
-    return _quietly(lambda: _resource_candidates(ctx, params, given, incomplete))
+    return _quietly(lambda: _resource_candidates(params, given, incomplete))
 
 
-def _resource_candidates(ctx: Any, params: dict[str, Any], given: list[str],
-                         incomplete: str) -> list[tuple[str, str]]:
-    with _client(ctx) as client:
+def _resource_candidates(params: dict[str, Any], given: list[str], incomplete: str) -> list[tuple[str, str]]:
+    with _client(params) as client:
         if "/" in incomplete:
             type_arg, _, prefix = incomplete.partition("/")
             names = _names(client, params, type_arg, prefix)
@@ -231,7 +229,7 @@ def complete_namespace(ctx: Any, args: list[str], incomplete: str) -> list[tuple
     del args
 
     def lookup() -> list[tuple[str, str]]:
-        with _client(ctx) as client:
+        with _client(_all_params(ctx)) as client:
             return [(name, "") for name in _names(client, {}, "namespaces", incomplete)]
 
     return _quietly(lookup)

@@ -96,6 +96,11 @@ FLAGS: tuple[FlagHelp, ...] = (
 )
 
 _BY_NAME = {name: f for f in FLAGS for name in f.names}
+
+
+def flag_named(name: str) -> FlagHelp | None:
+    """The generic flag called ``name`` (``--as``, ``-s``), if it is one."""
+    return _BY_NAME.get(name)
 _DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
 _UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 _TRUE = ("1", "t", "true", "y", "yes", "on")
