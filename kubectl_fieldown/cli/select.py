@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from ..kube.discovery import ResourceInfo
     from ..kube.writes import ObjectTarget
 
-__all__ = ["LiveRequest", "Selected", "Selection", "parse_live_args", "select"]
+__all__ = ["LiveRequest", "ResolvedTarget", "Selected", "Selection", "parse_live_args", "resolve_targets", "select"]
 
 
 @dataclass(frozen=True)
@@ -105,6 +105,36 @@ class Selection:
             parse_live_args(self.args, self.selector, self.cluster.all_namespaces)
 
 
+@dataclass(frozen=True)
+class ResolvedTarget:
+    """One ``(type, name)`` of a :class:`LiveRequest` with its resource type, or why the type is
+    not known (``error``; errors that stop every further object are raised instead)."""
+
+    label: str
+    name: str | None
+    res: ResourceInfo | None = None
+    error: Exception | None = None
+
+
+def resolve_targets(client: ClusterClient, request: LiveRequest) -> Iterator[ResolvedTarget]:
+    """Each target of ``request`` with its type resolved through discovery, each type once."""
+    from ..kube.errors import KubeError, is_fatal
+
+    resolved: dict[str, ResourceInfo] = {}
+    for typ, name in request.targets:
+        label = f"{typ}/{name}" if name else typ
+        try:
+            res = resolved.get(typ)
+            if res is None:
+                res = resolved[typ] = client.discovery.resolve(typ)
+        except KubeError as e:
+            if is_fatal(e):
+                raise
+            yield ResolvedTarget(label, name, error=e)
+            continue
+        yield ResolvedTarget(label, name, res)
+
+
 def select(client: ClusterClient, sel: Selection) -> Iterator[Selected]:
     """The objects a selection names. Listed objects carry their LIST copy as the first read."""
     from ..kube.client import ALL_NAMESPACES
@@ -130,22 +160,13 @@ def select(client: ClusterClient, sel: Selection) -> Iterator[Selected]:
         return
     if sel.args:
         request = parse_live_args(sel.args, sel.selector, sel.cluster.all_namespaces)
-        resolved: dict[str, ResourceInfo] = {}
-        for typ, name in request.targets:
-            label = f"{typ}/{name}" if name else typ
-            try:
-                res = resolved.get(typ)
-                if res is None:
-                    res = resolved[typ] = client.discovery.resolve(typ)
-            except KubeError as e:
-                if is_fatal(e):
-                    raise
-                yield Selected(label, error=e)
-                continue
-            if name is not None:
-                yield Selected(label, ObjectTarget(res, name, namespace if res.namespaced else None))
+        for t in resolve_targets(client, request):
+            if t.res is None:
+                yield Selected(t.label, error=t.error)
+            elif t.name is not None:
+                yield Selected(t.label, ObjectTarget(t.res, t.name, namespace if t.res.namespaced else None))
             else:
-                yield from listed(res, label)
+                yield from listed(t.res, t.label)
         return
     seen: set[tuple[str, str]] = set()
     for res in client.discovery.resources():

@@ -23,11 +23,10 @@ from ..value import MAX_DEPTH, nesting_depth
 from . import options
 from .completion import complete_resources
 from .errors import EXIT_FAILURE, UsageError, describe, handle_errors, print_error, print_note
-from .select import LiveRequest, parse_live_args
+from .select import LiveRequest, parse_live_args, resolve_targets
 
 if TYPE_CHECKING:
     from ..kube.client import ClusterClient
-    from ..kube.discovery import ResourceInfo
     from ..render.common import ObjectView
 
 __all__ = ["ObjectSource", "ShowOutput", "TimeMode", "build_view", "register", "show"]
@@ -161,13 +160,13 @@ def _live(request: LiveRequest, cluster: options.ClusterArgs) -> Iterator[Object
 
     client = ClusterClient(options.cluster_options(cluster))
     try:
-        resolved: dict[str, ResourceInfo] = {}
-        for typ, name in request.targets:
-            label = f"{typ}/{name}" if name else typ
+        for t in resolve_targets(client, request):
+            label, name, res = t.label, t.name, t.res
+            if res is None:
+                assert t.error is not None
+                yield ObjectSource(label, error=t.error)
+                continue
             try:
-                res = resolved.get(typ)
-                if res is None:
-                    res = resolved[typ] = client.discovery.resolve(typ)
                 if name is not None:
                     yield ObjectSource(label, client.get(res, name, cluster.namespace))
                     continue
