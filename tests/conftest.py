@@ -35,6 +35,9 @@ import lab
 import pytest
 from hypothesis import HealthCheck, settings
 
+# under CI a skip or an xfail must be listed with its reason (tests/allowed_skips.py)
+pytest_plugins = ("allowed_skips",)
+
 settings.register_profile("ci", derandomize=True, deadline=None, database=None, print_blob=True,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("explore", deadline=None, database=None, print_blob=True, max_examples=1000,
