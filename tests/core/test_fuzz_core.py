@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fuzz_inputs import documents, entries, fields_v1, objects, values
+from fuzz_inputs import documents, entries, fields_v1, objects, owned_objects, values
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -65,11 +65,36 @@ def test_paths_parse_or_say_why(text: str, obj: Any) -> None:
 @examples(200)
 @given(objects())
 def test_owner_tree_of_any_stored_object(obj: Any) -> None:
-    """What a file may hold once it passed the checks for objects as a server returns them."""
+    """What a file may hold once it passed the checks for objects as a server returns them: the
+    tree is built or the entries are refused with the documented error (the owners themselves are
+    checked on well-formed objects below)."""
     if stored_object_problem(obj) is not None:
         return
     try:
         tree = build_owner_tree(obj)
-    except ManagedFieldsError:
+    except ManagedFieldsError as e:
+        assert str(e).startswith("managedFields")
         return
     assert all(f.owners for f in tree.fields)
+
+
+@examples(200)
+@given(owned_objects())
+def test_owner_tree_names_every_owner_of_every_owned_field(
+    drawn: tuple[dict[str, Any], dict[tuple[str, str], set[str]]],
+) -> None:
+    """Every leaf an entry owns is in the tree with exactly the managers whose entries own it, and
+    its value; the strategy always owns at least one field, so this can fail on every example."""
+    obj, expected = drawn
+    assert expected, "the strategy must own at least one field"
+    assert stored_object_problem(obj) is None
+    tree = build_owner_tree(obj)
+    got: dict[tuple[str, str], set[str]] = {}
+    for f in tree.fields:
+        names = [e[1] for e in f.path]
+        section = "spec" if names[:1] == ["spec"] else "labels"
+        assert names[:-1] == (["spec"] if section == "spec" else ["metadata", "labels"]), names
+        got[(section, str(names[-1]))] = {o.manager for o in f.owners}
+        source = obj["spec"] if section == "spec" else obj["metadata"]["labels"]
+        assert f.value == source[names[-1]]
+    assert got == expected
