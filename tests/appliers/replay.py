@@ -55,10 +55,10 @@ from engine.scenarios import (
     Response,
     object_path,
 )
+from fieldsv1_oracle import oracle_paths
 
 from kubectl_fieldown.appliers import Applier, ApplierKind, ApplierRun, Request
 from kubectl_fieldown.fieldmanager import ResourceRules
-from kubectl_fieldown.fieldpath import FieldSet, decode_fields_v1
 from kubectl_fieldown.managedfields import parse_time
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
@@ -583,7 +583,7 @@ def _entry_view(raw: Any) -> Any:
         return raw
     out = {k: v for k, v in raw.items() if k not in ("fieldsV1", "time")}
     try:
-        out["fieldsV1"] = decode_fields_v1(raw.get("fieldsV1")) if raw.get("fieldsV1") is not None else None
+        out["fieldsV1"] = oracle_paths(raw.get("fieldsV1")) if raw.get("fieldsV1") is not None else None
     except Exception as e:  # an entry the decoder refuses: compare its raw form
         out["fieldsV1"] = f"undecodable: {e}: {raw.get('fieldsV1')}"
     return out
@@ -622,8 +622,8 @@ def _entries_differ(want: list[Any], got: list[Any]) -> str:
             out.append(f"entry {k} sent only")
         elif w[k] != g[k]:
             a, b = w[k].get("fieldsV1"), g[k].get("fieldsV1")
-            if isinstance(a, FieldSet) and isinstance(b, FieldSet):
-                out.append(f"entry {k}: predicted only {a.difference(b)!r}, sent only {b.difference(a)!r}")
+            if isinstance(a, frozenset) and isinstance(b, frozenset):
+                out.append(f"entry {k}: predicted only {sorted(a - b)!r}, sent only {sorted(b - a)!r}")
             else:
                 out.append(f"entry {k}: predicted {a!r}, sent {b!r}")
     return "; ".join(out)
