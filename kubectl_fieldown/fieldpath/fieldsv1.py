@@ -15,6 +15,7 @@ from typing import Any
 
 from ..value import (
     MAX_DEPTH,
+    escape_controls,
     go_json,
     go_json_float,
     go_json_string_html,
@@ -245,7 +246,8 @@ def _where(where: _Where) -> str:
     if len(chain) > 8:
         # one readable line, however deep: the start says where, the end what
         chain = [*chain[:4], f"… ({len(chain) - 6} more)", *chain[-2:]]
-    return "fieldsV1 " + (" > ".join(chain) if chain else "(top level)")
+    # the keys come from the input: a newline or an escape sequence in one must not break the line
+    return "fieldsV1 " + (" > ".join(escape_controls(k) for k in chain) if chain else "(top level)")
 
 
 # --- encoding ----------------------------------------------------------------------------------

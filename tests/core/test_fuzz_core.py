@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from fuzz_inputs import documents, entries, fields_v1, objects, owned_objects, values
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from kubectl_fieldown.fieldpath import FieldSet, FieldsV1Error, PathSyntaxError, decode_fields_v1, parse_path
@@ -33,6 +33,7 @@ def test_parse_text_never_raises(text: str) -> None:
 
 @examples(300)
 @given(st.one_of(fields_v1, st.text(max_size=60)), st.booleans())
+@example({"\n": {}}, False)  # found by the explore run: the key was echoed raw in the error's location
 def test_fields_v1_decodes_or_says_why(data: Any, strict: bool) -> None:
     try:
         s = decode_fields_v1(data, strict=strict)
