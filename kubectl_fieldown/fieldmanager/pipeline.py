@@ -20,7 +20,7 @@ from .lastapplied import apply_with_last_applied
 from .managed import Managed, decode_live_or_new, encode, without_managed_fields
 from .request import WriteRequest
 from .rules import ResourceRules, empty_object
-from .strategy import apply_defaults, coerce_object_meta, invalid, prepare_for_write
+from .strategy import apply_defaults, coerce_object_meta, invalid, prepare_for_write, value_errors
 
 
 @dataclass
@@ -87,6 +87,7 @@ def simulate_apply(
         result = copy_json(result)  # the one copy: defaulting writes into it
         apply_defaults(result, rules.root)
         errs = null_errors(result, rules.root) if rules.custom_resource else []
+        errs += value_errors(result, None if creating else live_obj, rules)
         if errs:
             raise invalid(result, rules, errs)
     out = encode(result, managed, copy=not changed)
@@ -141,6 +142,7 @@ def simulate_update(
         # is ObjectMeta's business: coerced above)
         body = {k: v for k, v in new_obj.items() if k != "metadata"}
         errs = null_errors(body, rules.root) + duplicate_errors(body, rules.root)
+        errs += value_errors(new_obj, None if creating else live_obj, rules)
         if errs:
             raise invalid(new_obj, rules, errs)
     out = encode(new_obj, managed)

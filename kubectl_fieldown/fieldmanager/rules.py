@@ -26,9 +26,9 @@ class ResourceRules:
     """For built-in kinds: the object as the server's Go types would hold it (zero values of
     non-omitempty fields, non-pointer structs as ``{}``). None for custom resources."""
     custom_resource: bool = True
-    """Custom resources go through the CRD validator, which refuses nulls the schema does not allow
-    (the only validation the simulation models). Built-in kinds are validated by Go code we do not
-    reproduce."""
+    """Custom resources go through the CRD validator: nulls the schema does not allow, repeated set
+    items and list-map keys, and the schema's value constraints (typed.constraints; not CEL rules).
+    Built-in kinds are validated by Go code we do not reproduce."""
 
     @classmethod
     def for_kind(

@@ -214,5 +214,6 @@ def kinds_from_crd(crd: Mapping[str, Any], object_meta: Type | None = None) -> d
                 meta = with_unknown_fields_deduced(meta)
         converter = SchemaConverter({}, preserve_unknown_fields=preserve, prebuilt={OBJECT_META: meta})
         root = converter.convert(_with_kube_native(version.schema), where=f"{kind}.{version.name}")
-        result[gvk] = KindSchema(gvk=gvk, root=root, source=source, namespaced=namespaced, zero=zero)
+        result[gvk] = KindSchema(gvk=gvk, root=root, source=source, namespaced=namespaced, zero=zero,
+                                 validation=version.schema)
     return result
