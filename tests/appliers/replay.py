@@ -18,11 +18,16 @@ Each applier's requests go to the server as its own code sends them:
   ``helm`` Update entry, fieldManager ``helm``) and ``patchResourceServerSide``;
 * ``ssa``: one apply.
 
-What these requests carry is computed here, from the upstream rules, without kubectl_fieldown
-(:func:`csaupgrade_patch`, :func:`flux_cleanup_patch`, :func:`flux_drifted`; FieldsV1 sets are
-united by merging their JSON tries), so that the product's own versions are what gets checked.
-kubectl_fieldown is used only to measure: its FieldsV1 decoder turns managedFields into path sets
-for the comparison, as tests/engine/conformance_cases.py does.
+What these requests carry is computed without kubectl_fieldown, so that the product's own versions
+are what gets checked: client-go's csaupgrade patch (Argo CD, Helm 4) by client-go itself
+(:func:`csaupgrade_patch`, through tests/upstream_oracle.py); Flux's cleanup and drift check
+(:func:`flux_cleanup_patch`, :func:`flux_drifted`) from fluxcd/pkg's rules as written in
+``ssa/patch.go`` ``PatchReplaceFieldsManagers``/``PatchRemoveAnnotations``/``PatchRemoveLabels`` and
+``ssa/manager_apply.go`` ``ResourceManager.apply``/``cleanupMetadata`` (read at fluxcd/pkg
+e2cfd1a; no Go build of fluxcd/pkg is available offline, so these few rules are the one place where
+the harness restates upstream; tests/appliers/test_upstream_flux.py checks them against the
+assertions of fluxcd/pkg's own TestApply_Cleanup tests on the lab). FieldsV1 is decoded for the
+comparison by the tests' own decoder (tests/fieldsv1_oracle.py).
 
 :func:`disagreements` compares ``run_applier``'s prediction with what happened: the requests
 (verb, fieldManager, HTTP status, the conflict message of a 409, and what they carried: kubectl's
@@ -43,6 +48,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
+import upstream_oracle
 from engine.conformance_cases import entries_of, object_view
 from engine.conformance_cases import rules_for as case_rules
 from engine.scenarios import (
@@ -267,42 +273,14 @@ def _entries(obj: Mapping[str, Any]) -> list[dict[str, Any]]:
     return list((obj.get("metadata") or {}).get("managedFields") or [])
 
 
-def _upgraded(entries: list[dict[str, Any]], csa: str, ssa: str) -> list[dict[str, Any]]:
-    """client-go ``upgradedManagedFields`` for the main resource."""
-    entries = [dict(e) for e in entries]
-
-    def is_csa(e: Mapping[str, Any]) -> bool:
-        return e.get("manager") == csa and e.get("operation") == "Update" and not e.get("subresource")
-
-    target = next((i for i, e in enumerate(entries) if e.get("manager") == ssa and e.get("operation") == "Apply"
-                   and not e.get("subresource")), None)
-    if target is None:
-        target = next((i for i, e in enumerate(entries) if is_csa(e)), None)
-        if target is None:
-            return entries
-        entries[target] = {**entries[target], "operation": "Apply", "manager": ssa}
-    tgt = entries[target]
-    # unionManagerIntoIndex: only an Update entry of the target's apiVersion is merged
-    source = next((e for e in entries if is_csa(e) and e.get("apiVersion") == tgt.get("apiVersion")), None)
-    if source is not None:
-        entries[target] = {**tgt, "fieldsV1": fields_union(tgt.get("fieldsV1"), source.get("fieldsV1"))}
-    return [e for e in entries if not is_csa(e)]
-
-
 def csaupgrade_patch(obj: Mapping[str, Any], csa_managers: Iterable[str],
                      ssa_manager: str) -> list[dict[str, Any]] | None:
-    """client-go ``csaupgrade.UpgradeManagedFieldsPatch``: two ``replace`` ops (managedFields, and the
-    resourceVersion with itself), or None when nothing changes. Go iterates the names in map order;
-    with one name (Argo CD, Helm) that is no matter."""
-    before = _entries(obj)
-    after = before
-    for csa in sorted(set(csa_managers)):
-        after = _upgraded(after, csa, ssa_manager)
-    if after == before:
-        return None
-    rv = (obj.get("metadata") or {}).get("resourceVersion", "")
-    return [{"op": "replace", "path": "/metadata/managedFields", "value": after},
-            {"op": "replace", "path": "/metadata/resourceVersion", "value": rv}]
+    """client-go ``csaupgrade.UpgradeManagedFieldsPatch`` (k8s.io/client-go/util/csaupgrade/upgrade.go),
+    computed by client-go itself (tests/upstream_oracle.py builds it from the lab's Debian sources):
+    two ``replace`` ops (managedFields, and the resourceVersion with itself), or None when nothing
+    changes. Argo CD sends it from gitops-engine ``pkg/sync/sync_context.go``
+    ``performCSAUpgradeMigration``; Helm 4 from ``pkg/kube/client.go`` ``upgradeClientSideFieldManager``."""
+    return upstream_oracle.shared().csaupgrade_patch(obj, csa_managers, ssa_manager)
 
 
 def any_in_metadata(obj: Mapping[str, Any] | None, pairs: Mapping[str, str]) -> bool:
