@@ -66,6 +66,7 @@ __all__ = [
     "parse_retries",
     "run_all",
     "run_plans",
+    "write_one",
     "write_options",
     "write_planner",
 ]
@@ -246,6 +247,31 @@ def failed_outcome(where: str, error: BaseException) -> WriteOutcome:
     return WriteOutcome(api_version="", kind="", namespace=None, name=where, result=Result.failed, error=message)
 
 
+def write_one(client: ClusterClient, target: ObjectTarget, plan: Callable[[dict[str, Any]], WritePlan],
+              wopts: WriteOptions, backups: BackupRun | None) -> WriteOutcome:
+    """``kube.writes.execute``, and a Secret's values scrubbed from everything its outcome says (notes,
+    errors, refusals, patches): the last resort behind the structural redaction (redact.py), for a
+    value that reached a message some other way — a server's error text, a simulated 500."""
+    import dataclasses
+
+    from ..kube.writes import execute
+    from ..redact import scrub_value, secret_texts
+
+    seen: list[Mapping[str, Any]] = []
+
+    def recorded(obj: dict[str, Any]) -> WritePlan:
+        seen.append(obj)
+        return plan(obj)
+
+    out = execute(client, target, recorded, wopts, backups)
+    texts = secret_texts(target.initial, target.manifest, *seen) if out.is_secret else frozenset()
+    if not texts:
+        return out
+    said = ("notes", "error", "changes", "problems", "edits", "alternative", "alternative_edits", "patches",
+            "requests")
+    return dataclasses.replace(out, **{k: scrub_value(getattr(out, k), texts) for k in said})
+
+
 def run_all(
     client: ClusterClient,
     items: Sequence[Selected],
@@ -335,7 +361,6 @@ def run_plans(
 ) -> int:
     """Select, then plan, check and write each object with the same planning function."""
     from ..kube.kindrules import KindRules
-    from ..kube.writes import execute
 
     sel.validate()
     client = open_client(cluster)
@@ -344,7 +369,7 @@ def run_plans(
         plan_for = planner(KindRules(client=client))
         backups = make_backups(client, cfg)
         wopts = write_options(cfg)
-        return run_all(client, items, lambda t: execute(client, t, plan_for(t), wopts, backups), cfg, backups)
+        return run_all(client, items, lambda t: write_one(client, t, plan_for(t), wopts, backups), cfg, backups)
     finally:
         client.close()
 
