@@ -23,7 +23,9 @@ __all__ = [
     "redact_patch_op",
     "redact_request_body",
     "redact_secret",
+    "remember_credential",
     "scrub",
+    "scrub_credentials",
     "scrub_value",
     "secret_texts",
     "shown_value",
@@ -180,3 +182,22 @@ def scrub_value(value: Any, texts: frozenset[str] | set[str]) -> Any:
     if isinstance(value, list):
         return [scrub_value(v, texts) for v in value]
     return value
+
+
+# The credentials this process uses (bearer tokens, passwords), remembered by the cluster layer as it
+# loads them: the error printer scrubs them from every message, whatever its cause (issue 18: a
+# library error quoted the Authorization header). The only state of this module.
+_CREDENTIALS: set[str] = set()
+
+
+def remember_credential(text: str | None) -> None:
+    """Never print ``text`` (nor the same text stripped of surrounding whitespace) in an error."""
+    for form in (text, text.strip() if text else None):
+        if form and len(form) >= _SCRUB_MIN:
+            _CREDENTIALS.add(form)
+            _CREDENTIALS.add(repr(form)[1:-1])  # as a repr quotes it (b'...\n', '...')
+
+
+def scrub_credentials(text: str) -> str:
+    """``text`` without any credential remembered by :func:`remember_credential`."""
+    return scrub(text, _CREDENTIALS) if _CREDENTIALS else text

@@ -255,7 +255,7 @@ def write_one(client: ClusterClient, target: ObjectTarget, plan: Callable[[dict[
     import dataclasses
 
     from ..kube.writes import execute
-    from ..redact import scrub_value, secret_texts
+    from ..redact import scrub_credentials, scrub_value, secret_texts
 
     seen: list[Mapping[str, Any]] = []
 
@@ -264,6 +264,8 @@ def write_one(client: ClusterClient, target: ObjectTarget, plan: Callable[[dict[
         return plan(obj)
 
     out = execute(client, target, recorded, wopts, backups)
+    if out.error:
+        out.error = scrub_credentials(out.error)  # printed on stdout, not by print_error
     texts = secret_texts(target.initial, target.manifest, *seen) if out.is_secret else frozenset()
     if not texts:
         return out
