@@ -3,6 +3,7 @@ and memory (docs/show.md, "Input limits"). Each case was found by fuzzing (issue
 
 from __future__ import annotations
 
+import copy
 import json
 import subprocess
 import sys
@@ -244,3 +245,27 @@ def test_bad_live_objects_of_conflicts(tmp_path: Path, force: list[str], metadat
         f"error: {manifest}: document 1: ConfigMap default/c (v1): cannot predict against the --live object "
         f"{live}: document 1",
     ]
+
+
+def _secret_item(**type_meta: Any) -> dict[str, Any]:
+    item = copy.deepcopy(SECRET_LIST["items"][0])  # type: ignore[index]
+    return {**type_meta, **item}
+
+
+@pytest.mark.parametrize("output", OUTPUTS)
+@pytest.mark.parametrize("doc", [
+    pytest.param({**SECRET_LIST, "items": [_secret_item(apiVersion="v1")]}, id="items-with-apiVersion-no-kind"),
+    pytest.param({**SECRET_LIST, "items": [_secret_item(kind="Secret")]}, id="items-with-kind-no-apiVersion"),
+    pytest.param({"kind": "List", "apiVersion": "v1", "items": [SECRET_LIST]}, id="List-holding-a-SecretList"),
+    pytest.param({"kind": "List", "apiVersion": "v1", "items": [
+        {"kind": "List", "apiVersion": "v1", "items": [{**SECRET_LIST, "items": [_secret_item(apiVersion="v1")]}]}]},
+        id="lists-in-lists"),
+])
+def test_every_secret_in_a_list_is_redacted(tmp_path: Path, output: str, doc: dict[str, Any]) -> None:
+    """Issue 18, item 3: client-go decodes a typed list's items as its type, and kubectl flattens
+    lists inside lists (FlattenListVisitor): each of these is a Secret."""
+    f = write(tmp_path, "secrets.json", json.dumps(doc))
+    r = run("show", "-i", f, "-o", output, "--show-unowned")
+    assert r.code == 0, r.err
+    assert "aHVudGVyMg==" not in r.out and "hunter2" not in r.out
+    assert "<redacted>" in r.out
