@@ -274,7 +274,7 @@ def test_a_token_file_ending_in_a_newline_is_trimmed_like_client_go(cluster: lab
     token_file.write_text(" \n")
     empty = fieldown(cluster, "show", obj["ref"], "-n", obj["namespace"], "--kubeconfig", str(path))
     assert empty.code == 1
-    assert empty.err_lines == [f'error: read empty token from file "{token_file}"'], empty.err
+    assert empty.err.splitlines() == [f'error: read empty token from file "{token_file}"'], empty.err
 
 
 @pytest.mark.parametrize("token", [TOKEN + "\n", TOKEN + "\r\nX-Injected: 1", "\x1b]0;" + TOKEN])
@@ -284,6 +284,6 @@ def test_no_error_prints_a_token_that_no_header_can_carry(cluster: lab.Cluster, 
     in a header: so does the tool, one line, without the token."""
     r = fieldown(cluster, "show", obj["ref"], "-n", obj["namespace"], "--token", token)
     assert r.code == 1
-    assert r.err_lines == ["error: the bearer token of --token contains a line break or another control character, "
+    assert r.err.splitlines() == ["error: the bearer token of --token contains a line break or another control character, "
                            "which no HTTP header can carry (kubectl refuses it too)"], r.err
     assert TOKEN[:12] not in r.err + r.out
