@@ -22,7 +22,7 @@ from typing import Any, ParamSpec, TypeVar, overload
 from ..fieldpath import FieldsV1Error, PathSyntaxError
 from ..managedfields import ManagedFieldsError
 from ..redact import scrub_credentials
-from ..value import escape_controls
+from ..value import bounded_message, escape_controls
 
 __all__ = [
     "DEBUG_ENV",
@@ -79,9 +79,10 @@ def one_line(text: str) -> str:
 
 
 def _said(message: str) -> str:
-    """A message as it may be printed: on one line, no control character (messages quote names and
-    values from files and clusters), and no credential this process uses, whatever put it there."""
-    return escape_controls(one_line(scrub_credentials(str(message))))
+    """A message as it may be printed: on one line, bounded, no control character (messages quote
+    names and values from files and clusters), and no credential this process uses, whatever put it
+    there."""
+    return escape_controls(bounded_message(one_line(scrub_credentials(str(message)))))
 
 
 def print_error(message: str) -> None:

@@ -30,6 +30,7 @@ from .writes import (
     Verbose,
     WriteConfig,
     WriteOutput,
+    check_fields,
     in_use,
     parse_applier,
     parse_paths,
@@ -94,15 +95,13 @@ def handover(
     kubeconfig: options.Kubeconfig = None,
     context: options.Context = None,
 ) -> int:
-    from ..fieldpath import parse_path
     from ..managedfields import KUBECTL_CLIENT_SIDE_APPLY
     from ..remedies.commands import Handover
 
     paths = list(field or ())
     if not paths:
         raise UsageError("name the fields to hand over with --field PATH (e.g. --field .spec.replicas)")
-    for p in paths:
-        parse_path(p)
+    check_fields(paths)  # before anything is fetched
     if not to or not to.strip():
         raise UsageError("--to MANAGER is required: the manager that takes the fields over")
     if to == KUBECTL_CLIENT_SIDE_APPLY:

@@ -24,6 +24,7 @@ from .writes import (
     Verbose,
     WriteConfig,
     WriteOutput,
+    check_fields,
     own_applier,
     parse_applier,
     parse_paths,
@@ -86,15 +87,13 @@ def strip_last_applied(
     kubeconfig: options.Kubeconfig = None,
     context: options.Context = None,
 ) -> int:
-    from ..fieldpath import parse_path
     from ..managedfields import KUBECTL_CLIENT_SIDE_APPLY
     from ..remedies.commands import StripLastApplied
 
     paths = list(field or ())
     if not paths:
         raise UsageError("name the fields to strip with --field PATH (e.g. --field .spec.replicas)")
-    for p in paths:
-        parse_path(p)  # syntax errors before anything is fetched
+    check_fields(paths)  # before anything is fetched
     retries = parse_retries(max_retries)
     named = parse_applier(applier)
     cluster = options.ClusterArgs(kubeconfig, context, namespace, all_namespaces)

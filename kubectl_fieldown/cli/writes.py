@@ -57,6 +57,7 @@ __all__ = [
     "Verbose",
     "WriteConfig",
     "WriteOutput",
+    "check_fields",
     "in_use",
     "make_backups",
     "open_client",
@@ -152,12 +153,16 @@ AllowValueChanges = Annotated[
 
 
 def parse_retries(text: str) -> int:
+    from ..value import excerpt
+
+    if len(text.strip().lstrip("+-0")) > 3 and text.strip().lstrip("+-").isdigit():
+        raise UsageError(f"--max-retries must be between 0 and 100, not {excerpt(text)}")
     try:
         n = int(text)
     except ValueError:
-        raise UsageError(f"--max-retries must be a whole number, not {text!r}") from None
+        raise UsageError(f"--max-retries must be a whole number, not {excerpt(text)!r}") from None
     if n < 0 or n > 100:
-        raise UsageError(f"--max-retries must be between 0 and 100, not {n}")
+        raise UsageError(f"--max-retries must be between 0 and 100, not {excerpt(text)}")
     return n
 
 
@@ -186,6 +191,22 @@ def path_names(obj: Mapping[str, Any]) -> FieldNames:
     except ManagedFieldsError:
         pass
     return names_in(docs, owned)
+
+
+def check_fields(texts: Sequence[str]) -> None:
+    """``--field`` values, checked before anything is fetched: their syntax, and that a manager can
+    own them at all — ``.kind``, ``.apiVersion``, ``.metadata`` itself, ``.metadata.name`` and the other
+    fields the server strips from every manager's set are nobody's, so nothing can be handed over
+    (and stripping them from the last-applied annotation would break it)."""
+    from ..fieldpath import parse_path
+    from ..managedfields import never_owned
+    from ..value import excerpt
+
+    for text in texts:
+        why = never_owned(parse_path(text))
+        if why is not None:
+            raise UsageError(f"--field {excerpt(text)}: {why}; name a field a manager can own "
+                             "(under .spec, .metadata.labels, .metadata.annotations, ...)")
 
 
 def parse_paths(texts: Sequence[str], obj: Mapping[str, Any]) -> list[FieldPath]:
@@ -256,6 +277,7 @@ def write_one(client: ClusterClient, target: ObjectTarget, plan: Callable[[dict[
 
     from ..kube.writes import execute
     from ..redact import scrub_credentials, scrub_value, secret_texts
+    from ..value import bounded_message
 
     seen: list[Mapping[str, Any]] = []
 
@@ -265,7 +287,7 @@ def write_one(client: ClusterClient, target: ObjectTarget, plan: Callable[[dict[
 
     out = execute(client, target, recorded, wopts, backups)
     if out.error:
-        out.error = scrub_credentials(out.error)  # printed on stdout, not by print_error
+        out.error = bounded_message(scrub_credentials(out.error))  # printed on stdout, not by print_error
     texts = secret_texts(target.initial, target.manifest, *seen) if out.is_secret else frozenset()
     if not texts:
         return out
