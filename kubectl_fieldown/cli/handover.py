@@ -20,6 +20,7 @@ from . import options
 from .errors import UsageError, handle_errors
 from .select import Selection
 from .writes import (
+    AllObjects,
     AllowValueChanges,
     ApplierOption,
     BackupDir,
@@ -92,6 +93,7 @@ def handover(
     namespace: options.Namespace = None,
     all_namespaces: options.AllNamespaces = False,
     selector: options.Selector = None,
+    all_objects: AllObjects = False,
     kubeconfig: options.Kubeconfig = None,
     context: options.Context = None,
 ) -> int:
@@ -109,7 +111,7 @@ def handover(
     retries = parse_retries(max_retries)
     named = parse_applier(applier)
     cluster = options.ClusterArgs(kubeconfig, context, namespace, all_namespaces)
-    sel = Selection(list(resources or ()), list(filename or ()), recursive, selector, cluster)
+    sel = Selection(list(resources or ()), list(filename or ()), recursive, selector, cluster, all_objects)
     cfg = WriteConfig(f"handover --to {to}", dry_run, output, verbose, backup_dir, retries, allow_value_changes)
 
     def spec_for(obj: dict[str, Any]) -> FixCommand:

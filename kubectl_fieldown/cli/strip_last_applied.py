@@ -14,6 +14,7 @@ from . import options
 from .errors import UsageError, handle_errors
 from .select import Selection
 from .writes import (
+    AllObjects,
     AllowValueChanges,
     ApplierOption,
     BackupDir,
@@ -84,6 +85,7 @@ def strip_last_applied(
     namespace: options.Namespace = None,
     all_namespaces: options.AllNamespaces = False,
     selector: options.Selector = None,
+    all_objects: AllObjects = False,
     kubeconfig: options.Kubeconfig = None,
     context: options.Context = None,
 ) -> int:
@@ -97,7 +99,7 @@ def strip_last_applied(
     retries = parse_retries(max_retries)
     named = parse_applier(applier)
     cluster = options.ClusterArgs(kubeconfig, context, namespace, all_namespaces)
-    sel = Selection(list(resources or ()), list(filename or ()), recursive, selector, cluster)
+    sel = Selection(list(resources or ()), list(filename or ()), recursive, selector, cluster, all_objects)
     cfg = WriteConfig("strip-last-applied", dry_run, output, verbose, backup_dir, retries, allow_value_changes)
     managers = tuple(client_side_manager or [KUBECTL_CLIENT_SIDE_APPLY])
 

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from ..schema.types import GroupVersionKind
 
 __all__ = [
+    "AllObjects",
     "AllowValueChanges",
     "ApplierOption",
     "BackupDir",
@@ -122,10 +123,20 @@ Resources = Annotated[
     list[str] | None,
     typer.Argument(
         metavar="[TYPE[.GROUP]/NAME ... | TYPE[.GROUP] [NAME ...]]",
-        help="Objects: TYPE/NAME ..., TYPE followed by names, or TYPE alone with -l / -n / -A. "
-        "Without any, every object of every type in the namespace (-n) or cluster (-A).",
+        help="Objects: TYPE/NAME ..., TYPE followed by names, or TYPE alone (every object of the type, with -l / "
+        "-n / -A). Without any, -l SELECTOR or --all (every object of every type in the namespace or, with -A, "
+        "the cluster).",
         show_default=False,
         autocompletion=complete_resources,
+    ),
+]
+
+AllObjects = Annotated[
+    bool,
+    typer.Option(
+        "--all",
+        help="Write every object of every type in the namespace (-n, else the context's) or, with -A, the "
+        "cluster. Required when no TYPE, NAME, -f or -l names the objects (as kubectl delete requires it).",
     ),
 ]
 

@@ -284,6 +284,6 @@ def test_no_error_prints_a_token_that_no_header_can_carry(cluster: lab.Cluster, 
     in a header: so does the tool, one line, without the token."""
     r = fieldown(cluster, "show", obj["ref"], "-n", obj["namespace"], "--token", token)
     assert r.code == 1
-    assert r.err.splitlines() == ["error: the bearer token of --token contains a line break or another control character, "
-                           "which no HTTP header can carry (kubectl refuses it too)"], r.err
+    assert r.err.splitlines() == ["error: the bearer token of --token contains a line break or another control "
+                                  "character, which no HTTP header can carry (kubectl refuses it too)"], r.err
     assert TOKEN[:12] not in r.err + r.out
