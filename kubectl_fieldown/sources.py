@@ -324,12 +324,22 @@ def _add_items(source: str, number: int, doc: dict[str, Any], result: SourceResu
         if _is_list(item) and depth < _LIST_DEPTH:
             count = _add_items(source, number, item, result, count - 1, depth + 1)
             continue
-        if item_kind and (not item.get("kind") or (item.get("kind") == item_kind and not item.get("apiVersion"))):
-            # the LIST endpoint (and kubectl get --raw) leaves kind (and apiVersion) out of the items
-            # of a typed list; client-go decodes them as the list's type, and so do we, even when an
-            # item names its apiVersion: a Secret must be known as one to be redacted
+        if item_kind and not item.get("kind") and not item.get("apiVersion"):
+            # the LIST endpoint (and kubectl get --raw) leaves kind and apiVersion out of the items of a
+            # typed list; apimachinery's unstructured decoder puts them back from the list, and so do
+            # we: a Secret must be known as one to be redacted
             item = {"apiVersion": api_version, "kind": item_kind,
                     **{k: v for k, v in item.items() if k not in ("apiVersion", "kind")}}
+        elif item_kind and (not item.get("kind") or not item.get("apiVersion")) \
+                and "Secret" in (item_kind, item.get("kind")):
+            # only when both are missing (apimachinery); other items are read as they are, and kubectl
+            # refuses them ("Object 'Kind' is missing", quoting the item whole). One that may be a
+            # Secret is refused here too, without quoting it: it could not be known as one
+            missing = "kind" if not item.get("kind") else "apiVersion"
+            result.errors.append(SourceError(source, f"an item of a {doc['kind']} without {missing} (kubectl cannot "
+                                             "read it either: only an item without both takes the list's)",
+                                             number, count))
+            continue
         result.documents.append(InputDocument(source, number, item, count))
     return count
 
