@@ -301,21 +301,47 @@ def _add_document(source: str, number: int, doc: Any, result: SourceResult) -> N
         result.errors.append(SourceError(source, f"not an object ({_kind_name(doc)})", number))
         return
     if _is_list(doc):
-        item_kind = str(doc["kind"])[: -len("List")]
-        api_version = doc.get("apiVersion")
-        for i, item in enumerate(doc["items"], start=1):
-            if not isinstance(item, dict):
-                result.errors.append(SourceError(source, f"not an object ({_kind_name(item)})", number, i))
-                continue
-            if item_kind and not item.get("kind") and not item.get("apiVersion"):
-                # the LIST endpoint (and kubectl get --raw) leaves kind and apiVersion out of the
-                # items of a typed list; client-go puts them back from the list, and so do we: a
-                # Secret must be known as one to be redacted
-                item = {"apiVersion": api_version, "kind": item_kind,
-                        **{k: v for k, v in item.items() if k not in ("apiVersion", "kind")}}
-            result.documents.append(InputDocument(source, number, item, i))
+        _add_items(source, number, doc, result, 0, 0)
         return
     result.documents.append(InputDocument(source, number, doc))
+
+
+#: lists in lists (a List holding a SecretList) are flattened to this depth, as kubectl's
+#: FlattenListVisitor flattens them; deeper nesting is no list anyone writes
+_LIST_DEPTH = 10
+
+
+def _add_items(source: str, number: int, doc: dict[str, Any], result: SourceResult, count: int, depth: int) -> int:
+    """The items of a list document, lists inside it flattened (numbered in that order, as
+    kubectl's FlattenListVisitor yields them); returns how many items were numbered so far."""
+    item_kind = str(doc["kind"])[: -len("List")]
+    api_version = doc.get("apiVersion")
+    for item in doc["items"]:
+        count += 1
+        if not isinstance(item, dict):
+            result.errors.append(SourceError(source, f"not an object ({_kind_name(item)})", number, count))
+            continue
+        if _is_list(item) and depth < _LIST_DEPTH:
+            count = _add_items(source, number, item, result, count - 1, depth + 1)
+            continue
+        if item_kind and not item.get("kind") and not item.get("apiVersion"):
+            # the LIST endpoint (and kubectl get --raw) leaves kind and apiVersion out of the items of a
+            # typed list; apimachinery's unstructured decoder puts them back from the list, and so do
+            # we: a Secret must be known as one to be redacted
+            item = {"apiVersion": api_version, "kind": item_kind,
+                    **{k: v for k, v in item.items() if k not in ("apiVersion", "kind")}}
+        elif item_kind and (not item.get("kind") or not item.get("apiVersion")) \
+                and "Secret" in (item_kind, item.get("kind")):
+            # only when both are missing (apimachinery); other items are read as they are, and kubectl
+            # refuses them ("Object 'Kind' is missing", quoting the item whole). One that may be a
+            # Secret is refused here too, without quoting it: it could not be known as one
+            missing = "kind" if not item.get("kind") else "apiVersion"
+            result.errors.append(SourceError(source, f"an item of a {doc['kind']} without {missing} (kubectl cannot "
+                                             "read it either: only an item without both takes the list's)",
+                                             number, count))
+            continue
+        result.documents.append(InputDocument(source, number, item, count))
+    return count
 
 
 def _is_list(doc: dict[str, Any]) -> bool:

@@ -34,6 +34,7 @@ from .writes import (
     open_client,
     parse_retries,
     run_all,
+    write_one,
     write_options,
 )
 
@@ -98,7 +99,7 @@ def undo(
     context: options.Context = None,
 ) -> int:
     from ..kube.errors import KubeError, is_fatal
-    from ..kube.writes import backup_files, default_backup_root, execute, load_backup
+    from ..kube.writes import backup_files, default_backup_root, load_backup
     from .errors import UsageError
 
     if not backups:
@@ -126,7 +127,7 @@ def undo(
         wopts = write_options(cfg)
 
         def act(t: ObjectTarget) -> WriteOutcome:
-            return execute(client, t, plans[id(t)], wopts, store)
+            return write_one(client, t, plans[id(t)], wopts, store)
 
         code = run_all(client, items, act, cfg, store)
     finally:

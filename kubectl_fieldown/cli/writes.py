@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from ..schema.types import GroupVersionKind
 
 __all__ = [
+    "AllObjects",
     "AllowValueChanges",
     "ApplierOption",
     "BackupDir",
@@ -57,6 +58,7 @@ __all__ = [
     "Verbose",
     "WriteConfig",
     "WriteOutput",
+    "check_fields",
     "in_use",
     "make_backups",
     "open_client",
@@ -66,6 +68,7 @@ __all__ = [
     "parse_retries",
     "run_all",
     "run_plans",
+    "write_one",
     "write_options",
     "write_planner",
 ]
@@ -120,10 +123,20 @@ Resources = Annotated[
     list[str] | None,
     typer.Argument(
         metavar="[TYPE[.GROUP]/NAME ... | TYPE[.GROUP] [NAME ...]]",
-        help="Objects: TYPE/NAME ..., TYPE followed by names, or TYPE alone with -l / -n / -A. "
-        "Without any, every object of every type in the namespace (-n) or cluster (-A).",
+        help="Objects: TYPE/NAME ..., TYPE followed by names, or TYPE alone (every object of the type, with -l / "
+        "-n / -A). Without any, -l SELECTOR or --all (every object of every type in the namespace or, with -A, "
+        "the cluster).",
         show_default=False,
         autocompletion=complete_resources,
+    ),
+]
+
+AllObjects = Annotated[
+    bool,
+    typer.Option(
+        "--all",
+        help="Write every object of every type in the namespace (-n, else the context's) or, with -A, the "
+        "cluster. Required when no TYPE, NAME, -f or -l names the objects (as kubectl delete requires it).",
     ),
 ]
 
@@ -151,12 +164,16 @@ AllowValueChanges = Annotated[
 
 
 def parse_retries(text: str) -> int:
+    from ..value import excerpt
+
+    if len(text.strip().lstrip("+-0")) > 3 and text.strip().lstrip("+-").isdigit():
+        raise UsageError(f"--max-retries must be between 0 and 100, not {excerpt(text)}")
     try:
         n = int(text)
     except ValueError:
-        raise UsageError(f"--max-retries must be a whole number, not {text!r}") from None
+        raise UsageError(f"--max-retries must be a whole number, not {excerpt(text)!r}") from None
     if n < 0 or n > 100:
-        raise UsageError(f"--max-retries must be between 0 and 100, not {n}")
+        raise UsageError(f"--max-retries must be between 0 and 100, not {excerpt(text)}")
     return n
 
 
@@ -185,6 +202,22 @@ def path_names(obj: Mapping[str, Any]) -> FieldNames:
     except ManagedFieldsError:
         pass
     return names_in(docs, owned)
+
+
+def check_fields(texts: Sequence[str]) -> None:
+    """``--field`` values, checked before anything is fetched: their syntax, and that a manager can
+    own them at all — ``.kind``, ``.apiVersion``, ``.metadata`` itself, ``.metadata.name`` and the other
+    fields the server strips from every manager's set are nobody's, so nothing can be handed over
+    (and stripping them from the last-applied annotation would break it)."""
+    from ..fieldpath import parse_path
+    from ..managedfields import never_owned
+    from ..value import excerpt
+
+    for text in texts:
+        why = never_owned(parse_path(text))
+        if why is not None:
+            raise UsageError(f"--field {excerpt(text)}: {why}; name a field a manager can own "
+                             "(under .spec, .metadata.labels, .metadata.annotations, ...)")
 
 
 def parse_paths(texts: Sequence[str], obj: Mapping[str, Any]) -> list[FieldPath]:
@@ -244,6 +277,34 @@ def failed_outcome(where: str, error: BaseException) -> WriteOutcome:
     if where and where not in message:
         message = f"{where}: {message}"
     return WriteOutcome(api_version="", kind="", namespace=None, name=where, result=Result.failed, error=message)
+
+
+def write_one(client: ClusterClient, target: ObjectTarget, plan: Callable[[dict[str, Any]], WritePlan],
+              wopts: WriteOptions, backups: BackupRun | None) -> WriteOutcome:
+    """``kube.writes.execute``, and a Secret's values scrubbed from everything its outcome says (notes,
+    errors, refusals, patches): the last resort behind the structural redaction (redact.py), for a
+    value that reached a message some other way — a server's error text, a simulated 500."""
+    import dataclasses
+
+    from ..kube.writes import execute
+    from ..redact import scrub_credentials, scrub_value, secret_texts
+    from ..value import bounded_message
+
+    seen: list[Mapping[str, Any]] = []
+
+    def recorded(obj: dict[str, Any]) -> WritePlan:
+        seen.append(obj)
+        return plan(obj)
+
+    out = execute(client, target, recorded, wopts, backups)
+    if out.error:
+        out.error = bounded_message(scrub_credentials(out.error))  # printed on stdout, not by print_error
+    texts = secret_texts(target.initial, target.manifest, *seen) if out.is_secret else frozenset()
+    if not texts:
+        return out
+    said = ("notes", "error", "changes", "problems", "edits", "alternative", "alternative_edits", "patches",
+            "requests")
+    return dataclasses.replace(out, **{k: scrub_value(getattr(out, k), texts) for k in said})
 
 
 def run_all(
@@ -335,7 +396,6 @@ def run_plans(
 ) -> int:
     """Select, then plan, check and write each object with the same planning function."""
     from ..kube.kindrules import KindRules
-    from ..kube.writes import execute
 
     sel.validate()
     client = open_client(cluster)
@@ -344,7 +404,7 @@ def run_plans(
         plan_for = planner(KindRules(client=client))
         backups = make_backups(client, cfg)
         wopts = write_options(cfg)
-        return run_all(client, items, lambda t: execute(client, t, plan_for(t), wopts, backups), cfg, backups)
+        return run_all(client, items, lambda t: write_one(client, t, plan_for(t), wopts, backups), cfg, backups)
     finally:
         client.close()
 

@@ -15,6 +15,7 @@ from typing import Any
 from ..appliers import Applier, run_applier
 from ..fieldmanager import ResourceRules
 from ..fieldpath.lookup import MISSING, value_at
+from ..redact import scrub
 from ..value import values_equal
 from .verify import ValueChange, Verification, value_changes
 
@@ -35,7 +36,7 @@ def own_migration_notes(live: Mapping[str, Any], applier: Applier, manifest: Map
         notes.append(f"{who}'s own migration would fail at its first sync ({own.error.purpose}): "
                      f"{own.error.message}; after this one it does not")
     if own.result is None or mine is None:
-        return notes
+        return [scrub(n, ours.hidden) for n in notes]
     theirs: list[ValueChange] = value_changes(live, own.result, rules)
     for ch in theirs:
         kept = value_at(mine, ch.path)
@@ -44,10 +45,10 @@ def own_migration_notes(live: Mapping[str, Any], applier: Applier, manifest: Map
         if kept is not MISSING and ch.after is not MISSING and values_equal(kept, ch.after):
             continue
         verb = "delete" if ch.after is MISSING else "change"
-        mine_too = ValueChange(ch.path, ch.before, kept)
+        mine_too = ValueChange(ch.path, ch.before, kept, ch.secret)
         ending = "this one keeps it" if kept is not MISSING and ch.before is not MISSING and \
             values_equal(kept, ch.before) else f"after this one: {mine_too.describe()}"
         notes.append(f"{who}'s own migration would {verb} {ch.describe()} at its first sync; {ending}")
     if not notes:
         notes.append(f"values after the first sync are the same as with {who}'s own migration")
-    return notes
+    return [scrub(n, ours.hidden) for n in notes]

@@ -187,7 +187,7 @@ def test_bulk_rewrites_race_a_writer_and_lose_nothing(cluster: lab.Cluster, name
         time.sleep(0.3)  # the writer is under way before the first LIST
 
         t = time.monotonic()
-        done = run_until_done("migrate", "--to", "server-side", "-n", ns)
+        done = run_until_done("migrate", "--to", "server-side", "--all", "-n", ns)
         figures["migrate_s"] = round(time.monotonic() - t, 1)
         assert done["changed"] == N, done
         figures["migrate"] = done
@@ -196,7 +196,7 @@ def test_bulk_rewrites_race_a_writer_and_lose_nothing(cluster: lab.Cluster, name
         assert forced["forced"] == len(FORCED) and done["retries"] >= len(FORCED), (forced, done)
 
         t = time.monotonic()
-        code, out, err = run("migrate", "--to", "server-side", "-n", ns, "-o", "json")
+        code, out, err = run("migrate", "--to", "server-side", "--all", "-n", ns, "-o", "json")
         figures["migrate_again_s"] = round(time.monotonic() - t, 1)
         assert code == 0, err
         again = json.loads(out)["summary"]
