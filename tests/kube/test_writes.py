@@ -205,8 +205,11 @@ def test_unchanged_and_deleted_recreated() -> None:
 
 def test_backup_layout_and_permissions(tmp_path: Path) -> None:
     run = BackupRun(tmp_path / "root", "migrate --to server-side", server="https://s", context="ctx")
+    assert run.save(WIDGETS, widget("5")) == run.save(WIDGETS, widget())  # not written yet: saved again as read
     p = run.save(WIDGETS, widget())
-    assert run.save(WIDGETS, widget("99")) == p  # one backup per object and run: the first one
+    assert run.record(p, "10", widget("11"), complete=True) is None
+    # one backup per object and run once written: the state before the run's first write
+    assert run.save(WIDGETS, widget("99")) == p
     assert p.name == "example.com_Widget_ns_w.json"
     assert (tmp_path / "root").stat().st_mode & 0o777 == 0o700
     assert p.parent.stat().st_mode & 0o777 == 0o700 and p.stat().st_mode & 0o777 == 0o600
