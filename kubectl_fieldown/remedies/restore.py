@@ -294,12 +294,32 @@ def _history(live_rv: str, live_entries: Sequence[ManagedFieldsEntry], live_la: 
                 continue
         planned = _planned(last)
         if (w is None or not w.complete) and planned is not None \
-                and _same_ownership(live_entries, live_la, planned):
-            # a write sent but not recorded (killed between the two): the ownership is the plan's target
+                and _partway(live_entries, live_la, _end_of_saved(last) if w is None else end, planned):
+            # requests sent but not recorded (killed between a request and its record): the ownership is
+            # part of the way from what the tool last recorded to the plan's target, and nothing else
             notes.append(f"the write of {last.label} was interrupted before its record was complete; the object's "
-                         "ownership is the one it planned, taken as its write")
+                         "ownership lies between the recorded state and the plan's target, taken as its write")
             return _History(steps, planned, True, notes)
         return _History(steps, end, False, notes)
+
+
+def _end_of_saved(s: Saved) -> _Ownership:
+    obj = s.content.object
+    return _Ownership(decode_entries((obj.get("metadata") or {}).get("managedFields")), _annotation(obj), True,
+                      s.content.resource_version)
+
+
+def _partway(entries: Sequence[ManagedFieldsEntry], la: str | None, start: _Ownership, target: _Ownership) -> bool:
+    """Is every entry and the annotation either as at ``start`` or as at ``target`` (field sets)?"""
+    if la not in (start.last_applied, target.last_applied):
+        return False
+    now, a, b = _by_identity(entries), _by_identity(start.entries), _by_identity(target.entries)
+    for ident in set(now) | set(a) | set(b):
+        cur = encode_fields_v1(now[ident].fields) if ident in now else None
+        if cur not in (encode_fields_v1(a[ident].fields) if ident in a else None,
+                       encode_fields_v1(b[ident].fields) if ident in b else None):
+            return False
+    return True
 
 
 def _changes(live_entries: Sequence[ManagedFieldsEntry], live_la: str | None,
