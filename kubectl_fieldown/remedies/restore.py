@@ -40,6 +40,7 @@ from .plans import Migration, MigrationError, entries_differ
 
 __all__ = [
     "BACKUP_FORMAT",
+    "NOT_RESTORED",
     "BackupContent",
     "BackupError",
     "Saved",
@@ -52,6 +53,8 @@ __all__ = [
 ]
 
 BACKUP_FORMAT = "fieldown.backup/v2"
+#: how a note of the plan starts when it says what the undo cannot put back (shown without -v)
+NOT_RESTORED = "not restored: "
 _OLD_FORMAT = "fieldown.backup/v1"
 
 
@@ -409,14 +412,14 @@ def plan_undo(live: Mapping[str, Any], named: Sequence[Saved], found: Sequence[S
                                  + "; restoring the saved ownership would take what was written since; use --force "
                                    "to restore around it")
         if writers or gone or la_changed:
-            notes.append(f"kept what was written after the backup{where}: " + "; ".join(said))
+            notes.append(f"{NOT_RESTORED}what was written after the backup{where} stays as it is: " + "; ".join(said))
         if la_changed:
             la_after = la
         elif la_after != la and writers:
             clash = _named_in(la_after, writers)
             if clash:
                 la_after = la
-                notes.append("the last-applied annotation is not restored: it names "
+                notes.append(f"{NOT_RESTORED}the last-applied annotation: it names "
                              + ", ".join(str(p) for p in clash[:3]) + " that "
                              + ", ".join(sorted({_label(i) for i in writers})) + " wrote since")
     # the object as the restore leaves it: ownership is restored of what is set then
@@ -435,10 +438,8 @@ def plan_undo(live: Mapping[str, Any], named: Sequence[Saved], found: Sequence[S
     lost = [e for e in target if e.identity not in writers and not e.fields.is_empty()
             and not any(r.identity == e.identity and r.fields == e.fields for r in result)]
     if lost and h.reached:
-        notes.append("not restored, no longer set: " + ", ".join(_label(e.identity) for e in lost)
-                     + " owned fields that are gone")
-    if la_after != target_la and h.reached:
-        notes.append("the last-applied annotation cannot be restored")
+        notes.append(f"{NOT_RESTORED}ownership of fields no longer set (" + ", ".join(_label(e.identity) for e in lost)
+                     + " owned fields whose values are gone)")
     if rv != h.steps[0].content.resource_version:
         notes.append(f"written since the backup (resourceVersion {h.steps[0].content.resource_version} -> {rv}): "
                      "only ownership is restored, the values stay as they are now")

@@ -148,6 +148,8 @@ def test_a_later_write_is_found_from_the_recorded_resource_version_and_named() -
         plan_restore(later, content)
     # --force: the later writer keeps all it holds, nobody older gets any of it back
     m = plan_restore(later, content, force=True)
+    assert any(n.startswith("not restored: what was written after the backup (resourceVersion 2 -> 3) stays")
+               and f"{new_owner} (Apply) wrote at" in n for n in m.notes)
     kept = next(e for e in m.after if e.manager == new_owner and e.operation == "Apply")
     assert kept.fields == next(e for e in decode_entries(later["metadata"]["managedFields"])
                                if e.manager == new_owner and e.operation == "Apply").fields
