@@ -88,8 +88,8 @@ EPILOG = """\b
 Examples:
   kubectl fieldown undo --list
   kubectl fieldown undo --last --dry-run=client
-  kubectl fieldown undo ~/.kube/fieldown/backups/20260101T120000Z-1a2b3c4d
-  kubectl fieldown undo ~/.kube/fieldown/backups/20260101T120000Z-1a2b3c4d/apps_Deployment_shop_web.json"""
+  kubectl fieldown undo ~/.kube/fieldown/backups/20260101T120000.000Z-1a2b3c4d
+  kubectl fieldown undo ~/.kube/fieldown/backups/20260101T120000.000Z-1a2b3c4d/apps_Deployment_shop_web.json"""
 
 
 @handle_errors

@@ -1,8 +1,8 @@
 """Backups of the objects the write commands change, and the reading of them for ``undo``.
 
 One JSON file per object and run, ``<root>/<UTC time>-<run id>/<group>_<kind>_<namespace>_<name>.json``
-(directory 0700, files 0600: they hold whole objects, Secrets included): the full object as read, a
-header (command, server, context, time), the plan's target, and the record of the tool's writes
+(the time to the millisecond, so that runs sort in the order they ran; directory 0700, files 0600:
+they hold whole objects, Secrets included): the full object as read, a header (command, server, context, time), the plan's target, and the record of the tool's writes
 (each request's resourceVersion before and after, and what the last one returned), with a digest
 (``remedies.restore.backup_document``). ``root`` is ``--backup-dir``, else ``$FIELDOWN_BACKUP_DIR``,
 else ``~/.kube/fieldown/backups`` — not under the cache directory, which people and tools wipe freely.
@@ -146,8 +146,9 @@ class BackupRun:
 
     @property
     def directory(self) -> Path:
-        stamp = _dt.datetime.fromtimestamp(self.started, tz=_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-        return self.root / f"{stamp}-{self.run_id}"
+        t = _dt.datetime.fromtimestamp(self.started, tz=_dt.timezone.utc)
+        # to the millisecond: runs started in the same second still sort in the order they ran
+        return self.root / f"{t.strftime('%Y%m%dT%H%M%S')}.{t.microsecond // 1000:03d}Z-{self.run_id}"
 
     @property
     def used(self) -> bool:
@@ -352,7 +353,14 @@ def backup_files(paths: Iterable[str | Path], root: Path) -> list[Path]:
 
 # --- finding backups -----------------------------------------------------------------------------------
 
-_RUN_DIR = re.compile(r"(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)Z-[0-9a-f]+")
+# a run directory: the UTC time it started (to the millisecond; older versions: whole seconds) and the run id
+_RUN_DIR = re.compile(r"(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)(?:\.(\d{3}))?Z-[0-9a-f]+")
+
+
+def _run_key(p: Path) -> tuple[str, str, str]:
+    m = _RUN_DIR.fullmatch(p.name)
+    assert m is not None
+    return "".join(m.groups()[:6]), m.group(7) or "000", p.name
 
 
 def _runs(root: Path) -> list[Path]:
@@ -361,7 +369,7 @@ def _runs(root: Path) -> list[Path]:
         found = [p for p in root.expanduser().iterdir() if _RUN_DIR.fullmatch(p.name) and p.is_dir()]
     except OSError:
         return []
-    return sorted(found, key=lambda p: p.name)
+    return sorted(found, key=_run_key)
 
 
 def same_object_backups(root: Path, backup: Backup, skip: Iterable[Path] = ()) -> list[Backup]:
@@ -408,7 +416,7 @@ def list_runs(root: Path) -> list[RunInfo]:
     for run in reversed(_runs(root)):
         m = _RUN_DIR.fullmatch(run.name)
         assert m is not None
-        y, mo, d, h, mi, s = m.groups()
+        y, mo, d, h, mi, s, _ = m.groups()
         try:
             files = sorted(f for f in os.listdir(run) if f.endswith(".json") and not f.startswith("."))
         except OSError:

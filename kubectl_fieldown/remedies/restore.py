@@ -36,7 +36,7 @@ from ..fieldpath import FieldSet, encode_fields_v1
 from ..fieldpath.lookup import MISSING, value_at
 from ..managedfields import LAST_APPLIED_ANNOTATION, ManagedFieldsEntry, ManagerIdentity, decode_entries
 from ..objects import ObjectRef
-from .plans import Migration, MigrationError, entries_differ
+from .plans import LAST_APPLIED_PATH, Migration, MigrationError, entries_differ
 
 __all__ = [
     "BACKUP_FORMAT",
@@ -348,7 +348,13 @@ def _changes(live_entries: Sequence[ManagedFieldsEntry], live_la: str | None,
     said += [f"{_label(i)} was removed" for i in sorted(gone)]
     la_changed = live_la != since.last_applied
     if la_changed:
-        said.append("the last-applied annotation changed")
+        # whoever holds the annotation now wrote it, even when its entry looks the same (times have whole
+        # seconds: a write in the same second as the tool's keeps the time)
+        by = [i for i in sorted(now) if now[i].fields.has(LAST_APPLIED_PATH)]
+        said.append("the last-applied annotation changed" + (f" (held by {', '.join(_label(i) for i in by)})"
+                                                             if by else ""))
+        for i in by:
+            writers.setdefault(i, now[i])
     return said, writers, gone, la_changed
 
 
@@ -393,6 +399,13 @@ def plan_undo(live: Mapping[str, Any], named: Sequence[Saved], found: Sequence[S
         return Migration(ref, rv, current, current, la, la, notes=notes, annotations_present=present)
 
     later = [s for s in h.steps if not s.named]
+    last_named = max(i for i, s in enumerate(h.steps) if s.named)
+    if later and h.reached and all(not s.named for s in h.steps[last_named + 1:]) \
+            and _same_ownership(current, la, _end_of(h.steps[last_named])):
+        # the tool's later writes were undone since (their undo is among them): nothing of theirs is left
+        notes.append("later writes of this tool were undone since: " + ", ".join(
+            f"{s.content.command or '?'} ({s.label})" for s in later))
+        later = []
     if later and not force:
         raise MigrationError("written after the backup by this tool: " + ", ".join(
             f"{s.content.command or '?'} ({s.label})" for s in later)
