@@ -2,8 +2,9 @@
 
 One JSON file per object and run, ``<root>/<UTC time>-<run id>/<group>_<kind>_<namespace>_<name>.json``
 (the time to the millisecond, so that runs sort in the order they ran; directory 0700, files 0600:
-they hold whole objects, Secrets included): the full object as read, a header (command, server, context, time), the plan's target, and the record of the tool's writes
-(each request's resourceVersion before and after, and what the last one returned), with a digest
+they hold whole objects, Secrets included): the full object as read, a header (command, server,
+context, time), the plan's target, and the record of the tool's writes (each request's
+resourceVersion before and after, and what the last one returned), with a digest
 (``remedies.restore.backup_document``). ``root`` is ``--backup-dir``, else ``$FIELDOWN_BACKUP_DIR``,
 else ``~/.kube/fieldown/backups`` — not under the cache directory, which people and tools wipe freely.
 
