@@ -41,14 +41,16 @@ def build(prefix: Path | None = None) -> Path:
         return binary
     goroots = sorted((prefix / "go-root" / "usr" / "lib").glob("go-*"))
     gosrc = prefix / "gosrc" / "usr" / "share" / "gocode"
-    if not goroots or not (goroots[0] / "bin" / "go").is_file() or not (gosrc / "src" / "k8s.io" / "client-go").is_dir():
+    has_sources = (gosrc / "src" / "k8s.io" / "client-go").is_dir()
+    if not goroots or not (goroots[0] / "bin" / "go").is_file() or not has_sources:
         raise OracleError(f"no lab Go toolchain and sources under {prefix}: run hack/lab/build.sh")
     goroot = goroots[0]
     with tempfile.TemporaryDirectory(prefix="upstream-oracle-") as tmp:
         pkg = Path(tmp) / "src" / "k8slab.local" / "upstream-oracle"
         pkg.mkdir(parents=True)
         shutil.copy(SOURCE, pkg / "main.go")
-        env = {**lab.environ_snapshot(), "GOROOT": str(goroot), "PATH": f"{goroot / 'bin'}:{os.environ.get('PATH', '')}",
+        path = f"{goroot / 'bin'}:{os.environ.get('PATH', '')}"
+        env = {**lab.environ_snapshot(), "GOROOT": str(goroot), "PATH": path,
                "GO111MODULE": "off", "GOFLAGS": "", "GOTOOLCHAIN": "local", "GOPROXY": "off", "GOSUMDB": "off",
                "GOTELEMETRY": "off", "GOPATH": f"{tmp}:{gosrc}", "GOCACHE": str(prefix / "gocache"),
                "CGO_ENABLED": "0"}

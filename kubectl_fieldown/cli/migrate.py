@@ -122,7 +122,7 @@ Examples:
   kubectl fieldown migrate -f web.yaml --to client-side
 \b
   # Undo a run (the directory is printed at the end of each run)
-  kubectl fieldown undo ~/.kube/fieldown/backups/20260101T120000Z-1a2b3c4d"""
+  kubectl fieldown undo ~/.kube/fieldown/backups/20260101T120000.000Z-1a2b3c4d"""
 
 
 @handle_errors

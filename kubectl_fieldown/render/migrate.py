@@ -179,6 +179,12 @@ def render_outcome(o: WriteOutcome, out: TextIO, *, verbose: bool = False) -> No
     if verbose or o.dry_run != "none" or (o.problems and o.notes):
         for n in o.notes:
             write(f"  - {n}")
+    else:
+        from ..remedies.restore import NOT_RESTORED
+
+        for n in o.notes:
+            if n.startswith(NOT_RESTORED):  # what an undo could not put back is never only in -v
+                write(f"  ! {n}")
     if o.dry_run != "none":
         if o.moves:
             _write_moves(o.moves, out)

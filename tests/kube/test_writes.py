@@ -45,8 +45,11 @@ def widget(rv: str = "10") -> dict[str, Any]:
 
 def test_backup_layout_and_permissions(tmp_path: Path) -> None:
     run = BackupRun(tmp_path / "root", "migrate --to server-side", server="https://s", context="ctx")
+    assert run.save(WIDGETS, widget("5")) == run.save(WIDGETS, widget())  # not written yet: saved again as read
     p = run.save(WIDGETS, widget())
-    assert run.save(WIDGETS, widget("99")) == p  # one backup per object and run: the first one
+    assert run.record(p, "10", widget("11"), complete=True) is None
+    # one backup per object and run once written: the state before the run's first write
+    assert run.save(WIDGETS, widget("99")) == p
     assert p.name == "example.com_Widget_ns_w.json"
     assert (tmp_path / "root").stat().st_mode & 0o777 == 0o700
     assert p.parent.stat().st_mode & 0o777 == 0o700 and p.stat().st_mode & 0o777 == 0o600
@@ -78,3 +81,36 @@ def test_backup_errors(tmp_path: Path) -> None:
     if os.geteuid() != 0:  # root writes anywhere
         with pytest.raises(BackupError, match="nothing was written"):
             BackupRun(ro / "sub", "x").save(WIDGETS, widget())
+
+
+def test_a_backup_on_a_full_disk_is_refused_whole_and_leaves_nothing(tmp_path: Path) -> None:
+    """A real full filesystem (a tmpfs of 4 pages): saving fails with the disk's error before any write,
+    and no file — empty, cut or temporary — nor an empty run directory stays behind."""
+    import subprocess
+
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", str(disk)], capture_output=True,
+                             text=True, check=False)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
+    try:
+        big = widget()
+        big["spec"]["blob"] = "x" * 40_000  # more than the whole disk
+        run = BackupRun(disk / "backups", "migrate")
+        with pytest.raises(BackupError, match=r"cannot save the backup of 'w' under .*: No space left on device; "
+                                              "nothing was written"):
+            run.save(WIDGETS, big)
+        assert not run.used
+        assert [p for p in (disk / "backups").rglob("*")] == []
+        # one that fits is whole; its record that no longer fits leaves the file as it was
+        p = run.save(WIDGETS, widget())
+        saved = p.read_bytes()
+        returned = widget("11")
+        returned["metadata"]["annotations"][LA] = "y" * 40_000  # recorded: more than the disk has
+        why = run.record(p, "10", returned, complete=True)
+        assert why is not None and "No space left on device" in why
+        assert p.read_bytes() == saved and load_backup(p).content.written is not None
+        assert sorted(f.name for f in p.parent.iterdir()) == [p.name]
+    finally:
+        subprocess.run(["umount", str(disk)], check=True)
