@@ -62,10 +62,11 @@ from urllib3.exceptions import (
     SSLError,
 )
 
-from ..value import escape_controls
+from ._bounded import MAX_RESPONSE_BYTES, Deadline, delivered, discard, read_body, watch_connections
+from ._httplog import log_request, log_response
 from .client import ConnectionOverrides, HTTPResponse, RetryPolicy
 from .credentials import bearer_header
-from .errors import ConfigError, Unreachable
+from .errors import ConfigError, KubeError, Unreachable
 from .proxy import proxy_for
 
 # the library is untyped: give its entry points explicit Any types once, here
@@ -441,6 +442,11 @@ def _pool_manager(loaded: LoadedConfig) -> Any:
         if not cfg.verify_ssl:
             warnings.filterwarnings("ignore", category=InsecureRequestWarning)
             _warn_insecure(loaded.server)
+    return watch_connections(_plain_pool_manager(loaded, kw))
+
+
+def _plain_pool_manager(loaded: LoadedConfig, kw: dict[str, Any]) -> Any:
+    cfg = loaded.configuration
     proxy = loaded.proxy
     if proxy is None:
         return urllib3.PoolManager(**kw)
@@ -462,36 +468,6 @@ def _pool_manager(loaded: LoadedConfig) -> Any:
     return urllib3.ProxyManager(proxy, proxy_headers=headers or None, **kw)
 
 
-def _log(line: str) -> None:
-    sys.stderr.write(escape_controls(line) + "\n")
-    sys.stderr.flush()
-
-
-def _shown_body(data: bytes | None, limit: int = 1024) -> str:
-    text = (data or b"").decode("utf-8", "replace").strip()
-    return text if len(text) <= limit else text[:limit] + f" [truncated {len(text) - limit} chars]"
-
-
-def _log_request(method: str, url: str, headers: HTTPHeaderDict, body: bytes | None, verbosity: int) -> None:
-    """kubectl's -v=7 (headers) and -v=8 (body): credentials are masked as kubectl masks them."""
-    _log(f"{method} {url}")
-    for key, value in headers.items():
-        if key.lower() in ("authorization", "proxy-authorization"):
-            value = value.split(" ", 1)[0] + " <masked>"
-        canonical = "-".join(part.capitalize() for part in key.split("-"))  # as Go prints header names
-        _log(f"    {canonical}: {value}")
-    if verbosity >= 8 and body:
-        _log(f"Request Body: {_shown_body(body)}")
-
-
-def _log_response(method: str, url: str, resp: Any, started: float, verbosity: int) -> None:
-    reason = getattr(resp, "reason", "") or ""
-    took = round((time.monotonic() - started) * 1000)
-    _log(f"{method} {url} {resp.status} {reason} in {took} milliseconds".replace("  ", " "))
-    if verbosity >= 8:
-        _log(f"Response Body: {_shown_body(resp.data)}")
-
-
 class Transport:
     """HTTP to one API server through a urllib3 pool configured from kubeconfig."""
 
@@ -507,6 +483,8 @@ class Transport:
         sleep: Callable[[float], None] = time.sleep,
         headers: Sequence[tuple[str, str]] = (),
         verbosity: int = 0,
+        request_timeout: float | None = None,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
     ) -> None:
         self.loaded = loaded
         self.server = loaded.server
@@ -523,6 +501,8 @@ class Transport:
             self._base_headers["Accept-Encoding"] = "gzip"
         self._extra_headers = tuple(headers)
         self._verbosity = verbosity
+        self._request_timeout = request_timeout
+        self._max_response_bytes = max_response_bytes
         self.requests_sent = 0
 
     def close(self) -> None:
@@ -551,42 +531,74 @@ class Transport:
     ) -> HTTPResponse:
         """Send one request, retrying transient failures: for idempotent requests 429, 500, 502,
         503, 504 and a reset connection; for others only 429 (the server rejected it before
-        doing anything). Raises :class:`Unreachable` when there is no HTTP answer."""
+        doing anything). Raises :class:`Unreachable` when there is no HTTP answer, or none within
+        the request timeout (the whole request and its retries, as kubectl's ``--request-timeout``),
+        and :class:`~.errors.BadResponse` for an answer above the size limit."""
         url = self.server + path
+        shown_url = url.split("?", 1)[0]  # errors name the path; continue tokens are long
         h = HTTPHeaderDict(self._base_headers)
         h.update(self._auth_headers())
         if headers:
             h.update(headers)
         for key, value in self._extra_headers:
             h.add(key, value)  # repeated headers (Impersonate-Group) stay separate lines
+        deadline = Deadline(self._request_timeout)
         attempt = 0
         while True:
             attempt += 1
             self.requests_sent += 1
             started = time.monotonic()
             if self._verbosity >= 7:
-                _log_request(method, url, h, body, self._verbosity)
+                log_request(method, url, h, body, self._verbosity)
+            timeout = urllib3.Timeout(connect=deadline.bound(self._connect_timeout),
+                                      read=deadline.bound(self._read_timeout))
+            deadline.start()
+            resp: Any = None
             try:
                 resp = self._pool.urlopen(method, url, body=body, headers=h, retries=False, redirect=False,
-                                          timeout=self._timeout, preload_content=True, decode_content=True)
+                                          timeout=timeout, preload_content=False, decode_content=False)
+                data = read_body(resp, self._max_response_bytes, f"{method} {shown_url}")
+                if deadline.expired:
+                    raise deadline.error(self.server, resp)  # the body ended when the socket was shut down
                 if self._verbosity >= 6:
-                    _log_response(method, url, resp, started, self._verbosity)
+                    log_response(method, url, resp, data, started, self._verbosity)
+            except KubeError:
+                discard(resp)
+                raise
             except ProtocolError as e:
-                if idempotent and attempt < self._retry.max_attempts:
-                    self._sleep(self._retry.delay(attempt))
+                discard(resp)
+                if deadline.ran_out(e):
+                    raise deadline.error(self.server, resp) from None
+                if idempotent and attempt < self._retry.max_attempts and self._may_wait(deadline, attempt):
                     continue
                 raise Unreachable(self.server, describe_connection_error(e, self._connect_timeout,
-                                                                         self._read_timeout)) from None
+                                                                         self._read_timeout),
+                                  delivered=True) from None
             except (HTTPError, OSError) as e:
+                discard(resp)
+                if deadline.ran_out(e):
+                    raise deadline.error(self.server, resp) from None
                 raise Unreachable(self.server, describe_connection_error(e, self._connect_timeout,
-                                                                         self._read_timeout)) from None
+                                                                         self._read_timeout),
+                                  delivered=delivered(e, resp)) from None
+            finally:
+                deadline.stop()
             status = int(resp.status)
             retry_after = resp.headers.get("Retry-After")
             # a 429 with Retry-After (API priority and fairness) was rejected before any effect,
             # so even a write may be sent again; 5xx after a write may have taken effect
             transient = status in (500, 502, 503, 504, 429) if idempotent else (status == 429 and retry_after)
-            if transient and attempt < self._retry.max_attempts:
-                self._sleep(self._retry.delay(attempt, retry_after))
+            if transient and attempt < self._retry.max_attempts and self._may_wait(deadline, attempt, retry_after):
                 continue
             return HTTPResponse(status=status, headers={k.lower(): v for k, v in resp.headers.items()},
-                            data=bytes(resp.data or b""))
+                                data=data, method=method, url=shown_url)
+
+    def _may_wait(self, deadline: Deadline, attempt: int, retry_after: str | None = None) -> bool:
+        """Wait before the next attempt, unless the wait would outlast the request timeout."""
+        delay = self._retry.delay(attempt, retry_after)
+        left = deadline.remaining()
+        if left is not None and delay >= left:
+            return False
+        self._sleep(delay)
+        return True
+

@@ -248,7 +248,7 @@ def test_request_timeout_bounds_a_request(silent_server: int, tmp_path: Path) ->
             "--request-timeout", "1s")
     assert r.code == 1
     assert r.err_lines[-1] == (f"error: cannot reach the API server at https://127.0.0.1:{silent_server}: "
-                               "no answer within 1s (read timeout)")
+                               "no complete answer within 1s (request timeout)")
 
 
 
