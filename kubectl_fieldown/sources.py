@@ -9,8 +9,9 @@ because a multi-document file is otherwise impossible to debug from a one-line m
 YAML is read the way the API machinery reads it (sigs.k8s.io/yaml), see
 :mod:`kubectl_fieldown.safeyaml`: timestamps stay strings and map keys become strings, so a
 hand-written ``creationTimestamp: 2024-01-01T00:00:00Z`` does not turn into a ``datetime`` that JSON
-output cannot represent. JSON is read as Go reads it: NaN and infinities are refused, an invalid
-surrogate escape becomes U+FFFD.
+output cannot represent. JSON is read as kubectl passes it on: NaN and infinities are refused, an
+invalid surrogate escape becomes U+FFFD, a whole-number float is an integer (``1.0`` is 1) and an
+integer beyond int64 the nearest float64.
 
 Limits, so that no input can take unbounded time or memory (docs/show.md, "Input limits"):
 :data:`MAX_INPUT_BYTES` per file or stdin, :data:`MAX_DEPTH` levels of nesting, and go-yaml's bound
@@ -25,6 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .goscalar import json_number
 from .objects import ObjectRef
 from .safeyaml import YAMLReadError, load_all
 from .value import MAX_DEPTH, valid_text
@@ -164,11 +166,31 @@ def _no_constant(name: str) -> Any:
     raise _NotANumber(f"{name} is not a number Kubernetes can store (JSON has no NaN or infinity)")
 
 
-def _finite_float(text: str) -> float:
+def _finite_float(text: str) -> float | int:
+    """A JSON number with a fraction or an exponent as kubectl passes it on: a float64, written back by
+    Go without a fraction when it is a whole number (``1.0`` and ``1e3`` reach the server as 1 and 1000)."""
     f = float(text)
     if f in (float("inf"), float("-inf")):
         raise _NotANumber(f"{text} is out of the range of a float64")
-    return f
+    result: float | int = json_number(f)
+    return result
+
+
+_LONG_DIGITS = re.compile("[0-9]{19}")  # only then can an integer be beyond int64 (parse_int costs time)
+
+
+def _go_int(text: str) -> int | float:
+    """A JSON integer as kubectl passes it on: beyond int64 it becomes the nearest float64."""
+    v = int(text)
+    if -(2**63) <= v < 2**63:
+        return v
+    if len(text) > 400:
+        raise _NotANumber(f"{text[:20]}... is out of the range of a float64")
+    try:
+        result: int | float = json_number(float(v))
+    except OverflowError:
+        raise _NotANumber(f"{text[:20]}... is out of the range of a float64") from None
+    return result
 
 
 # an escaped surrogate (\ud800); only escapes can put one in a string read from UTF-8 text
@@ -177,7 +199,8 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 def _json_document(text: str) -> Any:
     try:
-        doc = json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
+        doc = json.loads(text, parse_constant=_no_constant, parse_float=_finite_float,
+                         parse_int=_go_int if _LONG_DIGITS.search(text) else None)
     except _NotANumber:
         raise
     except RecursionError:
