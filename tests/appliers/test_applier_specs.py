@@ -169,3 +169,34 @@ def test_applier_names_keep_working_and_refuse_nonsense() -> None:
                        ("ssa", "needs --field-manager"), ("bogus", "must be one of")]:
         code, _, err = _fieldown("conflicts", "-f", "-", "--applier", bad)
         assert code == 2 and words in err, (bad, err)
+
+
+def test_client_side_apply_predictions_check_the_crd_like_the_server(lb: _Lab) -> None:
+    """Issue 17, class 7, through the command line: the schema, the scale path and the plural come
+    from the cluster's CRD (the 422 messages are compared with real kubectl's)."""
+    first = lb.doc({"replicas": 1, "color": "blue", "finalizers": ["f1"]})
+    lb.cluster.kubectl("apply", "-f", str(lb.file(first, "first.yaml")))
+    for name, spec in [("wrong-type.yaml", {"replicas": "two", "color": "blue"}),
+                       ("wrong-set-item.yaml", {"replicas": 1, "finalizers": ["f1", 2]})]:
+        path = lb.file(lb.doc(spec), name)
+        code, item = lb.conflicts(path, "kubectl-client-side")
+        (run,) = item["runs"]
+        ((verb, status, message),) = [(q["verb"], q["status"], q["message"]) for q in run["requests"]]
+        assert code == 1 and (verb, status) == ("merge-patch", 422), (name, run)
+        real = lb.cluster.kubectl("apply", "-f", str(path), check=False)
+        assert real.returncode == 1 and message.startswith('Widget.example.com "w" is invalid: ')
+        body = message.split(" is invalid: ", 1)[1].strip("[]")
+        for part in body.split(", ."):
+            assert part.removeprefix(".") in real.stderr, (name, part, real.stderr)
+    # kubectl get -o json > saved.json; kubectl replace -f saved.json; then the manifest again
+    saved = lb.cluster.kubectl("get", "widgets.example.com/w", "-n", lb.ns, "-o", "json")
+    lb.cluster.kubectl("replace", "-f", "-", input=saved.stdout)
+    code, item = lb.conflicts(lb.file(first, "again.yaml"), "kubectl-client-side")
+    (run,) = item["runs"]
+    assert code == 1 and [(q["verb"], q["status"], q["message"]) for q in run["requests"]] == [
+        ("merge-patch", 422, 'widgets.example.com "w" is invalid: metadata.resourceVersion: Invalid value: 0: '
+                             "must be specified for an update")]
+    # kubectl words the Status its own way ('The widgets "w" is invalid: ...'); the replay cases
+    # widget/csa-replaced/kubectl-client-side/* compare the server's message itself
+    real = lb.cluster.kubectl("apply", "-f", str(lb.file(first, "again.yaml")), check=False)
+    assert real.returncode == 1 and run["requests"][0]["message"].split(" is invalid: ")[1] in real.stderr
