@@ -463,8 +463,10 @@ def conflicts(
             metavar="KIND[:MANAGER]",
             help="Predict what this applier's next apply does — its whole sequence of requests: kubectl "
             "(apply --server-side with its follow-up), kubectl-client-side (kubectl apply), argocd, flux, helm "
-            "or ssa, optionally with its manager (flux:helm-controller). Repeat it to compare appliers side "
-            "by side (kubectl-client-side and kubectl: what changes if you switch).",
+            "or ssa, optionally with its manager (flux:helm-controller: a HelmRelease) and, for Helm, the "
+            "previous release's apply method (helm:previous=server-side; default client-side, the switch from "
+            "Helm 3). Repeat it to compare appliers side by side (kubectl-client-side and kubectl: what changes "
+            "if you switch).",
             show_default=False,
         ),
     ] = None,
@@ -582,18 +584,12 @@ def conflicts(
 
 
 def _parse_applier(text: str, field_manager: str | None, force: bool) -> Applier:
-    from ..appliers import APPLIER_KINDS, Applier, ApplierError
+    from ..appliers import ApplierError, parse_applier_spec
 
-    kind, _, manager = text.partition(":")
-    if kind not in APPLIER_KINDS:
-        raise UsageError(f"--applier must be one of {', '.join(APPLIER_KINDS)} (optionally KIND:MANAGER), not "
-                         f"{text!r}")
     try:
-        if kind == "kubectl-client-side":
-            return Applier.of(kind)
-        return Applier.of(kind, manager or field_manager or None, force=force)
+        return parse_applier_spec(text, manager=field_manager, force=force)
     except ApplierError as e:
-        raise UsageError(f"--applier {text}: {e}") from None
+        raise UsageError(f"--applier {e}") from None
 
 
 def register(app: typer.Typer) -> None:

@@ -147,8 +147,9 @@ ApplierOption = Annotated[
         "--applier",
         metavar="KIND[:MANAGER]",
         help="The applier whose next apply the write is checked against: kubectl, kubectl-client-side, argocd, "
-        "flux, helm or ssa, optionally with its manager (flux:helm-controller, ssa:ci). Default: the command's "
-        "own, else the one managing the object.",
+        "flux, helm or ssa, optionally with its manager (flux:helm-controller, ssa:ci) and, for Helm, the "
+        "previous release's apply method (helm:previous=server-side). Default: the command's own, else the one "
+        "managing the object.",
         show_default=False,
     ),
 ]
@@ -503,16 +504,13 @@ def in_use(obj: dict[str, Any], spec: FixCommand) -> Applier | None:
 
 
 def parse_applier(text: str | None) -> Applier | None:
-    """``--applier KIND`` or ``KIND:MANAGER`` (``flux:helm-controller``, ``ssa:ci``)."""
-    from ..appliers import APPLIER_KINDS, Applier, ApplierError
+    """``--applier KIND``, ``KIND:MANAGER`` (``flux:helm-controller``, ``ssa:ci``) or Helm's
+    ``helm:previous=server-side``."""
+    from ..appliers import ApplierError, parse_applier_spec
 
     if text is None:
         return None
-    kind, _, manager = text.partition(":")
-    if kind not in APPLIER_KINDS:
-        raise UsageError(f"--applier must be one of {', '.join(APPLIER_KINDS)} (optionally KIND:MANAGER), not "
-                         f"{text!r}")
     try:
-        return Applier.of(kind, manager or None)
+        return parse_applier_spec(text)
     except ApplierError as e:
-        raise UsageError(f"--applier {text}: {e}") from None
+        raise UsageError(f"--applier {e}") from None

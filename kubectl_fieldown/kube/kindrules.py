@@ -77,6 +77,8 @@ class KindRules:
             self._asked.add(gvk)
             self._from_cluster(gvk, res)
         schema = self.registry.lookup(gvk)
+        if not schema.resource and res is not None and res.resource:
+            schema = dataclasses.replace(schema, resource=res.resource)
         note = self._notes.get(gvk.api_version)
         if schema.deduced and note:
             schema = dataclasses.replace(schema, source=f"{schema.source} ({note})")

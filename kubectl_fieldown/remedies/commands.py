@@ -131,7 +131,8 @@ class MigrateFor:
                        *(f"{o}*" for o in a.override_managers))
             return MigrateToServerSide(sources, a.manager)
         if a.kind is ApplierKind.helm:
-            return MigrateToServerSide((a.manager,), a.manager)
+            # its own Update entry (Helm 4's csaupgrade); helm-controller's --override-manager names too
+            return MigrateToServerSide((a.manager, *a.override_managers), a.manager)
         if a.kind is ApplierKind.kubectl:
             return MigrateToServerSide((KUBECTL_CLIENT_SIDE_APPLY,), a.manager)
         raise ValueError(f"migrate --for takes {', '.join(k.value for k in MIGRATE_FOR_KINDS)}, not {a.kind.value}")
@@ -141,7 +142,7 @@ class MigrateFor:
 
     def args(self) -> list[str]:
         a = self.for_applier
-        words = ["--for", a.kind.value if a.manager == Applier.of(a.kind).manager else f"{a.kind.value}:{a.manager}"]
+        words = ["--for", a.spec(previous=False)]
         if a.kind is ApplierKind.argocd and a.csa_manager != KUBECTL_CLIENT_SIDE_APPLY:
             words += ["--from-manager", a.csa_manager]
         for o in a.override_managers:

@@ -195,6 +195,8 @@ def kinds_from_crd(crd: Mapping[str, Any], object_meta: Type | None = None) -> d
     namespaced = True if scope == "Namespaced" else False if scope == "Cluster" else None
     preserve = _preserve_unknown_fields(crd)
     source = f"CRD {crd_name(crd)}"
+    plural_name = names.get("plural")
+    plural = plural_name if isinstance(plural_name, str) else ""
 
     meta: Type | None = None
     result: dict[GroupVersionKind, KindSchema] = {}
@@ -203,9 +205,13 @@ def kinds_from_crd(crd: Mapping[str, Any], object_meta: Type | None = None) -> d
             continue
         gvk = GroupVersionKind(group, version.name, kind)
         zero = {"apiVersion": gvk.api_version, "kind": kind}
+        scale = crd_subresources(crd, version.name).scale
+        scale_paths = (scale.spec_replicas_path, scale.status_replicas_path, scale.label_selector_path or "") \
+            if scale is not None else None
         if version.schema is None:
             result[gvk] = KindSchema(
-                gvk=gvk, root=DEDUCED, source=f"{source} (no schema: deduced)", namespaced=namespaced, zero=zero
+                gvk=gvk, root=DEDUCED, source=f"{source} (no schema: deduced)", namespaced=namespaced, zero=zero,
+                resource=plural, scale_paths=scale_paths,
             )
             continue
         if meta is None:
@@ -215,5 +221,5 @@ def kinds_from_crd(crd: Mapping[str, Any], object_meta: Type | None = None) -> d
         converter = SchemaConverter({}, preserve_unknown_fields=preserve, prebuilt={OBJECT_META: meta})
         root = converter.convert(_with_kube_native(version.schema), where=f"{kind}.{version.name}")
         result[gvk] = KindSchema(gvk=gvk, root=root, source=source, namespaced=namespaced, zero=zero,
-                                 validation=version.schema)
+                                 validation=version.schema, resource=plural, scale_paths=scale_paths)
     return result

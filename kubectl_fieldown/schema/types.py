@@ -152,6 +152,12 @@ class KindSchema:
     validation: Mapping[str, Any] | None = None
     """A CRD version's ``openAPIV3Schema`` as written: the value constraints the CRD validator checks
     (``typed.constraints``); None where unknown (built-in kinds, OpenAPI, deduced)."""
+    resource: str = ""
+    """The plural (``widgets``) when known (a CRD's names, discovery): the server names some
+    errors after ``resource.group`` (an update without resourceVersion)."""
+    scale_paths: tuple[str, str, str] | None = None
+    """A CRD version's scale subresource: ``specReplicasPath``, ``statusReplicasPath`` and
+    ``labelSelectorPath`` ("" when none); the CRD validator checks their values on every write."""
 
     @property
     def deduced(self) -> bool:

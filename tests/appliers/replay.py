@@ -15,7 +15,9 @@ Each applier's requests go to the server as its own code sends them:
   exclusion selectors, the forced server dry-run, the cleanup JSON patch, the forced apply unless
   nothing was cleaned up and nothing drifted);
 * ``helm``: Helm 4 ``upgradeClientSideFieldManager`` (a GET and client-go's csaupgrade of its own
-  ``helm`` Update entry, fieldManager ``helm``) and ``patchResourceServerSide``;
+  ``helm`` Update entry, fieldManager ``helm``; only when the previous release was client-side) and
+  ``patchResourceServerSide``; Flux helm-controller (manager ``helm-controller``, whatever kind the
+  tool gives it) is the same with forced conflicts;
 * ``ssa``: one apply.
 
 What these requests carry is computed without kubectl_fieldown, so that the product's own versions
@@ -69,6 +71,9 @@ from kubectl_fieldown.managedfields import parse_time
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 MANAGED_FIELDS = "/metadata/managedFields"
+
+#: Flux helm-controller's field manager (main.go ``controllerName``)
+HELM_CONTROLLER = "helm-controller"
 
 #: the User-Agent of Argo CD's application controller (argocd_application_controller.go): the server
 #: names a write without fieldManager after it
@@ -428,6 +433,10 @@ class Appliers:
             self._kubectl(rep, argv, manifest)
         elif kind is ApplierKind.kubectl_client_side:
             self._kubectl(rep, ["apply"], manifest)
+        elif applier.manager == HELM_CONTROLLER:
+            # whatever the tool calls it: Flux helm-controller drives the Helm SDK under its own name
+            # and forces conflicts on server-side apply (internal/action/upgrade.go)
+            self._helm(rep, applier, target, manifest, force=True)
         elif kind is ApplierKind.argocd:
             self._argocd(rep, applier, target, manifest)
         elif kind is ApplierKind.flux:
@@ -519,7 +528,8 @@ class Appliers:
 
     # --- Helm 4 ---
 
-    def _helm(self, rep: Replay, applier: Applier, target: Target, manifest: Mapping[str, Any]) -> None:
+    def _helm(self, rep: Replay, applier: Applier, target: Target, manifest: Mapping[str, Any], *,
+              force: bool | None = None) -> None:
         strict = [("fieldValidation", "Strict")]
         live = self.wire.get(target.path)
         if live is not None and applier.csa_migration:
@@ -530,7 +540,7 @@ class Appliers:
                                    extra=strict)
                 if resp.status >= 300:
                     return
-        self._apply(rep, target, manifest, applier.manager, applier.force, extra=strict)
+        self._apply(rep, target, manifest, applier.manager, applier.force if force is None else force, extra=strict)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -653,6 +663,9 @@ def disagreements(run: ApplierRun, rep: Replay) -> list[str]:
                 got_message = s.message or rep.stderr
                 if r.message not in got_message:
                     out.append(f"409 message: predicted {r.message!r}, the server said {got_message[:600]!r}")
+            elif r.status >= 400 and s.message and r.message != s.message:
+                # a refusal's words are part of the prediction (the 422 of the CRD validator, the store)
+                out.append(f"{r.status} message: predicted {r.message!r}, the server said {s.message[:600]!r}")
     if refused and not (rep.rc != 0 and not rep.sent):
         out.append(f"kubectl refuses to patch ({refused[0].message}) in the prediction, but it exited {rep.rc} "
                    f"after sending {_describe(rep.sent)}")

@@ -199,6 +199,12 @@ class Runner:
                 verb = step["op"].removeprefix("kubectl-")
                 proc = self.cluster.kubectl(verb, *target.resource, *step["args"], check=False)
                 steps.append({**step, "rc": proc.returncode, "stderr": proc.stderr.strip()})
+            elif step["op"] == "kubectl-replace-saved":
+                flush()
+                saved = self.cluster.kubectl("get", *target.resource, "-o", "json", check=False)
+                proc = self.cluster.kubectl("replace", "-f", "-", input=saved.stdout, check=False)
+                steps.append({**step, "rc": saved.returncode or proc.returncode,
+                              "stderr": (saved.stderr + proc.stderr).strip()})
             else:
                 pending.append(step)
         flush()
