@@ -409,7 +409,7 @@ def write_planner(
                 if gvk not in kind_rules:
                     # without a real schema nothing is simulated
                     kind_rules[gvk] = None if deduced else rules_for(schema, "status" in res.subresources,
-                                                                     kinds.is_builtin(gvk))
+                                                                     kinds.is_builtin(gvk), kinds.versions(gvk))
                 rules = kind_rules[gvk]
                 root = schema.root if needs_schema else DEDUCED
                 # a write to the main resource cannot own the status of a kind with a status subresource
