@@ -108,6 +108,10 @@ class KindRules:
               res: ResourceInfo | None = None) -> ResourceRules:
         return rules_for(self.lookup(gvk, res), status_subresource, self.is_builtin(gvk), self.versions(gvk))
 
+    def converts_by_renaming(self, gvk: GroupVersionKind) -> bool:
+        """A custom resource whose CRD converts by renaming the apiVersion (strategy None)."""
+        return self.registry.converts_by_renaming(gvk)
+
     def versions(self, gvk: GroupVersionKind) -> dict[str, Type]:
         """The schemas of every version of ``gvk``'s CRD (after :meth:`lookup`; empty for other kinds)."""
         return self.registry.crd_versions(gvk)

@@ -42,7 +42,7 @@ import re
 import secrets
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -418,6 +418,11 @@ def execute(
                                                     "nothing more was written")
             wp = plan(obj)
             m = wp.migration
+            if m.ref.api_version and m.ref.api_version != target.res.api_version:
+                # planned at the version its applier applies at (another version of the same CRD,
+                # conversion None): read and write there, guarded by the same resourceVersion
+                target = replace(target, res=client.discovery.resolve_kind(m.ref.api_version,
+                                                                         target.res.kind))
             notes = list(m.notes)
             edits = list(wp.edits)
             if not m.changed:

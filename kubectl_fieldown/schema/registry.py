@@ -152,6 +152,17 @@ class SchemaRegistry:
                 return {k.api_version: root for k, root in source.all_versions.items() if k.kind == gvk.kind}
         return {}
 
+    def converts_by_renaming(self, gvk: GroupVersionKind) -> bool:
+        """``gvk`` is a custom resource whose CRD converts between versions by renaming the
+        apiVersion alone (conversion strategy None, the default)."""
+        for source in self._explicit:
+            if isinstance(source, _CRDSource) and gvk in self._kinds_of(source):
+                spec = source.manifest.get("spec")
+                conversion = spec.get("conversion") if isinstance(spec, Mapping) else None
+                strategy = conversion.get("strategy") if isinstance(conversion, Mapping) else None
+                return strategy in (None, "None")
+        return False
+
     def known_kinds(self) -> dict[GroupVersionKind, str]:
         """Kinds from explicit and cluster sources, with the source that answers for each."""
         known: dict[GroupVersionKind, str] = {}

@@ -148,3 +148,41 @@ def test_migrate_for_helm_moves_both_versions_so_the_upgrade_prunes(
     final = helm4_upgrade(wire, namespace, name, chart)
     assert [c["name"] for c in final["spec"]["containers"]] == ["a"]
     assert report["result"]["object"]["spec"] == final["spec"]
+
+
+def test_handover_plans_and_writes_at_the_version_the_applier_applies_at(
+        cluster: lab.Cluster, namespace: str, env: dict[str, str], tmp_path: Path) -> None:
+    """kubectl applies Multi at v1 (tags: an atomic list there); ``handover multis/NAME`` reads the
+    object at discovery's preferred version, v2 (tags: a set). Planned at v2, kubectl's entry (v1)
+    was read with v2's schema, its manifest lost tags, and the check refused the hand-over because
+    "the next apply would delete .spec.tags". Planned at v1, it writes, and kubectl's next apply of
+    its manifest without replicas keeps every value."""
+    wire = Wire(str(cluster.kubeconfig))
+    name = "handover-two-versions"
+    manifest = body(V1, namespace, name, {"replicas": 2, "color": "red", "tags": ["a", "b"]})
+    f = tmp_path / "m.yaml"
+    f.write_text(json.dumps(manifest))
+    cluster.kubectl("apply", "--server-side", "-f", str(f))
+    preferred = cluster.kubectl("api-resources", "--api-group=example.com", "-o", "wide").stdout
+    assert any(line.split()[0] == "multis" and "example.com/v2" in line for line in preferred.splitlines())
+
+    r = cli(env, "handover", f"multis.example.com/{name}", "-n", namespace, "--field", ".spec.replicas",
+            "--to", "hpa", "-o", "json")
+    assert r.code == 0, r.out + r.err
+    (item,) = r.json()["items"]
+    assert item["apiVersion"] == V1 and item["result"] == "changed", item
+    obj = wire.get(path(V1, namespace, name))
+    assert obj is not None
+    entries = {(e["manager"], e["operation"]): e for e in obj["metadata"]["managedFields"]}
+    assert entries[("hpa", "Apply")]["apiVersion"] == V1
+    assert entries[("hpa", "Apply")]["fieldsV1"] == {"f:spec": {"f:replicas": {}}}
+    assert "f:replicas" not in json.dumps(entries[("kubectl", "Apply")]["fieldsV1"])
+
+    # the applier's next apply, its manifest without the handed field: every value stays
+    f.write_text(json.dumps(body(V1, namespace, name, {"color": "red", "tags": ["a", "b"]})))
+    cluster.kubectl("apply", "--server-side", "-f", str(f))
+    after = wire.get(path(V1, namespace, name))
+    assert after is not None
+    assert after["spec"] == {"replicas": 2, "color": "red", "tags": ["a", "b"]}
+    owners = {(e["manager"], e["operation"], e["apiVersion"]) for e in after["metadata"]["managedFields"]}
+    assert owners == {("hpa", "Apply", V1), ("kubectl", "Apply", V1)}
