@@ -461,6 +461,18 @@ def write_planner(
                 gvk = GroupVersionKind.from_api_version(api_version, kind)
                 res = client.discovery.resolve_kind(api_version, kind)
                 schema = kinds.lookup(gvk, res)
+                chosen = applier or default_applier(obj, spec)
+                at = applier_version(obj, chosen, target.manifest)
+                if at != api_version and at in kinds.versions(gvk) and kinds.converts_by_renaming(gvk):
+                    # The applier applies at another version of this CRD than the one read (discovery's
+                    # preferred): plan, check and write there, where its entries and manifest name their
+                    # fields by that version's schema. Conversion None: the object only renames its
+                    # apiVersion, and the executor sends the write to that version's endpoint.
+                    obj = {**obj, "apiVersion": at}
+                    api_version = at
+                    gvk = GroupVersionKind.from_api_version(api_version, kind)
+                    res = client.discovery.resolve_kind(api_version, kind)
+                    schema = kinds.lookup(gvk, res)
                 deduced = schema.source.startswith(DEDUCED_SOURCE)
                 if needs_schema and deduced:
                     # planning on a deduced schema (every list atomic) would record wrong ownership
@@ -470,13 +482,12 @@ def write_planner(
                 if gvk not in kind_rules:
                     # without a real schema nothing is simulated
                     kind_rules[gvk] = None if deduced else rules_for(schema, "status" in res.subresources,
-                                                                     kinds.is_builtin(gvk))
+                                                                     kinds.is_builtin(gvk), kinds.versions(gvk))
                 rules = kind_rules[gvk]
                 root = schema.root if needs_schema else DEDUCED
                 # a write to the main resource cannot own the status of a kind with a status subresource
                 reset = FieldSet([path_from_fields("status")]) if "status" in res.subresources else None
                 ctx = PlanContext(root, reset, target.manifest)
-                chosen = applier or default_applier(obj, spec)
                 paths = parse_paths(keep, obj) if keep else []
                 if receiver is not None and chosen is not None and chosen.manager == receiver:
                     # handed to the applier itself: its manifest sets them from now on
@@ -488,6 +499,31 @@ def write_planner(
         return for_target
 
     return factory
+
+
+def applier_version(obj: Mapping[str, Any], applier: Applier | None, manifest: Mapping[str, Any] | None) -> str:
+    """The apiVersion ``applier`` will apply ``obj`` at: its manifest's (``-f``), else the version of
+    its own entries (its Apply entry; else its newest Update entry: the client-side manager, Helm 3),
+    else the version the object was read at. Server-side apply entries move to the version of the
+    applier's next apply, so a fix that writes them at another version only holds until then."""
+    from ..managedfields import APPLY, KUBECTL_CLIENT_SIDE_APPLY, UPDATE, ManagedFieldsError, decode_entries
+
+    read = str(obj.get("apiVersion") or "")
+    if manifest is not None and isinstance(manifest.get("apiVersion"), str):
+        return str(manifest["apiVersion"])
+    if applier is None:
+        return read
+    try:
+        entries = [e for e in decode_entries((obj.get("metadata") or {}).get("managedFields")) if not e.subresource]
+    except ManagedFieldsError:
+        return read
+    applies = [e for e in entries if e.manager == applier.manager and e.operation == APPLY]
+    if applies:
+        return applies[0].api_version
+    updater = KUBECTL_CLIENT_SIDE_APPLY if not applier.server_side else applier.manager
+    updates = sorted((e for e in entries if e.manager == updater and e.operation == UPDATE),
+                     key=lambda e: e.time or "")
+    return updates[-1].api_version if updates else read
 
 
 def own_applier(obj: dict[str, Any], spec: FixCommand) -> Applier | None:

@@ -74,6 +74,13 @@ def inferred_manifest(live: Mapping[str, Any], applier: Applier, root: Type) -> 
         return doc
     helm3 = [e for e in entries if e.manager == applier.manager and e.operation == UPDATE and not e.subresource] \
         if applier.kind is ApplierKind.helm else []
+    if helm3:
+        # Helm 3 leaves one Update entry per apiVersion it wrote at (an upgrade to a chart with
+        # another version adds one): its chart is what they own together
+        fields = helm3[0].fields
+        for e in helm3[1:]:
+            fields = fields.union(e.fields)
+        helm3 = [helm3[0].with_fields(fields)]
     if own:
         doc = _extracted(live, own[0], root)
         if helm3:

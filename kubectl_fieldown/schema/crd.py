@@ -180,8 +180,10 @@ def _default_object_meta() -> Type:
     return builtin_kinds().object_meta()
 
 
-def kinds_from_crd(crd: Mapping[str, Any], object_meta: Type | None = None) -> dict[GroupVersionKind, KindSchema]:
-    """One :class:`KindSchema` per served version of a CRD.
+def kinds_from_crd(crd: Mapping[str, Any], object_meta: Type | None = None,
+                   *, include_unserved: bool = False) -> dict[GroupVersionKind, KindSchema]:
+    """One :class:`KindSchema` per served version of a CRD (with ``include_unserved``, per listed
+    version: the field manager reads managedFields entries of any of them).
 
     ``object_meta`` is the ObjectMeta type to reference (default: the newest offline built-in one).
     """
@@ -201,7 +203,7 @@ def kinds_from_crd(crd: Mapping[str, Any], object_meta: Type | None = None) -> d
     meta: Type | None = None
     result: dict[GroupVersionKind, KindSchema] = {}
     for version in _versions(crd):
-        if not version.served:
+        if not version.served and not include_unserved:
             continue
         gvk = GroupVersionKind(group, version.name, kind)
         zero = {"apiVersion": gvk.api_version, "kind": kind}

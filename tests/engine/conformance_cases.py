@@ -43,7 +43,10 @@ def rules_for(case: dict[str, Any]) -> ResourceRules:
         gvk = GroupVersionKind.from_api_version(case["live"]["apiVersion"], case["live"]["kind"])
         ks = kinds[gvk]
         sub = crd_subresources(crd, gvk.version)
-        return ResourceRules.for_kind(ks, sub.status)
+        # a CRD served at several versions (tests/conformance/multiversion): every version's schema
+        every = kinds_from_crd(crd, include_unserved=True)
+        versions = {k.api_version: s.root for k, s in every.items() if k.kind == gvk.kind}
+        return ResourceRules.for_kind(ks, sub.status, versions=versions)
     from kubectl_fieldown.schema.builtin import builtin_kinds
 
     b = case["builtin"]
