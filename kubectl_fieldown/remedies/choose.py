@@ -153,7 +153,7 @@ def choose_fix(
         # no simulation needed (most objects of a fleet audit are like this)
         return Fix(applier, None, (), Verification(dict(live)))
     root = rules.root
-    previous = inferred_manifest(live, applier, root)
+    previous = inferred_manifest(live, applier, root, manifest)
     nxt = manifest if manifest is not None else previous
     drop = tuple(p for p in scaled_fields(live, nxt, autoscalers)
                  # client-side apply only touches what its manifest sets
@@ -169,8 +169,13 @@ def choose_fix(
                 "client-side kubectl apply needs the last-applied annotation: switch this object to server-side "
                 "apply (plan it with --applier kubectl)"))
         candidates.append(None)
-        if drop and has_la:
-            candidates.append(StripLastApplied(drop))
+        # what a scaler owns leaves the annotation, so that the three-way patch never deletes it: the
+        # fields the manifest sets (they also leave the manifest) and the ones it already dropped
+        in_la = tuple(p for p in scaled_fields(live, previous, autoscalers)
+                      if previous is not None and value_at(previous, p) is not MISSING)
+        strip = tuple(dict.fromkeys((*drop, *in_la)))
+        if strip and has_la:
+            candidates.append(StripLastApplied(strip))
         appliers = sorted({e.manager for e in _entries(live) if e.operation == APPLY and not e.subresource
                            and e.manager != KUBECTL_LAST_APPLIED})
         if len(appliers) == 1:
@@ -231,7 +236,7 @@ def choose_fix(
                         queue.insert(0, Handover(tuple(wanted), applier.manager))
         retained = _retained(v, nxt2, applier, root)
         fix = Fix(applier, cand, drop, v, retained)
-        if v.ok and not retained:
+        if v.ok and not retained and not _stays(v):
             return fix
         if cand is None and nxt2 is not None:
             # values the applier's own sequence would delete although its manifest never set them (Flux
@@ -239,12 +244,26 @@ def choose_fix(
             lost = _lost_leaves(live, [c.path for c in v.unexpected if c.kind == "deleted"
                                        and value_at(nxt2, c.path) is MISSING and not _under_any(c.path, drop)], root)
             if lost:
-                queue.insert(0, Handover(tuple(lost), KEEPER))
-        if best is None or (v.ok and (not best.ok or len(retained) < len(best.retained))):
+                # client-side apply's own remedy (strip-last-applied of a scaler's field) comes first
+                queue.insert(len(queue) if applier.kind is ApplierKind.kubectl_client_side else 0,
+                             Handover(tuple(lost), KEEPER))
+        if best is None or (v.ok and (not best.ok or _left(fix) < _left(best))):
             best = fix
     if best is None:
         return Fix(applier, None, drop, Verification(dict(live)))
     return best
+
+
+def _stays(v: Verification) -> list[Path]:
+    """Fields only the applier's previous configuration set, dropped by the manifest, that stay: the
+    user's intent is that they go, so a fix that removes them is preferred."""
+    if v.intent is None:
+        return []
+    return [p for p, _ in v.dropped_kept if not v.intent.others_set(p)]
+
+
+def _left(fix: Fix) -> int:
+    return len(fix.retained) + len(_stays(fix.verification))
 
 
 #: appliers whose re-apply of their own manifest sends nothing but that apply (Flux's cleanup patch
@@ -388,7 +407,7 @@ def conflict_fix(
         return None
     root = rules.root
     ctx = PlanContext(root, reset_fields, None)
-    previous = inferred_manifest(live, applier, root)
+    previous = inferred_manifest(live, applier, root, manifest)
     fold = MigrateToServerSide(tuple(_glob_literal(n) for n in names), applier.manager)
     wanted = _owned_and_set(live, [_glob_literal(n) for n in names], manifest)
     candidates: list[MigrateToServerSide | Handover] = [fold]
