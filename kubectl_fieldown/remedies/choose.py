@@ -41,6 +41,7 @@ from ..managedfields import (
 )
 from ..typed.tofieldset import to_field_set
 from .commands import FixCommand, Handover, MigrateToClientSide, MigrateToServerSide, PlanContext, StripLastApplied
+from .intent import annotation_is_its, is_own_identity
 from .manifests import inferred_manifest, with_live_fields, without_paths
 from .plans import LAST_APPLIED_PATH, MigrationError
 from .requests import requests_for
@@ -198,6 +199,11 @@ def choose_fix(
         stale = [s for s in sources if _stale(s, applier)]
         if stale and stale != sources:
             candidates.append(MigrateToServerSide(tuple(stale), applier.manager, keep_la))
+        own_sources = [s for s in sources if _only_own(live, s, applier, nxt2, root)]
+        if own_sources and nxt2 is not None and not all(_only_own(live, s, applier, None, root) for s in own_sources):
+            # the applier's old names, known as such only from the manifest it applies next: the printed
+            # command, planned without -f, says it (--all-fields), so that it moves them whole too
+            candidates.append(MigrateToServerSide(tuple(own_sources), applier.manager, keep_la, all_fields=True))
 
     best: Fix | None = None
     tried: list[FixCommand | None] = []
@@ -215,7 +221,8 @@ def choose_fix(
                            keep=drop)
         if manifest is not None and cand is not None and v.ok:
             # the printed command plans without -f: it must keep every value on its own terms, and
-            # then the applier applies the manifest the user gave
+            # then the applier applies the manifest the user gave — which is what will happen, so
+            # that run is the verdict
             own_next = without_paths(previous, drop) if previous is not None else None
             if isinstance(cand, Handover) and cand.to == applier.manager and own_next is not None:
                 # as the handover command checks it: the applier's manifest sets them from now on
@@ -225,8 +232,8 @@ def choose_fix(
             if own.ok:
                 own = verify_command(cand, live, rules, PlanContext(root, reset_fields, None), applier, now=now,
                                      next_manifest=nxt2, previous_manifest=prev, keep=drop)
+            v = own
             if not own.ok:
-                v = own
                 if isinstance(cand, MigrateToServerSide) and nxt2 is not None:
                     # without -f the command moves only what the applier applied before, and the
                     # manifest sets more of the sources' fields: those fields are handed to the
@@ -252,6 +259,25 @@ def choose_fix(
     if best is None:
         return Fix(applier, None, drop, Verification(dict(live)))
     return best
+
+
+def _only_own(live: Mapping[str, Any], source: str, applier: Applier, nxt: Mapping[str, Any] | None,
+              root: Any) -> bool:
+    """Every main-resource entry of ``source`` is one of the applier's own previous identities
+    (:mod:`.intent`), judged with the manifest it applies next (None: without one)."""
+    its = annotation_is_its(live, applier, nxt, root)
+    mine = _manifest_fields(nxt, root)
+    found = [e for e in _entries(live) if not e.subresource and fnmatch.fnmatchcase(e.manager, source)]
+    return bool(found) and all(is_own_identity(e, applier, its, (), mine) for e in found)
+
+
+def _manifest_fields(doc: Mapping[str, Any] | None, root: Any) -> FieldSet | None:
+    if doc is None:
+        return None
+    try:
+        return to_field_set(doc, root).difference(STRIPPED_METADATA)
+    except ValueError:
+        return None
 
 
 def _stays(v: Verification) -> list[Path]:

@@ -270,7 +270,7 @@ def target_manifest_fields(obj: Mapping[str, Any], applier: Applier, ctx: PlanCo
     and after (the manifest given with ``-f``); with ``next_only``, the manifest it applies next only
     (``-f``, else the one it applied last). None when neither is known."""
     fields: FieldSet | None = None
-    docs = (inferred_manifest(obj, applier, ctx.root, ctx.manifest), ctx.manifest)
+    docs: tuple[Mapping[str, Any] | None, ...] = (inferred_manifest(obj, applier, ctx.root, ctx.manifest), ctx.manifest)
     if next_only:
         docs = (ctx.manifest if ctx.manifest is not None else docs[0], None)
     for doc in docs:
