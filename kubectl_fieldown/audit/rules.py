@@ -340,7 +340,13 @@ def client_side_apply(f: ObjectFacts, ctx: AuditContext) -> list[Finding]:
 
 
 def apply_and_update_same_manager(f: ObjectFacts, ctx: AuditContext) -> list[Finding]:
-    both = sorted(f.apply_names & f.update_names)
+    both_names = f.apply_names & f.update_names
+    if ctx.applier is not None and ctx.manifests and any(
+            e.get("manager") == ctx.applier.manager and e.get("operation") == UPDATE and not e.get("subresource")
+            for e in f.entries):
+        # the named applier's first apply makes it both (an operator that starts applying)
+        both_names = both_names | {ctx.applier.manager}
+    both = sorted(both_names)
     if not both:
         return []
     return [f.finding("apply-and-update-same-manager",

@@ -6,15 +6,16 @@ A remedy is trusted only after this check (the product's rule: *a remedy never l
    ownership and the last-applied annotation only);
 2. then the applier's next run — its real request sequence (:mod:`kubectl_fieldown.appliers`) —
    with the manifest it will apply;
-3. every value that differs from the live object must be one the user asked for: a value the next
-   manifest sets, a field the manifest no longer sets (it was in the previous manifest and the user
-   dropped it), or an addition. Anything else — a label someone else set, a replicas count a scaler
-   owns — is a loss, and the remedy is not offered (a write command refuses it unless
-   ``--allow-value-changes``).
+3. every value that differs from the live object must be one the user asked for (the user's intent,
+   :mod:`.intent`): a value the next manifest sets, an addition, or the deletion of a field that
+   only the applier's previous configuration set and the manifest no longer sets. Anything else — a
+   label someone else set, a replicas count a scaler owns, a field another writer also set — is a
+   loss, and the remedy is not offered (a write command refuses it unless ``--allow-value-changes``).
 
 The fields the fix tells the user to drop from their manifest but hands to another writer (``keep``,
-e.g. ``.spec.replicas`` for a scaler) must keep their live value. A dropped field that is still
-there afterwards is no loss but is reported (it stays forever, nobody will prune it).
+e.g. ``.spec.replicas`` for a scaler) must keep their live value. A field the previous configuration
+set that the manifest dropped and that is still there afterwards is no loss but is reported with its
+owners (``dropped_kept``: it stays, and nobody will prune it).
 """
 
 from __future__ import annotations
@@ -31,7 +32,9 @@ from ..managedfields import LAST_APPLIED_ANNOTATION, ManagedFieldsEntry, decode_
 from ..objects import is_secret_object
 from ..redact import scrub, secret_texts, shown_value
 from ..typed.compare import compare
+from ..typed.tofieldset import to_field_set
 from ..value import values_equal
+from .intent import Intent
 from .requests import RequestFailed, WriteRequest, simulate_requests
 
 __all__ = ["BOOKKEEPING", "ValueChange", "Verification", "value_changes", "verify"]
@@ -133,7 +136,9 @@ class Verification:
     """Changes the user did not ask for: the fix must not be offered."""
     dropped_removed: list[Path] = field(default_factory=list)
     dropped_kept: list[tuple[Path, tuple[str, ...]]] = field(default_factory=list)
-    """Fields the manifest dropped that stay (with their owners): they are never pruned."""
+    """Fields the previous configuration set that the manifest dropped and that stay (with their
+    owners after the apply): they are never pruned."""
+    intent: Intent | None = None
     hidden: frozenset[str] = frozenset()
     """A Secret's values (:func:`~kubectl_fieldown.redact.secret_texts`), scrubbed from the problems:
     an error of the fix or of the next apply can quote them (the typed conversion's 500 does)."""
@@ -178,12 +183,15 @@ def verify(
     next_manifest: Mapping[str, Any] | None = None,
     previous_manifest: Mapping[str, Any] | None = None,
     keep: Sequence[Path] = (),
+    also_own: Sequence[str] = (),
 ) -> Verification:
-    """Simulate ``fix`` and then ``applier`` applying ``next_manifest``, and judge every value change.
+    """Simulate ``fix`` and then ``applier`` applying ``next_manifest``, and judge every value change
+    against the user's intent (:class:`.intent.Intent`, on the live object before the fix).
 
-    ``previous_manifest`` is what the applier applied before (the fields it no longer sets are
-    the ones the user dropped); None when unknown, and then no deletion is expected. Without an
-    applier or a manifest only the fix itself is checked."""
+    ``previous_manifest`` is what the applier applied before, where the caller knows it (its fields
+    count as the previous configuration's); ``also_own`` names further managers that are the
+    applier's own previous identities (the applier a client-side migration comes back from). Without
+    an applier or a manifest only the fix itself is checked."""
     hidden = secret_texts(live, next_manifest, previous_manifest)
     try:
         fixed = simulate_requests(live, fix, rules, now=now)
@@ -197,44 +205,48 @@ def verify(
     v.run = run
     after = run.result if run.result is not None else fixed
     v.changes = value_changes(live, after, rules)
-    kept = [p for p in keep]
+    kept = list(keep)
+    intent = Intent.of(live, applier, next_manifest, rules.root, previous_manifest, also_own)
+    v.intent = intent
     for ch in v.changes:
         if any(is_prefix(k, ch.path) or is_prefix(ch.path, k) for k in kept):
             v.unexpected.append(ch)
             continue
-        if _asked(ch, next_manifest, previous_manifest):
+        if _asked(ch, next_manifest, intent):
             if ch.kind == "deleted":
                 v.dropped_removed.append(ch.path)
             continue
         v.unexpected.append(ch)
-    if previous_manifest is not None:
-        owners = decode_entries((after.get("metadata") or {}).get("managedFields")) if isinstance(after, Mapping) \
-            else []
-        for p in _dropped_leaves(previous_manifest, next_manifest, rules):
-            if any(is_prefix(k, p) for k in kept):
-                continue
-            if value_at(after, p) is not MISSING:
-                v.dropped_kept.append((p, _owners(owners, p)))
+    owners = decode_entries((after.get("metadata") or {}).get("managedFields")) if isinstance(after, Mapping) \
+        else []
+    for p in _dropped(intent, next_manifest, rules):
+        if any(is_prefix(k, p) or is_prefix(p, k) for k in kept):
+            continue
+        if value_at(after, p) is not MISSING and value_at(live, p) is not MISSING:
+            v.dropped_kept.append((p, _owners(owners, p)))
     return v
 
 
-def _asked(ch: ValueChange, manifest: Mapping[str, Any], previous: Mapping[str, Any] | None) -> bool:
-    """A change the next manifest asks for: its value, an addition, or a field it dropped."""
+def _asked(ch: ValueChange, manifest: Mapping[str, Any], intent: Intent) -> bool:
+    """A change the next manifest asks for: its value, an addition, or a field it dropped that only
+    the applier's previous configuration set."""
     if ch.kind == "added":
         return True
     wanted = value_at(manifest, ch.path)
     if ch.kind == "changed":
         return wanted is not MISSING and values_equal(wanted, ch.after)
-    # deleted: the manifest no longer sets it, and the applier's previous manifest did (the field
-    # itself or something inside it)
-    if wanted is not MISSING or previous is None:
-        return False
-    return value_at(previous, ch.path) is not MISSING
+    return wanted is MISSING and intent.deletion_asked(ch.path)
 
 
-def _dropped_leaves(previous: Mapping[str, Any], manifest: Mapping[str, Any], rules: ResourceRules) -> list[Path]:
-    c = compare(_without_meta(previous), _without_meta(manifest), rules.root).exclude(BOOKKEEPING)
-    return _topmost(c.removed)
+def _dropped(intent: Intent, manifest: Mapping[str, Any], rules: ResourceRules) -> list[Path]:
+    """The fields the previous configuration set that the manifest no longer sets (topmost)."""
+    try:
+        wanted = to_field_set(_without_meta(manifest), rules.root)
+    except ValueError:
+        return []
+    gone = FieldSet(p for p in intent.own.leaves().sorted_paths()
+                    if not wanted.has_prefix(p) and not any(wanted.has(p[:i]) for i in range(1, len(p))))
+    return _topmost(gone.difference(BOOKKEEPING))
 
 
 def _without_meta(doc: Mapping[str, Any]) -> dict[str, Any]:

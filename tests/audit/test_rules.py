@@ -87,6 +87,7 @@ SPEC = {"color": "red", "replicas": 3}
 def test_catalogue_ids_and_severities() -> None:
     assert {r: RULES[r].severity.value for r in RULES} == {
         "predicted-conflict": "error",
+        "values-at-risk": "error",
         "hpa-replicas-trap": "error",
         "secret-last-applied": "error",
         "last-applied-size": "warning",
