@@ -15,6 +15,8 @@ to the same set.
 from __future__ import annotations
 
 import json
+import math
+from decimal import Decimal
 from typing import Any
 
 OraclePath = tuple[tuple[str, str], ...]
@@ -62,3 +64,95 @@ def oracle_entries(obj: dict[str, Any]) -> dict[tuple[str, str, str, str], froze
         key = (e["manager"], e["operation"], e.get("apiVersion", ""), e.get("subresource", ""))
         out[key] = oracle_paths(e.get("fieldsV1"))
     return out
+
+
+def _go_quote(s: str) -> str:
+    """Go's ``%q`` of a string (strconv.Quote)."""
+    out = ['"']
+    for ch in s:
+        o = ord(ch)
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ch in "\a\b\f\n\r\t\v":
+            out.append({"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t",
+                        "\v": "\\v"}[ch])
+        elif o < 0x20 or o == 0x7F:
+            out.append(f"\\x{o:02x}")
+        elif not ch.isprintable() and ch != " ":
+            out.append(f"\\u{o:04x}" if o <= 0xFFFF else f"\\U{o:08x}")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def _go_float(f: float) -> str:
+    """Go's ``%v`` of a float64 (strconv's shortest %g): exponent form below 1e-4 and from 1e6."""
+    if math.isnan(f):
+        return "NaN"
+    if math.isinf(f):
+        return "+Inf" if f > 0 else "-Inf"
+    sign = "-" if math.copysign(1.0, f) < 0 else ""
+    if f == 0:
+        return sign + "0"
+    t = Decimal(repr(abs(f))).as_tuple()  # Python's repr is the shortest round-tripping form, as Go's
+    assert isinstance(t.exponent, int)
+    exponent = len(t.digits) + t.exponent - 1
+    digs = "".join(map(str, t.digits)).rstrip("0") or "0"
+    if exponent < -4 or exponent >= 6:
+        m = digs[0] + ("." + digs[1:] if len(digs) > 1 else "")
+        return f"{sign}{m}e{'+' if exponent >= 0 else '-'}{abs(exponent):02d}"
+    if exponent >= 0:
+        whole = digs[: exponent + 1].ljust(exponent + 1, "0")
+        frac = digs[exponent + 1:]
+        return sign + whole + ("." + frac if frac else "")
+    return sign + "0." + "0" * (-exponent - 1) + digs
+
+
+def _go_value(v: Any) -> str:
+    """structured-merge-diff ``value.ToString``."""
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        return _go_float(v)
+    if isinstance(v, str):
+        return _go_quote(v)
+    if isinstance(v, list):
+        return "[" + ",".join(_go_value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "".join(f"{k}={_go_value(x)}" for k, x in v.items())
+    raise ValueError(f"not a JSON value: {v!r}")
+
+
+def _as_float64(v: Any) -> Any:
+    """The numbers of a ``k:``/``v:`` key as the server holds them: float64 (a recorded 409 prints the
+    key 9007199254740993 as ``9.007199254740992e+15``)."""
+    if isinstance(v, bool) or v is None:
+        return v
+    if isinstance(v, int):
+        return float(v)
+    if isinstance(v, list):
+        return [_as_float64(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _as_float64(x) for k, x in v.items()}
+    return v
+
+
+def oracle_path_string(path: OraclePath) -> str:
+    """The server's text of a path (structured-merge-diff ``Path.String``), as conflict messages print it."""
+    out = []
+    for kind, payload in path:
+        if kind == "f":
+            out.append("." + payload)
+        elif kind == "i":
+            out.append(f"[{payload}]")
+        elif kind == "v":
+            out.append(f"[={_go_value(_as_float64(json.loads(payload)))}]")
+        else:
+            key = _as_float64(json.loads(payload))
+            out.append("[" + ",".join(f"{n}={_go_value(key[n])}" for n in sorted(key)) + "]")
+    return "".join(out)

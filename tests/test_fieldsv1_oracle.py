@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from fieldsv1_oracle import oracle_paths
+from fieldsv1_oracle import oracle_path_string, oracle_paths
 
 from kubectl_fieldown.fieldpath import decode_fields_v1
 
@@ -49,3 +49,30 @@ def test_agrees_with_the_product_on_every_recorded_entry() -> None:
                 assert len(oracle_paths(e.get("fieldsV1"))) == len(decode_fields_v1(e.get("fieldsV1"))), (case, e)
                 seen += 1
     assert seen > 1000, seen
+
+
+@pytest.mark.parametrize(("value", "text"), [
+    (1.0, "1"), (1e6, "1e+06"), (123456.0, "123456"), (1234567.0, "1.234567e+06"), (1e21, "1e+21"),
+    (0.0001, "0.0001"), (0.00001, "1e-05"), (2.5, "2.5"), (-0.5, "-0.5"), (123456.789, "123456.789"),
+    (9007199254740993.0, "9.007199254740992e+15"),
+])
+def test_go_float_text(value: float, text: str) -> None:
+    assert oracle_path_string((("v", json.dumps(value)),)) == f"[={text}]"
+
+
+def test_path_strings_are_the_servers() -> None:
+    """Every path the server printed in a recorded 409 is the text of a path its managedFields hold."""
+    seen = 0
+    for case in sorted(CONFORMANCE.rglob("*.json")):
+        data = json.loads(case.read_text())
+        if not isinstance(data, dict) or not isinstance(data.get("live"), dict):
+            continue
+        entries = (data["live"].get("metadata") or {}).get("managedFields") or []
+        if not entries:
+            continue  # a reset object: the server's before-first-apply owns what no entry names
+        texts = {oracle_path_string(p) for e in entries for p in oracle_paths(e.get("fieldsV1"))}
+        for answer in (data.get("expect"), data.get("expectForced")):
+            for c in (answer or {}).get("conflicts") or []:
+                assert c["path"] in texts, (case.name, c["path"])
+                seen += 1
+    assert seen > 100, seen
