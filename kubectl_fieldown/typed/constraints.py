@@ -233,14 +233,21 @@ def _json_integer(f: float) -> bool:
     return abs(f) < 2**53 or f == math.trunc(f)
 
 
-def _array(v: list[Any], s: Mapping[str, Any], path: str, old: Any) -> list[ValueError_]:
+def _count(n: int, s: Mapping[str, Any], path: str, max_key: str, min_key: str, noun: str) -> list[ValueError_]:
+    """maxItems/minItems and maxProperties/minProperties: apiextensions reports both maxima as
+    field.TooMany ("... items"), the minima as kube-openapi's own texts."""
     out: list[ValueError_] = []
-    mx = s.get("maxItems")
-    if isinstance(mx, int) and len(v) > mx:
-        out.append(ValueError_(_field(path), f"Too many: {len(v)}: must have at most {mx} items", TOO_MANY))
-    mn = s.get("minItems")
-    if isinstance(mn, int) and len(v) < mn:
-        out.append(_invalid(path, len(v), f"{_in(path)} should have at least {mn} items"))
+    mx = s.get(max_key)
+    if isinstance(mx, int) and n > mx:
+        out.append(ValueError_(_field(path), f"Too many: {n}: must have at most {mx} items", TOO_MANY))
+    mn = s.get(min_key)
+    if isinstance(mn, int) and n < mn:
+        out.append(_invalid(path, n, f"{_in(path)} should have at least {mn} {noun}"))
+    return out
+
+
+def _array(v: list[Any], s: Mapping[str, Any], path: str, old: Any) -> list[ValueError_]:
+    out = _count(len(v), s, path, "maxItems", "minItems", "items")
     items = s.get("items")
     if isinstance(items, Mapping):
         olds = _correlated_items(v, s, old)
@@ -276,13 +283,7 @@ def _correlated_items(v: list[Any], s: Mapping[str, Any], old: Any) -> list[Any]
 
 
 def _object(v: Mapping[str, Any], s: Mapping[str, Any], path: str, old: Any, root: bool) -> list[ValueError_]:
-    out: list[ValueError_] = []
-    mx = s.get("maxProperties")
-    if isinstance(mx, int) and len(v) > mx:
-        out.append(ValueError_(_field(path), f"Too many: {len(v)}: must have at most {mx} items", TOO_MANY))
-    mn = s.get("minProperties")
-    if isinstance(mn, int) and len(v) < mn:
-        out.append(_invalid(path, len(v), f"{_in(path)} should have at least {mn} properties"))
+    out = _count(len(v), s, path, "maxProperties", "minProperties", "properties")
     props = s.get("properties") if isinstance(s.get("properties"), Mapping) else {}
     assert isinstance(props, Mapping)
     additional = s.get("additionalProperties")
