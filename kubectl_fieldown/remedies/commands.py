@@ -27,6 +27,7 @@ from .intent import annotation_is_its, is_own_identity
 from .manifests import inferred_manifest
 from .plans import (
     Migration,
+    MigrationError,
     plan_drop_managers,
     plan_handover,
     plan_reset,
@@ -213,6 +214,12 @@ class Handover:
         return applier_for_manager(self.to)
 
     def plan(self, obj: Mapping[str, Any], ctx: PlanContext) -> Migration:
+        for p in self.paths:
+            if ctx.reset_fields is not None and any(p[: len(r)] == r for r in ctx.reset_fields.sorted_paths()):
+                # the registry resets them on every write to the main resource: an Apply entry there
+                # would record ownership that its own next apply can never exercise
+                raise MigrationError(f"{path_string(p)} is written through the status subresource: no Apply entry "
+                                     "of the main resource can own it (hand it over with its status writer)")
         return plan_handover(obj, self.paths, self.to, ctx.root)
 
     def args(self) -> list[str]:

@@ -65,3 +65,32 @@ def test_errors_quote_an_excerpt_of_the_input(args: list[str]) -> None:
     assert line.startswith("error: ") and "internal error" not in line
     assert len(line) < 300, line
     assert "(5,0" in line  # the excerpt says how long the input was
+
+
+def test_a_status_field_is_not_handed_to_the_main_resource(cluster: lab.Cluster, namespace: str, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Widgets have a status subresource: the server resets .status on every write to the main
+    resource, so an Apply entry there cannot own it. handover wrote one anyway (ctrl (Apply) owning
+    .status.phase, taken from the status writer); now the object fails and nothing is written."""
+    monkeypatch.setenv("KUBECONFIG", str(cluster.kubeconfig))
+    monkeypatch.setenv("FIELDOWN_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("FIELDOWN_BACKUP_DIR", str(tmp_path / "backups"))
+    manifest = tmp_path / "w.yaml"
+    manifest.write_text(yaml.safe_dump({"apiVersion": "example.com/v1", "kind": "Widget",
+                                        "metadata": {"name": "w", "namespace": namespace}, "spec": {"color": "red"}}))
+    cluster.kubectl("apply", "--server-side", "-f", str(manifest))
+    cluster.kubectl("patch", "widget", "w", "-n", namespace, "--subresource=status", "--type=merge",
+                    "-p", '{"status":{"phase":"Ready"}}')
+    client = ClusterClient(ClusterOptions(kubeconfig=str(cluster.kubeconfig)))
+    try:
+        widgets = client.discovery.resolve("widgets")
+        before = client.get(widgets, "w", namespace)
+        r = run("handover", "widgets/w", "-n", namespace, "--field", ".status.phase", "--to", "ctrl")
+        after = client.get(widgets, "w", namespace)
+    finally:
+        client.close()
+    assert r.code == 1, r.out + r.err
+    assert r.out.splitlines()[0] == (
+        f"widget.example.com/w -n {namespace}: failed: .status.phase is written through the status subresource: no "
+        "Apply entry of the main resource can own it (hand it over with its status writer)")
+    assert after["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]
