@@ -8,6 +8,8 @@ and extracts the tables verbatim — inputs and expected outputs as upstream wro
 written by hand. Each output file names the source file and the Debian package version it came from.
 
 * client-go util/csaupgrade/upgrade_test.go ``TestUpgradeCSA`` -> client-go-csaupgrade.json
+* structured-merge-diff v6 merge/*_test.go (every ``map[string]TestCase`` table, read with Go's own
+  go/parser by hack/port-smd-tests/main.go, built with the lab's Go) -> smd-merge.json
 """
 
 from __future__ import annotations
@@ -15,8 +17,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import yaml
@@ -70,11 +74,38 @@ def csaupgrade() -> dict[str, object]:
             "package": f"golang-k8s-client-go-dev {package_version('golang-k8s-client-go-dev')}", "cases": cases}
 
 
+def smd_merge() -> dict[str, object]:
+    goroots = sorted((PREFIX / "go-root" / "usr" / "lib").glob("go-*"))
+    if not goroots:
+        sys.exit(f"no lab Go under {PREFIX}: run hack/lab/build.sh first")
+    goroot = goroots[0]
+    rel = "sigs.k8s.io/structured-merge-diff/v6/merge"
+    with tempfile.TemporaryDirectory(prefix="port-smd-") as tmp:
+        pkg = Path(tmp) / "src" / "k8slab.local" / "port-smd-tests"
+        pkg.mkdir(parents=True)
+        shutil.copy(REPO / "hack" / "port-smd-tests" / "main.go", pkg / "main.go")
+        env = {**os.environ, "GOROOT": str(goroot), "PATH": f"{goroot / 'bin'}:{os.environ.get('PATH', '')}",
+               "GO111MODULE": "off", "GOFLAGS": "", "GOTOOLCHAIN": "local", "GOPROXY": "off", "GOPATH": tmp,
+               "GOCACHE": str(PREFIX / "gocache"), "CGO_ENABLED": "0"}
+        subprocess.run([str(goroot / "bin" / "go"), "build", "-o", f"{tmp}/port", "k8slab.local/port-smd-tests"],
+                       cwd=tmp, env=env, check=True)
+        out = subprocess.run([f"{tmp}/port", str(GOSRC / rel)], capture_output=True, text=True, check=True).stdout
+    doc: dict[str, object] = json.loads(out)
+    deb = "golang-k8s-sigs-structured-merge-diff-v6-dev"
+    return {"source": f"{rel}/*_test.go", "package": f"{deb} {package_version(deb)}", **doc}
+
+
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     doc = csaupgrade()
     (OUT / "client-go-csaupgrade.json").write_text(json.dumps(doc, indent=1, sort_keys=False) + "\n")
     print(f"client-go-csaupgrade.json: {len(doc['cases'])} cases from {doc['source']} ({doc['package']})")
+    smd = smd_merge()
+    (OUT / "smd-merge.json").write_text(json.dumps(smd, indent=1, sort_keys=False) + "\n")
+    cases = smd["cases"]
+    assert isinstance(cases, list)
+    print(f"smd-merge.json: {len(cases)} cases, {sum(1 for c in cases if not c.get('unsupported'))} expressible "
+          f"({smd['package']})")
 
 
 if __name__ == "__main__":

@@ -85,7 +85,8 @@ def simulate_apply(
         elif rules.custom_resource:
             result = coerce_object_meta(result)
         result = copy_json(result)  # the one copy: defaulting writes into it
-        apply_defaults(result, rules.root)
+        if rules.defaults_objects:
+            apply_defaults(result, rules.root)
         errs = null_errors(result, rules.root) if rules.custom_resource else []
         errs += value_errors(result, None if creating else live_obj, rules)
         if errs:
@@ -128,7 +129,8 @@ def simulate_update(
     if rules.custom_resource and rules.normalize is None:
         new_obj = prune_non_nullable_nulls(new_obj, rules.root, keep=("metadata",))
     new_obj = copy_json(new_obj)
-    apply_defaults(new_obj, rules.root)
+    if rules.defaults_objects:
+        apply_defaults(new_obj, rules.root)
     tracked = True
     if not managed.fields and not creating and not _has_uid_empty(live_obj):
         # an existing object with empty managedFields: the write is not tracked

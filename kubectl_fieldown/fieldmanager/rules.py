@@ -35,6 +35,10 @@ class ResourceRules:
     managedFields entry at the entry's own version, with that version's schema (the object itself
     converts by renaming its apiVersion). An entry of a version not listed is read with this
     version's schema."""
+    defaults_objects: bool = True
+    """The server defaults the object (the schema's ``default``s) before the field manager sees it, as
+    the API server does; False plays structured-merge-diff alone, where a default only completes a
+    list item's key (its own test suites run so, tests/engine/test_smd_upstream.py)."""
 
     @classmethod
     def for_kind(

@@ -50,7 +50,10 @@ def update(
     _reconcile(m, live, rules)
     current = ManagerIdentity("current-operation", UPDATE, gv, subresource)
     c = _update_managers(live, new, m, current, True, rules, ignored)
-    written = c.modified.union(c.added).difference(c.removed).recursive_difference(ignored)
+    # SMD's Update for the temporary current-operation manager: its (empty) set less the removed
+    # fields, union the modified and added ones — so a path both removed and added (an item that
+    # becomes or stops being duplicated) is the writer's
+    written = c.modified.union(c.added).recursive_difference(ignored)
     written = written.difference(STRIPPED_METADATA)
     m.fields.pop(current, None)
     if not written.is_empty():
