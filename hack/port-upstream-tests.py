@@ -10,6 +10,7 @@ written by hand. Each output file names the source file and the Debian package v
 * client-go util/csaupgrade/upgrade_test.go ``TestUpgradeCSA`` -> client-go-csaupgrade.json
 * structured-merge-diff v6 merge/*_test.go (every ``map[string]TestCase`` table, read with Go's own
   go/parser by hack/port-smd-tests/main.go, built with the lab's Go) -> smd-merge.json
+* structured-merge-diff v6 typed/*_test.go (every package-level ``...Cases`` table) -> smd-typed.json
 """
 
 from __future__ import annotations
@@ -74,12 +75,12 @@ def csaupgrade() -> dict[str, object]:
             "package": f"golang-k8s-client-go-dev {package_version('golang-k8s-client-go-dev')}", "cases": cases}
 
 
-def smd_merge() -> dict[str, object]:
+def _smd_port(args: list[str]) -> str:
+    """Build hack/port-smd-tests/main.go with the lab's Go and run it on ``args``."""
     goroots = sorted((PREFIX / "go-root" / "usr" / "lib").glob("go-*"))
     if not goroots:
         sys.exit(f"no lab Go under {PREFIX}: run hack/lab/build.sh first")
     goroot = goroots[0]
-    rel = "sigs.k8s.io/structured-merge-diff/v6/merge"
     with tempfile.TemporaryDirectory(prefix="port-smd-") as tmp:
         pkg = Path(tmp) / "src" / "k8slab.local" / "port-smd-tests"
         pkg.mkdir(parents=True)
@@ -89,8 +90,15 @@ def smd_merge() -> dict[str, object]:
                "GOCACHE": str(PREFIX / "gocache"), "CGO_ENABLED": "0"}
         subprocess.run([str(goroot / "bin" / "go"), "build", "-o", f"{tmp}/port", "k8slab.local/port-smd-tests"],
                        cwd=tmp, env=env, check=True)
-        out = subprocess.run([f"{tmp}/port", str(GOSRC / rel)], capture_output=True, text=True, check=True).stdout
-    doc: dict[str, object] = json.loads(out)
+        return subprocess.run([f"{tmp}/port", *args], capture_output=True, text=True, check=True).stdout
+
+
+SMD = "sigs.k8s.io/structured-merge-diff/v6"
+
+
+def smd_merge() -> dict[str, object]:
+    rel = f"{SMD}/merge"
+    doc: dict[str, object] = json.loads(_smd_port([str(GOSRC / rel)]))
     deb = "golang-k8s-sigs-structured-merge-diff-v6-dev"
     return {"source": f"{rel}/*_test.go", "package": f"{deb} {package_version(deb)}", **doc}
 
@@ -100,6 +108,11 @@ def main() -> None:
     doc = csaupgrade()
     (OUT / "client-go-csaupgrade.json").write_text(json.dumps(doc, indent=1, sort_keys=False) + "\n")
     print(f"client-go-csaupgrade.json: {len(doc['cases'])} cases from {doc['source']} ({doc['package']})")
+    deb = "golang-k8s-sigs-structured-merge-diff-v6-dev"
+    typed = {"source": f"{SMD}/typed/*_test.go", "package": f"{deb} {package_version(deb)}",
+             **json.loads(_smd_port(["-tables", str(GOSRC / SMD / "typed")]))}
+    (OUT / "smd-typed.json").write_text(json.dumps(typed, indent=1, sort_keys=False) + "\n")
+    print(f"smd-typed.json: tables {', '.join(k for k in typed if k.endswith('Cases'))}")
     smd = smd_merge()
     (OUT / "smd-merge.json").write_text(json.dumps(smd, indent=1, sort_keys=False) + "\n")
     cases = smd["cases"]

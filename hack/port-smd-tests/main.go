@@ -2,7 +2,9 @@
 // TestCase tables as JSON (stdout), so that the tests run them through kubectl_fieldown: nothing is
 // transcribed by hand. Run by hack/port-upstream-tests.py with the lab's Go.
 //
-// Usage: port-smd-tests DIR   (DIR: sigs.k8s.io/structured-merge-diff/v6/merge)
+// Usage: port-smd-tests DIR          (DIR: sigs.k8s.io/structured-merge-diff/v6/merge)
+//        port-smd-tests -tables DIR  (DIR: .../typed: every package-level `var xCases = []T{...}`
+//                                     table as data, positional struct literals named by T's fields)
 //
 // A case whose operations or expectations use something this extractor cannot express as data
 // (converters, ChangeParser, *Object operations, ignored fields) is written with "unsupported" set
@@ -280,7 +282,199 @@ func oneCase(file, fn, name string, cl *ast.CompositeLit) (tc tcase) {
 	return tc
 }
 
+// --- the typed package's tables: generic Go literal -> JSON ---------------------------------------
+
+func structFields(f *ast.File, types map[string][]string) {
+	for _, d := range f.Decls {
+		gd, ok := d.(*ast.GenDecl)
+		if !ok || gd.Tok != token.TYPE {
+			continue
+		}
+		for _, sp := range gd.Specs {
+			ts := sp.(*ast.TypeSpec)
+			st, ok := ts.Type.(*ast.StructType)
+			if !ok {
+				continue
+			}
+			var names []string
+			for _, fl := range st.Fields.List {
+				for _, n := range fl.Names {
+					names = append(names, n.Name)
+				}
+			}
+			types[ts.Name.Name] = names
+		}
+	}
+}
+
+func value(e ast.Expr, elemType string, types map[string][]string, strs map[string]string) any {
+	switch v := e.(type) {
+	case *ast.BasicLit:
+		if v.Kind == token.STRING {
+			return str(v)
+		}
+		return lit(v)
+	case *ast.Ident:
+		if s, ok := strs[v.Name]; ok {
+			return s
+		}
+		return lit(v)
+	case *ast.UnaryExpr:
+		if v.Op == token.AND {
+			return value(v.X, elemType, types, strs)
+		}
+		return lit(v)
+	case *ast.CallExpr:
+		switch callName(v) {
+		case "_NS", "fieldpath.NewSet":
+			return map[string]any{"set": setOf(v)}
+		case "_P", "fieldpath.MakePathOrDie":
+			return map[string]any{"path": pathOf(v)}
+		case "typed.YAMLObject":
+			return value(v.Args[0], "", types, strs)
+		}
+		fail("call %s", callName(v))
+	case *ast.CompositeLit:
+		tname := elemType
+		switch t := v.Type.(type) {
+		case *ast.ArrayType:
+			inner := ""
+			if id, ok := t.Elt.(*ast.Ident); ok {
+				inner = id.Name
+			}
+			var out []any
+			for _, el := range v.Elts {
+				out = append(out, value(el, inner, types, strs))
+			}
+			return out
+		case *ast.Ident:
+			tname = t.Name
+		}
+		names, ok := types[tname]
+		if !ok {
+			fail("composite of %q", tname)
+		}
+		out := map[string]any{}
+		for i, el := range v.Elts {
+			if kv, ok := el.(*ast.KeyValueExpr); ok {
+				name := kv.Key.(*ast.Ident).Name
+				out[name] = value(kv.Value, fieldType(tname, name), types, strs)
+			} else {
+				out[names[i]] = value(el, fieldType(tname, names[i]), types, strs)
+			}
+		}
+		return out
+	}
+	fail("expression %T", e)
+	return nil
+}
+
+// fieldTypes: struct name -> field -> the element type name of a []T field
+var fieldTypes = map[string]map[string]string{}
+
+func fieldType(structName, field string) string { return fieldTypes[structName][field] }
+
+func collectFieldTypes(f *ast.File) {
+	for _, d := range f.Decls {
+		gd, ok := d.(*ast.GenDecl)
+		if !ok || gd.Tok != token.TYPE {
+			continue
+		}
+		for _, sp := range gd.Specs {
+			ts := sp.(*ast.TypeSpec)
+			st, ok := ts.Type.(*ast.StructType)
+			if !ok {
+				continue
+			}
+			m := map[string]string{}
+			for _, fl := range st.Fields.List {
+				if at, ok := fl.Type.(*ast.ArrayType); ok {
+					if id, ok := at.Elt.(*ast.Ident); ok {
+						for _, n := range fl.Names {
+							m[n.Name] = id.Name
+						}
+					}
+				}
+			}
+			fieldTypes[ts.Name.Name] = m
+		}
+	}
+}
+
+func tables(dir string) {
+	files, _ := filepath.Glob(filepath.Join(dir, "*_test.go"))
+	sort.Strings(files)
+	fset := token.NewFileSet()
+	types := map[string][]string{}
+	strs := map[string]string{}
+	var parsed []*ast.File
+	for _, path := range files {
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			panic(err)
+		}
+		parsed = append(parsed, f)
+		structFields(f, types)
+		collectFieldTypes(f)
+		for _, d := range f.Decls {
+			gd, ok := d.(*ast.GenDecl)
+			if !ok || gd.Tok != token.VAR {
+				continue
+			}
+			for _, sp := range gd.Specs {
+				vs := sp.(*ast.ValueSpec)
+				for i, n := range vs.Names {
+					if i < len(vs.Values) {
+						if bl, ok := vs.Values[i].(*ast.BasicLit); ok && bl.Kind == token.STRING {
+							strs[n.Name] = str(bl)
+						}
+					}
+				}
+			}
+		}
+	}
+	out := map[string]any{}
+	for i, f := range parsed {
+		for _, d := range f.Decls {
+			gd, ok := d.(*ast.GenDecl)
+			if !ok || gd.Tok != token.VAR {
+				continue
+			}
+			for _, sp := range gd.Specs {
+				vs := sp.(*ast.ValueSpec)
+				for j, n := range vs.Names {
+					if !strings.HasSuffix(n.Name, "Cases") || j >= len(vs.Values) {
+						continue
+					}
+					func() {
+						defer func() {
+							if r := recover(); r != nil {
+								u, ok := r.(unsupported)
+								if !ok {
+									panic(r)
+								}
+								out[n.Name] = map[string]any{"unsupported": u.why}
+							}
+						}()
+						out[n.Name] = map[string]any{"file": filepath.Base(files[i]),
+							"cases": value(vs.Values[j], "", types, strs)}
+					}()
+				}
+			}
+		}
+	}
+	enc := json.NewEncoder(os.Stdout)
+	enc.SetIndent("", " ")
+	if err := enc.Encode(out); err != nil {
+		panic(err)
+	}
+}
+
 func main() {
+	if len(os.Args) == 3 && os.Args[1] == "-tables" {
+		tables(os.Args[2])
+		return
+	}
 	dir := os.Args[1]
 	files, _ := filepath.Glob(filepath.Join(dir, "*_test.go"))
 	sort.Strings(files)
