@@ -54,7 +54,7 @@ def shown(s: FieldSet) -> list[str]:
 
 
 def test_tables_were_ported() -> None:
-    counts = {k: len(v.get("cases") or []) for k, v in TABLES.items()}
+    counts = {k: len(v.get("cases") or []) for k, v in TABLES.items() if isinstance(v, dict)}
     assert counts["mergeCases"] >= 6 and counts["symdiffCases"] >= 9 and counts["fieldsetCases"] >= 3, counts
 
 
