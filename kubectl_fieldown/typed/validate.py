@@ -8,7 +8,7 @@
 * :func:`type_errors` — values of another JSON type than the schema's (a string where an integer
   goes, a number in a set of strings): the CRD validator answers 422 ``<path> in body must be of
   type <type>: "<the value's type>"``, except where the value is unchanged from the old object
-  (validation ratcheting, on by default since Kubernetes 1.33).
+  (validation ratcheting, on by default since Kubernetes 1.30).
 * :func:`scale_errors` — the values at a scale subresource's paths (apiextensions
   ``ValidateScaleSpec``/``ValidateScaleStatus``): replicas must be integers in int32's range, the
   label selector a string.
@@ -26,7 +26,7 @@ from typing import Any
 from ..fieldpath.element import FIELD, Path
 from ..fieldpath.pathstring import path_string
 from ..schema.types import NO_DEFAULT, Type
-from ..value import go_format_float_v, go_json, go_quote
+from ..value import go_format_float_v, go_json, go_quote, values_equal
 from .items import LIST, MAP, SCALAR, ItemError, item_element, key_type, side
 
 
@@ -187,8 +187,9 @@ def type_errors(v: Any, t: Type, old: Any = None, path: tuple[str, ...] = ()) ->
     """``(field, message)`` for each value whose JSON type is not the schema's, in the CRD
     validator's words (kube-openapi ``typeValidator``: a whole float passes for an integer, an
     integer for a number; nulls are :func:`null_errors`' business). ``old`` is the object before an
-    update: a value equal to the old one at the same position is not checked (ratcheting: list-map
-    items are matched by their keys, set items by value, other list items not at all)."""
+    update: a value equal to the old one at the same position is not checked (ratcheting, as
+    apiserver's ``CorrelatedObject``: list-map items are matched by their keys; set and atomic list
+    items not at all, only the whole list)."""
     out: list[tuple[str, str]] = []
     _types(v, t, old, path, out)
     return out
@@ -223,7 +224,7 @@ def _type_fits(want: str, v: Any) -> bool:
 def _types(v: Any, t: Type, old: Any, path: tuple[str, ...], out: list[tuple[str, str]]) -> None:
     if v is None or t.is_deduced:
         return
-    if old is not _UNSET and old is not None and type(old) is type(v) and old == v:
+    if old is not _UNSET and old is not None and values_equal(old, v):
         return  # ratcheting: an unchanged value keeps whatever it was
     want = t.json_type
     if want and not _type_fits(want, v):
@@ -252,9 +253,8 @@ def _types(v: Any, t: Type, old: Any, path: tuple[str, ...], out: list[tuple[str
 
 
 def _correlated(lt: Any, item: Any, old_list: list[Any]) -> Any:
-    """The old item an item is compared with for ratcheting (kube-openapi ``CorrelatedObject``)."""
-    if lt.is_set:
-        return item if any(type(o) is type(item) and o == item for o in old_list) else _UNSET
+    """The old item an item is compared with for ratcheting (apiserver ``CorrelatedObject``: only
+    list-map items correlate, by their keys)."""
     if lt.is_map and isinstance(item, dict):
         key = {k: item.get(k) for k in lt.keys}
         for o in old_list:

@@ -274,6 +274,35 @@ def fields_union(a: Any, b: Any) -> Any:
     return out
 
 
+def _go_number(v: Any) -> Any:
+    # a float64 as encoding/json writes it: whole values below 1e21 without a fraction
+    if isinstance(v, float) and v.is_integer() and abs(v) < 1e21:
+        return int(v)
+    if isinstance(v, dict):
+        return {k: _go_number(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_go_number(x) for x in v]
+    return v
+
+
+def smd_roundtrip(fields: Any) -> Any:
+    """A FieldsV1 trie after structured-merge-diff's ``Set.FromJSON`` and ``ToJSON`` (what client-go's
+    csaupgrade and fluxcd/pkg do to the sets they unite): the values in ``v:`` and ``k:`` keys are read
+    by jsoniter as float64 (``ConfigCompatibleWithStandardLibrary``), so an integer beyond 2**53
+    comes back rounded; keys that become equal merge."""
+    if not isinstance(fields, dict):
+        return fields
+    out: dict[str, Any] = {}
+    for k, sub in fields.items():
+        key = k
+        if k[:2] in ("v:", "k:"):
+            value = json.loads(k[2:], parse_int=float)
+            key = k[:2] + json.dumps(_go_number(value), sort_keys=True, separators=(",", ":"))
+        sub = smd_roundtrip(sub)
+        out[key] = fields_union(out[key], sub) if key in out else sub
+    return out
+
+
 def _entries(obj: Mapping[str, Any]) -> list[dict[str, Any]]:
     return list((obj.get("metadata") or {}).get("managedFields") or [])
 
@@ -331,7 +360,7 @@ def patch_replace_fields_managers(obj: Mapping[str, Any], managers: Sequence[tup
             else:
                 # mergeManagedFieldsV1: a missing side leaves the other as it is
                 if e.get("fieldsV1") is not None:
-                    prev["fieldsV1"] = fields_union(prev.get("fieldsV1"), e["fieldsV1"]) \
+                    prev["fieldsV1"] = smd_roundtrip(fields_union(prev.get("fieldsV1"), e["fieldsV1"])) \
                         if prev.get("fieldsV1") is not None else copy.deepcopy(e["fieldsV1"])
             edited = True
             continue

@@ -16,6 +16,7 @@ requests from the upstream code, not from kubectl_fieldown's model) and compares
 from __future__ import annotations
 
 import contextlib
+import copy
 import io
 import json
 from pathlib import Path
@@ -32,6 +33,8 @@ from kubectl_fieldown.managedfields import format_time
 from .replay import Appliers, Target, Wire, disagreements, rules_for
 
 pytestmark = pytest.mark.cluster
+
+NOW_TIME = "2026-11-26T00:00:00Z"
 
 
 @pytest.fixture(autouse=True)
@@ -200,3 +203,65 @@ def test_client_side_apply_predictions_check_the_crd_like_the_server(lb: _Lab) -
     # widget/csa-replaced/kubectl-client-side/* compare the server's message itself
     real = lb.cluster.kubectl("apply", "-f", str(lb.file(first, "again.yaml")), check=False)
     assert real.returncode == 1 and run["requests"][0]["message"].split(" is invalid: ")[1] in real.stderr
+
+
+def _ratchet_crd(group: str, scalar: str) -> dict[str, Any]:
+    """A CRD whose spec's types are all ``scalar`` (integer, then string once objects are stored)."""
+    spec = {"type": "object", "properties": {
+        "note": {"type": "string"},
+        "size": {"type": scalar},
+        "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": scalar}},
+        "items": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+                  "items": {"type": "object", "required": ["name"],
+                            "properties": {"name": {"type": "string"}, "n": {"type": scalar}}}},
+    }}
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"ratchets.{group}"},
+            "spec": {"group": group, "scope": "Namespaced",
+                     "names": {"plural": "ratchets", "singular": "ratchet", "kind": "Ratchet",
+                               "listKind": "RatchetList"},
+                     "versions": [{"name": "v1", "served": True, "storage": True,
+                                   "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": spec}}}}]}}
+
+
+def test_type_errors_are_ratcheted_like_the_server(lb: _Lab) -> None:
+    """Objects stored while the schema said integer, then the schema says string: an update is
+    checked only where it changes a value (list-map items by key; a set only as a whole list)."""
+    import uuid
+
+    from kubectl_fieldown.fieldmanager import FieldManagerError, ResourceRules, simulate_update
+    from kubectl_fieldown.schema.crd import kinds_from_crd
+    from kubectl_fieldown.schema.types import GroupVersionKind
+
+    group = f"r{uuid.uuid4().hex[:8]}.example.com"
+    lb.cluster.apply_crd(_ratchet_crd(group, "integer"))
+    base = f"/apis/{group}/v1/namespaces/{lb.ns}/ratchets"
+    stored = {"size": 5, "tags": [1], "items": [{"name": "a", "n": 1}]}
+    created = lb.wire.send("POST", base, {"apiVersion": f"{group}/v1", "kind": "Ratchet",
+                                          "metadata": {"name": "r", "namespace": lb.ns}, "spec": stored})
+    assert created.status == 201, created.body
+    served = lb.cluster.apply_crd(_ratchet_crd(group, "string"))
+    rules = ResourceRules.for_kind(kinds_from_crd(served)[GroupVersionKind(group, "v1", "Ratchet")], False)
+    cases = [
+        {"note": "x"},  # nothing stored is touched: ratcheted, 200
+        {"size": 6},  # a changed value of the old type: 422
+        {"items": [{"name": "a", "n": 1}, {"name": "b", "n": 2}]},  # a new list-map item: only it
+        {"tags": [1, 2]},  # a changed set: every item is checked
+    ]
+    checked = 0
+    for change in cases:
+        live = lb.wire.get(f"{base}/r")
+        assert live is not None
+        new = copy.deepcopy(live)
+        new["spec"] = {**new["spec"], **change}
+        try:
+            predicted = (200, "", simulate_update(live, new, "editor", rules, now=NOW_TIME).object["spec"])
+        except FieldManagerError as e:
+            predicted = (e.status, e.message, live["spec"])
+        got = lb.wire.send("PUT", f"{base}/r", new, query=[("fieldManager", "editor")])
+        message = got.body.get("message", "") if got.status >= 300 and isinstance(got.body, dict) else ""
+        after = lb.wire.get(f"{base}/r")
+        assert after is not None
+        assert predicted == (got.status, message, after["spec"]), change
+        checked += got.status == 422
+    assert checked == 3
