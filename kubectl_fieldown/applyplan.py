@@ -362,7 +362,10 @@ _STATUS = path_from_fields("status")
 def _never_pruned(result: WriteResult, manifest: Mapping[str, Any], manager: str,
                   rules: ResourceRules, live: Mapping[str, Any] | None = None) -> list[RetainedField]:
     """Fields of the result the manifest does not set that only Update managers own (main resource,
-    the status aside): no apply by ``manager`` removes them, whatever its manifest says. Fields that
+    the status aside) — ``manager``'s own Update entry included (an operator that starts applying under
+    its name: its apply never prunes what its Update entry owns) — or that only an earlier applier owns
+    whose Apply entry recorded this same configuration (the applier's old name, as after a switch from
+    ``ci`` to ``kubectl``): no apply by ``manager`` removes them, whatever its manifest says. Fields that
     had an owner in ``live`` and have none afterwards are listed too, with no owners: the run
     dropped their owner's entry (client-go's csaupgrade drops the client-side manager's entries of
     every apiVersion but merges only those of the target's), and an unowned field is never pruned."""
@@ -376,6 +379,10 @@ def _never_pruned(result: WriteResult, manifest: Mapping[str, Any], manager: str
         for e in _entries(live):
             if not e.subresource:
                 owned_before = owned_before.union(e.fields)
+    mine = in_manifest.difference(STRIPPED_METADATA).leaves()
+    old_names = {e.identity for e in result.entries if e.operation == APPLY and not e.subresource
+                 and e.manager not in (manager, KUBECTL_LAST_APPLIED)
+                 and _same_configuration(e.fields.difference(STRIPPED_METADATA).leaves(), mine)}
     out: list[RetainedField] = []
     for p in present.leaves().sorted_paths():
         if p[:1] == _STATUS or in_manifest.has(p) or STRIPPED_METADATA.has(p) or _is_key_field(p):
@@ -386,15 +393,19 @@ def _never_pruned(result: WriteResult, manifest: Mapping[str, Any], manager: str
         if not owners and owned_before.has(p) and not any(e.fields.has(p) for e in result.entries):
             out.append(RetainedField(p, ()))
             continue
-        if not owners or any(e.operation == APPLY for e in owners):
-            continue
-        if any(e.manager == manager for e in owners):
+        if not owners or any(e.operation == APPLY and e.identity not in old_names for e in owners):
             continue
         out.append(RetainedField(p, tuple(sorted({e.identity.describe() for e in owners}))))
     return out
 
 
 _LAST_APPLIED = path_from_fields("metadata", "annotations", LAST_APPLIED_ANNOTATION)
+
+
+def _same_configuration(theirs: FieldSet, mine: FieldSet) -> bool:
+    """Each sets more than half of the other's fields (docs/ownership-model.md, "The user's intent")."""
+    shared = len(theirs.intersection(mine))
+    return shared * 2 > len(theirs) and shared * 2 > len(mine)
 
 
 def _is_key_field(p: Path) -> bool:

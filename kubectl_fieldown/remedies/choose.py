@@ -41,7 +41,7 @@ from ..managedfields import (
 )
 from ..typed.tofieldset import to_field_set
 from .commands import FixCommand, Handover, MigrateToClientSide, MigrateToServerSide, PlanContext, StripLastApplied
-from .intent import annotation_is_its, is_own_identity
+from .intent import Intent, annotation_is_its, is_own_identity
 from .manifests import inferred_manifest, with_live_fields, without_paths
 from .plans import LAST_APPLIED_PATH, MigrationError
 from .requests import requests_for
@@ -223,12 +223,14 @@ def choose_fix(
             # the printed command plans without -f: it must keep every value on its own terms, and
             # then the applier applies the manifest the user gave — which is what will happen, so
             # that run is the verdict
-            own_next = without_paths(previous, drop) if previous is not None else None
+            # as the command checks itself: with the manifest it reads off the object
+            bare_previous = inferred_manifest(live, applier, root)
+            own_next = without_paths(bare_previous, drop) if bare_previous is not None else None
             if isinstance(cand, Handover) and cand.to == applier.manager and own_next is not None:
                 # as the handover command checks it: the applier's manifest sets them from now on
                 own_next = with_live_fields(own_next, live, cand.paths)
             own = verify_command(cand, live, rules, PlanContext(root, reset_fields, None), applier, now=now,
-                                 next_manifest=own_next, previous_manifest=previous, keep=drop)
+                                 next_manifest=own_next, previous_manifest=bare_previous, keep=drop)
             if own.ok:
                 own = verify_command(cand, live, rules, PlanContext(root, reset_fields, None), applier, now=now,
                                      next_manifest=nxt2, previous_manifest=prev, keep=drop)
@@ -238,7 +240,10 @@ def choose_fix(
                     # without -f the command moves only what the applier applied before, and the
                     # manifest sets more of the sources' fields: those fields are handed to the
                     # applier instead (its manifest sets them from now on)
-                    wanted = _owned_and_set(live, cand.sources, nxt2)
+                    # (and the fields of its own previous identities, so that what its manifest
+                    # dropped is its own to delete)
+                    wanted = sorted(set(_owned_and_set(live, cand.sources, nxt2))
+                                    | set(_own_leaves(live, cand.sources, applier, nxt2, root)))
                     if wanted:
                         queue.insert(0, Handover(tuple(wanted), applier.manager))
         retained = _retained(v, nxt2, applier, root)
@@ -259,6 +264,27 @@ def choose_fix(
     if best is None:
         return Fix(applier, None, drop, Verification(dict(live)))
     return best
+
+
+def _own_leaves(live: Mapping[str, Any], sources: Sequence[str], applier: Applier, nxt: Mapping[str, Any],
+                root: Any) -> list[Path]:
+    """The live leaves that sources which are the applier's own previous identities set (the
+    client-side manager: its annotation's fields)."""
+    own = [s for s in sources if _only_own(live, s, applier, nxt, root)]
+    if not own:
+        return []
+    intent = Intent.of(live, applier, nxt, root)
+    try:
+        live_set = to_field_set(live, root)
+    except ValueError:
+        return []
+    out: set[Path] = set()
+    for e in _entries(live):
+        if not e.subresource and any(fnmatch.fnmatchcase(e.manager, g) for g in own):
+            out.update(p for p in e.fields.intersection(intent.own).intersection(live_set).leaves().sorted_paths()
+                       if p[:1] != path_from_fields("metadata") or p[:2] in (
+                           path_from_fields("metadata", "labels"), path_from_fields("metadata", "annotations")))
+    return sorted(p for p in out if p != LAST_APPLIED_PATH and p != path_from_fields("metadata", "annotations"))
 
 
 def _only_own(live: Mapping[str, Any], source: str, applier: Applier, nxt: Mapping[str, Any] | None,

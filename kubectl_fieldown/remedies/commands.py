@@ -91,11 +91,16 @@ class MigrateToServerSide:
             def whole(e: ManagedFieldsEntry) -> bool:
                 return is_own_identity(e, applier, its, (), mine)
 
+            unknown = fields is None
             if fields is None:
                 fields = FieldSet()  # no manifest known: only the target's own identities move
-        return plan_to_server_side(obj, ctx.root, source_managers=self.sources, target=self.target,
-                                   keep_last_applied=self.keep_last_applied, manifest_fields=fields,
-                                   whole_source=whole)
+        m = plan_to_server_side(obj, ctx.root, source_managers=self.sources, target=self.target,
+                                keep_last_applied=self.keep_last_applied, manifest_fields=fields,
+                                whole_source=whole)
+        if whole is not None and unknown:
+            m.notes.append(f"no manifest of {self.target} is known: of sources other than its own previous "
+                           "identities nothing moves (give its manifest with -f, or --all-fields)")
+        return m
 
     def args(self) -> list[str]:
         words = ["--to", "server-side"]

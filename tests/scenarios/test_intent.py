@@ -98,6 +98,23 @@ def _csa_then_cainjector(s: Lab, n: str) -> dict[str, Any]:
     return doc
 
 
+def _csa_then_big_cainjector(s: Lab, n: str) -> dict[str, Any]:
+    """The manifest once carried a 200 KB CA bundle (the annotation is near its limit, so it must go);
+    an injector has rewritten the bundle since."""
+    doc = s.doc(n, {**BASE, "labels": {"tier": "web", "ca": "A" * 200_000}})
+    s.csa(doc)
+    s.merge_patch_as(n, {"spec": {"labels": {"ca": "B" * 200_000}}}, "cainjector")
+    return doc
+
+
+def _csa_then_partial_ci(s: Lab, n: str) -> dict[str, Any]:
+    """Client-side applies; a CI job once applied one field as ci; now CI applies the whole manifest."""
+    doc = s.doc(n, {**BASE, "labels": {"tier": "web", "zone": "a"}})
+    s.csa(doc)
+    s.apply_as(s.doc(n, {"color": "blue"}), "ci")
+    return doc
+
+
 def _operator_update_then_apply(s: Lab, n: str) -> dict[str, Any]:
     """An operator created the object with Update requests; it now applies under the same name."""
     doc = s.doc(n, {**BASE, "containers": [{"name": "app", "image": "app:1",
@@ -182,6 +199,12 @@ CASES = [
          _without("metadata", "labels", "team", removed=False)),
     Case("cainjector-field-dropped-under-argocd", "argocd", _csa_then_cainjector,
          _without("spec", "labels", "ca", removed=False)),
+    Case("big-cainjector-field-dropped-under-argocd", "argocd", _csa_then_big_cainjector,
+         _without("spec", "labels", "ca", removed=False)),
+    Case("client-side-into-ci-with-a-partial-entry", "ssa:ci", _csa_then_partial_ci,
+         _without("spec", "labels", "zone")),
+    Case("client-side-into-kubectl-ci-with-a-partial-entry", "kubectl:ci", _csa_then_partial_ci,
+         _without("spec", "labels", "zone")),
     Case("operator-starts-applying", "ssa:operator", _operator_update_then_apply, _without_env_b,
          gone=["containers"]),
     Case("ci-then-kubectl-drops-labels", "kubectl", _ci_then_kubectl, _without("spec", "labels")),

@@ -1,0 +1,93 @@
+"""The user's intent (kubectl_fieldown.remedies.intent) on engine-built histories: whose configuration
+the last-applied annotation is, which deletions the next apply may make, and what a migration moves."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubectl_fieldown.appliers import Applier
+from kubectl_fieldown.fieldpath import parse_path
+from kubectl_fieldown.remedies.commands import MigrateToServerSide, PlanContext
+from kubectl_fieldown.remedies.intent import Intent, annotation_is_its, same_configuration
+
+from .states import RULES, client_side_created, edited, labelled, manifest, scaled, server_side_applied
+
+ROOT = RULES.root
+
+
+def partial(**spec: Any) -> dict[str, Any]:
+    return {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w", "namespace": "shop"},
+            "spec": spec}
+
+
+def test_the_annotation_is_the_configuration_of_kubectl_and_of_the_tools_that_fold_it() -> None:
+    obj = client_side_created()
+    for kind in ("kubectl", "kubectl-client-side", "argocd", "flux"):
+        assert annotation_is_its(obj, Applier.of(kind), None, ROOT), kind
+    assert not annotation_is_its(obj, Applier.of("helm"), None, ROOT)
+
+
+def test_under_another_name_the_manifest_decides() -> None:
+    obj = client_side_created()
+    ci = Applier.of("ssa", "ci")
+    # the same configuration, one field dropped: it is ci's
+    assert annotation_is_its(obj, ci, manifest(labels=None), ROOT)
+    # a partial manifest next to it (a hotfix of one field): it is another configuration
+    assert not annotation_is_its(obj, Applier.of("kubectl", "hotfix"), partial(color="red"), ROOT)
+    # without a manifest, its own Apply entry is compared
+    obj2 = server_side_applied("ci", partial(color="blue"), live=obj)
+    assert not annotation_is_its(obj2, ci, None, ROOT)
+    assert annotation_is_its(obj, ci, None, ROOT)  # no record of its own: the annotation is the only one
+
+
+def test_same_configuration_needs_a_majority_both_ways() -> None:
+    a = Intent.of(client_side_created(), Applier.of("kubectl"), manifest(), ROOT).own
+    assert same_configuration(a, a)
+    one = Intent.of(server_side_applied("t", partial(replicas=3)), Applier.of("ssa", "t"), None, ROOT).own
+    assert not same_configuration(a, one) and not same_configuration(one, a)
+
+
+def test_a_scalers_field_in_the_annotation_keeps_the_scalers_value() -> None:
+    obj = scaled(client_side_created(), 9, "horizontal-pod-autoscaler")
+    intent = Intent.of(obj, Applier.of("kubectl-client-side"), manifest(replicas=None), ROOT)
+    replicas = parse_path(".spec.replicas")
+    assert intent.own_set(replicas) and intent.others_set(replicas)
+    assert not intent.deletion_asked(replicas)
+    assert intent.other_owners(replicas) == ("horizontal-pod-autoscaler (subresource scale)",)
+    # a field only the annotation set may go
+    assert intent.deletion_asked(parse_path(".spec.labels.a"))
+
+
+def test_a_label_someone_else_set_is_never_the_appliers_to_delete() -> None:
+    obj = labelled(client_side_created(), "team", "payments")
+    intent = Intent.of(obj, Applier.of("flux"), manifest(), ROOT)
+    assert not intent.deletion_asked(parse_path(".metadata.labels.team"))
+    assert not intent.deletion_asked(parse_path(".metadata.labels"))
+
+
+def test_a_partial_appliers_migration_moves_only_its_fields_and_keeps_the_pipelines_annotation() -> None:
+    obj = client_side_created()
+    m = MigrateToServerSide(("kubectl-client-side-apply",), "hotfix").plan(
+        obj, PlanContext(ROOT, None, partial(color="blue")))
+    (target,) = [e for e in m.after if e.manager == "hotfix"]
+    assert {str(p) for p in target.fields.leaves().sorted_paths()} == {str(parse_path(".spec.color"))}
+    # the client-side pipeline's record stays, so kubectl apply still prunes what its manifest drops
+    assert m.last_applied_after is not None
+
+
+def test_the_whole_client_side_configuration_moves_into_the_applier_that_owns_it() -> None:
+    obj = client_side_created()
+    m = MigrateToServerSide(("kubectl-client-side-apply",), "ci").plan(
+        obj, PlanContext(ROOT, None, manifest(labels=None)))
+    (target,) = [e for e in m.after if e.manager == "ci"]
+    assert target.fields.has(parse_path(".spec.labels.a"))  # ci's own: its next apply deletes it
+    assert m.last_applied_after is None
+
+
+def test_without_a_manifest_nothing_of_another_writer_moves() -> None:
+    """migrate --from-manager ancient-changes for an applier with no record: nothing is known of
+    what its manifest sets, so nothing of ancient-changes moves (the next apply would prune it)."""
+    obj = edited(server_side_applied("ci"), "ancient-changes", color="green", strategy={"type": "Recreate"})
+    m = MigrateToServerSide(("ancient-changes",), "newcomer").plan(obj, PlanContext(ROOT))
+    assert not [e for e in m.after if e.manager == "newcomer"]
+    assert any("no manifest of newcomer is known" in n for n in m.notes)
