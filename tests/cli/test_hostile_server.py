@@ -76,3 +76,31 @@ def test_request_timeout_ends_a_trickling_answer(tmp_path: Path) -> None:
     assert r.code == 1
     assert r.err_lines == [f"error: cannot reach the API server at {server.url}: no complete answer within 3s "
                            "(request timeout; 200 received, the body incomplete)"]
+
+
+COMMANDS = {
+    "show": ["show", "widgets/w"],
+    "conflicts": ["conflicts", "-f", "{manifest}", "--field-manager", "x"],
+    "migrate": ["migrate", "widgets/w", "--to", "server-side"],
+    "strip-last-applied": ["strip-last-applied", "widgets/w", "--field", ".spec.x"],
+    "handover": ["handover", "widgets/w", "--field", ".spec.x", "--to", "y"],
+    "reset": ["reset", "widgets/w"],
+    "audit": ["audit"],
+}
+
+
+@pytest.mark.parametrize("name", list(COMMANDS))
+def test_every_command_says_what_came_instead_of_json(name: str, tmp_path: Path) -> None:
+    """A proxy's login page for everything but discovery: each command ends with its exit code for
+    "could not do it" (2 where 1 is a result, README "Exit codes") and an error line quoting the page."""
+    manifest = tmp_path / "w.yaml"
+    manifest.write_text("apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w, namespace: ns}\n")
+    page = answer(200, "<html><title>Proxy login</title></html>", "text/html")
+    with hostile_server(lambda req: page) as server:
+        args = [w.replace("{manifest}", str(manifest)) for w in COMMANDS[name]]
+        r = run(*args, "--kubeconfig", str(server.kubeconfig(tmp_path)))
+    assert r.code == (2 if name in ("conflicts", "audit") else 1), (r.code, r.out, r.err)
+    assert "internal error" not in r.err and "Traceback" not in r.err, r.err
+    errors = [line for line in r.err_lines if line.startswith("error: ")]
+    assert errors, r.err
+    assert '"<html><title>Proxy login</title></html>"' in r.out + r.err, r.out + r.err
