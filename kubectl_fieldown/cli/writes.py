@@ -31,7 +31,16 @@ import typer
 
 from . import options
 from .completion import complete_resources
-from .errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_USAGE, UsageError, describe, print_error
+from .errors import (
+    EXIT_FAILURE,
+    EXIT_INTERRUPTED,
+    EXIT_TERMINATED,
+    EXIT_USAGE,
+    Terminated,
+    UsageError,
+    describe,
+    print_error,
+)
 from .select import Selected, Selection, select
 
 if TYPE_CHECKING:
@@ -328,6 +337,8 @@ def run_all(
     interrupted = False
     in_flight: str | None = None
     input_errors = 0
+    terminated = False
+    restore_sigterm = _sigterm_interrupts()
     try:
         for i, sel in enumerate(items, start=1):
             if sel.target is None:
@@ -351,10 +362,12 @@ def run_all(
                 progress.clear()
                 render_outcome(outcome, out, verbose=cfg.verbose)
                 out.flush()
-    except KeyboardInterrupt:
-        # Ctrl-C: what was done, the object under way and the backups are still reported
+    except KeyboardInterrupt as e:
+        # Ctrl-C or SIGTERM: what was done, the object under way and the backups are still reported
         interrupted = True
+        terminated = isinstance(e, Terminated)
     finally:
+        restore_sigterm()
         progress.clear()
     backup_dir = backups.directory if backups is not None and backups.used else None
     if text:
@@ -367,12 +380,12 @@ def run_all(
     out.flush()
     if interrupted:
         rest = len(items) - len(outcomes) - (1 if in_flight else 0)
-        print_error("interrupted" + (f" while writing {in_flight} (it may or may not have been written)"
-                                     if in_flight else "")
+        print_error(("terminated (SIGTERM)" if terminated else "interrupted")
+                    + (f" while writing {in_flight} (it may or may not have been written)" if in_flight else "")
                     + f"; {len(outcomes)} of {counted(len(items), 'object')} done, {rest} not started; "
                     "running the command again is safe"
                     + (f"; backups: {backup_dir}" if backup_dir is not None else ""))
-        return EXIT_INTERRUPTED
+        return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
     if fatal is not None:
         done = len(outcomes)
         print_error(f"{fatal} (stopped after {done} of {counted(len(items), 'object')}; a write that was under way "
@@ -387,6 +400,27 @@ def run_all(
         # a manifest that cannot be read is an input error, whatever else happened
         return EXIT_USAGE if input_errors else EXIT_FAILURE
     return 0
+
+
+def _sigterm_interrupts() -> Callable[[], None]:
+    """Until the returned function is called, SIGTERM (CI cancelling a job, ``timeout``, ``kill``)
+    stops the run as Ctrl-C does — the summary, the object under way, the backup directory — and
+    exits 143. Left alone where SIGTERM is ignored (the parent asked for that) or off the main thread."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread() \
+            or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return lambda: None
+
+    def stop(signum: int, frame: object) -> None:
+        raise Terminated()
+
+    def restore() -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+    signal.signal(signal.SIGTERM, stop)
+    return restore
 
 
 def run_plans(

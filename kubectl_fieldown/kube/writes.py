@@ -16,7 +16,9 @@ object was read can be overwritten. When the object changed meanwhile — 409, o
 server answers when a ``test`` op fails — the object is read again and the plan made again (plans
 are idempotent, so a half-written plan re-plans to the rest of it), at most ``max_retries`` times
 with a jittered backoff; then the object is reported as failed. A 422 whose object did not change
-is a real rejection and fails at once.
+is a real rejection and fails at once. A write answered 5xx or not at all may have been made: the
+object is read again (:mod:`._uncertain`) and re-planned if it changed; if it cannot be read, it
+fails as ``maybe_written``, and running the command again reads it and converges.
 
 Dry runs: ``client`` plans and returns the patches, sends nothing and saves nothing; ``server``
 sends every patch with ``dryRun=All`` against the live object. The first patch of a two-patch
@@ -32,7 +34,6 @@ tool's writes from later writers'.
 from __future__ import annotations
 
 import enum
-import os
 import random
 import time
 from collections.abc import Callable, Mapping
@@ -41,6 +42,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..objects import ObjectRef, is_secret
+from . import _faults
+from ._uncertain import MaybeWritten, Uncertain, read_back
 from .backups import (
     BACKUP_DIR_ENV,
     BACKUP_FORMAT,
@@ -51,7 +54,7 @@ from .backups import (
     default_backup_root,
     load_backup,
 )
-from .errors import Conflict, Invalid, KubeError, is_fatal
+from .errors import ApiError, Conflict, Invalid, KubeError, Unreachable, is_fatal
 
 if TYPE_CHECKING:
     from ..managedfields import ManagedFieldsEntry
@@ -134,6 +137,9 @@ class WriteOutcome:
     """What to change in the manifest along with ``alternative``."""
     edits: list[str] = field(default_factory=list)
     """What to change in the manifest for the write's check to hold (a scaler's field to leave out)."""
+    maybe_written: bool = False
+    """A failed write that the server may have made all the same: answered 5xx or not at all, and
+    the object could not be read back to tell (running the command again does)."""
 
     @property
     def is_secret(self) -> bool:
@@ -206,10 +212,11 @@ def execute(
     latest: dict[str, Any] | None = dict(target.initial) if target.initial is not None else None
     notes: list[str] = []
     edits: list[str] = []
+    answered: list[str] = []  # writes answered 5xx (or not at all) that the server had made
 
     def outcome(result: Result, **kw: Any) -> WriteOutcome:
         return WriteOutcome.for_target(target, result, retries=retries, patches_sent=sent, backup=backup,
-                                       notes=notes, dry_run=options.dry_run, edits=edits, **kw)
+                                       notes=[*notes, *answered], dry_run=options.dry_run, edits=edits, **kw)
 
     while True:
         try:
@@ -253,13 +260,27 @@ def execute(
             rv = m.resource_version
             out: dict[str, Any] | None = None
             unrecorded: str | None = None
-            for i, req in enumerate(wp.requests):
-                out = _send(client, target, req.with_resource_version(rv), rv)
+            try:
+                for i, req in enumerate(wp.requests):
+                    out = _send(client, target, req.with_resource_version(rv), rv)
+                    sent += 1
+                    if backups is not None and backup is not None:
+                        # what this request did, for undo to tell the tool's writes from later writers'
+                        unrecorded = backups.record(backup, rv, out, complete=i == len(wp.requests) - 1) \
+                            or unrecorded
+                    rv = _rv(out)
+            except MaybeWritten as e:
                 sent += 1
-                if backups is not None and backup is not None:
-                    # what this request did, for undo to tell the tool's writes from later writers'
-                    unrecorded = backups.record(backup, rv, out, complete=i == len(wp.requests) - 1) or unrecorded
-                rv = _rv(out)
+                # read it again: changed (the write was made, or another writer's) → re-plan, which
+                # finds the work done or finishes it; unchanged → this write was not made
+                latest = read_back(client, target, e, rv)
+                answered.append(f"a write {e.answered} ({e.error}); read back, the object had changed (the write "
+                                "was made, or another writer's): planned again from it")
+                if len(answered) > options.max_retries:
+                    return outcome(Result.failed, maybe_written=True,
+                                   error=f"{e.error}; gave up after {len(answered)} writes answered so "
+                                         "(run the command again)")
+                continue
             assert out is not None
             if backups is not None and backup is not None:
                 unrecorded = backups.completed(backup) or unrecorded
@@ -281,6 +302,8 @@ def execute(
                 # the first retry has a fresh read in hand (most often the first read was a stale LIST
                 # copy); waiting only pays when the object keeps changing
                 options.sleep(options.backoff(retries))
+        except Uncertain as e:
+            return outcome(Result.failed, error=str(e), maybe_written=e.maybe)
         except (MigrationError, ManagedFieldsError, BackupError) as e:
             return outcome(Result.failed, error=_unprefixed(str(e), target))
         except KubeError as e:
@@ -319,39 +342,13 @@ def _shown(req: WriteRequest, placeholder: str) -> list[dict[str, Any]] | dict[s
     return req.body
 
 
-#: test-only fault injection for the kill tests (tests/cli/test_write_kills.py): ``N:kill`` sends
-#: SIGKILL to this process right after its N-th write, ``N:int`` SIGINT (Ctrl-C), ``N:down`` makes
-#: every later write fail as if the server had gone away — interruptions at exact points, not timings
-FAULT_ENV = "FIELDOWN_TEST_FAULT"
-_fault = {"writes": 0, "down": False}
-
-
-def _after_write() -> None:
-    spec = os.environ.get(FAULT_ENV)
-    if not spec:
-        return
-    _fault["writes"] += 1
-    count, _, action = spec.partition(":")
-    if _fault["writes"] != int(count):
-        return
-    import signal
-
-    if action == "kill":
-        os.kill(os.getpid(), signal.SIGKILL)
-    elif action == "int":
-        os.kill(os.getpid(), signal.SIGINT)
-    elif action == "down":
-        _fault["down"] = True
-
-
 def _send(client: ClusterClient, target: ObjectTarget, req: WriteRequest, tested: str, *,
           dry_run: bool = False) -> dict[str, Any]:
     from ..remedies.requests import ApplyRequest
 
-    if _fault["down"]:
-        from .errors import Unreachable
-
-        raise Unreachable(str(getattr(client, "server", "the server")), "connection refused (FIELDOWN_TEST_FAULT)")
+    server = str(getattr(client, "server", "the server"))
+    if _faults.writes_down():
+        raise Unreachable(server, "connection refused (FIELDOWN_TEST_FAULT)")
     try:
         if isinstance(req, ApplyRequest):
             out = client.patch(target.res, target.name, target.namespace, req.body, "apply",
@@ -360,7 +357,7 @@ def _send(client: ClusterClient, target: ObjectTarget, req: WriteRequest, tested
             out = client.patch(target.res, target.name, target.namespace, list(req.ops), "json",
                                field_manager=req.field_manager, dry_run=dry_run)
         if not dry_run:
-            _after_write()
+            _faults.after_write(server)
         return out
     except Conflict:
         raise _Changed() from None
@@ -371,6 +368,13 @@ def _send(client: ClusterClient, target: ObjectTarget, req: WriteRequest, tested
         if _rv(latest) != tested:
             raise _Changed(latest) from None
         raise e
+    except (ApiError, Unreachable) as e:
+        # a 5xx (a proxy's 504, an API server timing out on etcd) or an answer that never came: the
+        # server may have committed the write all the same
+        uncertain = e.code >= 500 if isinstance(e, ApiError) else e.delivered
+        if uncertain and not dry_run:
+            raise MaybeWritten(e) from None
+        raise
 
 
 def _check_written(out: Mapping[str, Any], wp: WritePlan) -> str | None:

@@ -104,6 +104,7 @@ def outcome_to_dict(o: WriteOutcome) -> dict[str, Any]:
         "ownership": [m.to_json() for m in o.moves],
         "problems": list(o.problems),
         "edits": list(o.edits),
+        "maybeWritten": o.maybe_written,
         "alternative": {"command": list(o.alternative), "edits": list(o.alternative_edits)}
         if o.alternative or o.alternative_edits else None,
     }
@@ -114,10 +115,11 @@ def outcome_to_dict(o: WriteOutcome) -> dict[str, Any]:
 
 
 def summary_counts(outcomes: Sequence[WriteOutcome]) -> dict[str, int]:
-    counts = {"changed": 0, "unchanged": 0, "failed": 0, "retries": 0}
+    counts = {"changed": 0, "unchanged": 0, "failed": 0, "retries": 0, "maybeWritten": 0}
     for o in outcomes:
         counts[o.result.value] += 1
         counts["retries"] += o.retries
+        counts["maybeWritten"] += o.maybe_written
     return counts
 
 
@@ -225,6 +227,9 @@ def render_summary(outcomes: Sequence[WriteOutcome], backup_dir: Path | None, dr
     line = f"{c['changed']} {changed}, {c['unchanged']} unchanged, {c['failed']} failed"
     if c["retries"]:
         line += f" ({c['retries']} retr{'y' if c['retries'] == 1 else 'ies'} after concurrent changes)"
+    if c["maybeWritten"]:
+        line += (f"; {c['maybeWritten']} of the failed may have been written (the server answered 5xx or not at "
+                 "all): run the command again, it reads them and finishes or finds the work done")
     out.write(line + "\n")
     if dry_run != "none":
         out.write("dry run: nothing was written\n")

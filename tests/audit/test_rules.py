@@ -101,8 +101,9 @@ def test_catalogue_ids_and_severities() -> None:
         "last-applied-drift": "warning",
         "ancient-changes": "info",
         "untracked": "info",
-        "type-forbidden": "warning",
-        "type-error": "warning",
+        # an audit that could not list a type fails under the default --fail-on (issue 18, item 15)
+        "type-forbidden": "error",
+        "type-error": "error",
     }
     assert all(r.rationale and r.title for r in RULES.values())
     assert Severity.info.rank < Severity.warning.rank < Severity.error.rank
@@ -309,7 +310,7 @@ def test_ignore() -> None:
 
 def test_type_findings_and_sort_order() -> None:
     t = type_finding("type-forbidden", "example.com/v1", "Gadget", "gadgets.example.com", "ns", "forbidden")
-    assert (t.name, t.severity, t.details) == (None, Severity.warning, {"resource": "gadgets.example.com"})
+    assert (t.name, t.severity, t.details) == (None, Severity.error, {"resource": "gadgets.example.com"})
     a = one(widget(entry("kubectl-edit"), name="b"), "imperative-writer")
     b = one(widget(name="a"), "untracked")
     c = one(widget(CSA, name="a", la=manifest(SPEC)), "client-side-apply")

@@ -418,7 +418,7 @@ def test_undo_restores_ownership_exactly(sc: Scenario, command: tuple[str, ...])
     u = run("undo", str(run_dir), "-o", "json")
     assert u.code == 0, u.err
     doc = u.json()
-    assert doc["summary"] == {"changed": 2, "unchanged": 0, "failed": 0, "retries": 0}
+    assert doc["summary"] == {"changed": 2, "unchanged": 0, "failed": 0, "retries": 0, "maybeWritten": 0}
     for n in "wv":
         assert ownership(sc.live(n)) == ownership(before[n])
     # undoing twice changes nothing; the undo itself has a backup

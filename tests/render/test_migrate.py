@@ -53,7 +53,7 @@ def test_text_lines_and_summary(tmp_path: Path) -> None:
     assert outcome_to_dict(ok) == {"apiVersion": "example.com/v1", "kind": "Widget", "namespace": "ns", "name": "a",
                                    "result": "changed", "retries": 2, "patchesSent": 2, "notes": [], "backup": None,
                                    "error": None, "changes": [], "ownership": [], "problems": [], "edits": [],
-                                   "alternative": None}
+                                   "maybeWritten": False, "alternative": None}
 
 
 def test_every_text_line_is_safe_for_a_terminal() -> None:
