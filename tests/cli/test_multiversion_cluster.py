@@ -186,3 +186,42 @@ def test_handover_plans_and_writes_at_the_version_the_applier_applies_at(
     assert after["spec"] == {"replicas": 2, "color": "red", "tags": ["a", "b"]}
     owners = {(e["manager"], e["operation"], e["apiVersion"]) for e in after["metadata"]["managedFields"]}
     assert owners == {("hpa", "Apply", V1), ("kubectl", "Apply", V1)}
+
+
+def test_kubectl_server_side_after_client_side_applies_at_two_versions(
+        cluster: lab.Cluster, namespace: str, env: dict[str, str], tmp_path: Path) -> None:
+    """``kubectl apply`` (client-side) at v1, then at v2: two kubectl-client-side-apply Update
+    entries. ``kubectl apply --server-side`` at v2 of a manifest without replicas migrates (its
+    csaupgrade merges only the v2 entry and deletes the v1 one) and applies again: replicas, which
+    only the v1 entry owned, stays with no owner. ``conflicts --applier kubectl`` predicts the
+    object and says replicas is never pruned."""
+    wire = Wire(str(cluster.kubeconfig))
+    name = "csa-two-versions"
+    f = tmp_path / "m.yaml"
+    f.write_text(json.dumps(body(V1, namespace, name, {"color": "red", "replicas": 2, "labels": {"a": "1"}})))
+    cluster.kubectl("apply", "-f", str(f))
+    f.write_text(json.dumps(body(V2, namespace, name, {"color": "red", "replicas": 2,
+                                                        "labels": {"a": "1", "b": "2"}})))
+    cluster.kubectl("apply", "-f", str(f))
+    live = wire.get(path(V2, namespace, name))
+    assert live is not None
+    csa = sorted(e["apiVersion"] for e in live["metadata"]["managedFields"]
+                 if e["manager"] == "kubectl-client-side-apply")
+    assert csa == [V1, V2]
+    f.write_text(json.dumps(body(V2, namespace, name, {"color": "red", "labels": {"a": "1", "b": "2"}})))
+
+    r = cli(env, "conflicts", "-f", str(f), "--applier", "kubectl", "-o", "json")
+    assert r.code in (0, 1), r.err
+    report = r.json()["items"][0] if "items" in r.json() else r.json()
+    never = {n["path"]: n["owners"] for n in report["neverPruned"]}
+    assert never.get(".spec.replicas") == [], report["neverPruned"]
+    predicted = report["result"]["object"]
+
+    cluster.kubectl("apply", "--server-side", "-f", str(f))
+    final = wire.get(path(V2, namespace, name))
+    assert final is not None
+    assert final["spec"]["replicas"] == 2
+    assert owners_of(final, "f:replicas") == []
+    assert predicted["spec"] == final["spec"]
+    assert sorted((e["manager"], e["operation"], e["apiVersion"]) for e in final["metadata"]["managedFields"]) == \
+        sorted((e["manager"], e["operation"], e["apiVersion"]) for e in predicted["metadata"]["managedFields"])
