@@ -225,3 +225,36 @@ def test_kubectl_server_side_after_client_side_applies_at_two_versions(
     assert predicted["spec"] == final["spec"]
     assert sorted((e["manager"], e["operation"], e["apiVersion"]) for e in final["metadata"]["managedFields"]) == \
         sorted((e["manager"], e["operation"], e["apiVersion"]) for e in predicted["metadata"]["managedFields"])
+
+
+def test_migrate_for_kubectl_of_a_client_side_object_of_the_other_version(
+        cluster: lab.Cluster, namespace: str, env: dict[str, str], tmp_path: Path) -> None:
+    """Client-side ``kubectl apply`` at v1 (tags atomic there); ``migrate multis/NAME --for kubectl``
+    reads the object at v2 (tags a set). Planned at v2, the client-side entry's ``.spec.tags`` was
+    misread and went to nobody; planned at v1 (the client-side entry's and the annotation's version)
+    it moves to kubectl, and ``kubectl apply --server-side`` of the manifest then changes nothing and
+    conflicts with nobody."""
+    wire = Wire(str(cluster.kubeconfig))
+    name = "csa-v1-migrated"
+    manifest = body(V1, namespace, name, {"replicas": 2, "color": "red", "tags": ["a", "b"]})
+    f = tmp_path / "m.yaml"
+    f.write_text(json.dumps(manifest))
+    cluster.kubectl("apply", "-f", str(f))
+
+    r = cli(env, "migrate", f"multis.example.com/{name}", "-n", namespace, "--for", "kubectl", "-o", "json")
+    assert r.code == 0, r.out + r.err
+    (item,) = r.json()["items"]
+    assert item["apiVersion"] == V1, item
+    moved = {m["path"]: m["after"] for m in item["ownership"]}
+    assert moved[".spec.tags"] == ["kubectl (Apply)"], item["ownership"]
+    obj = wire.get(path(V1, namespace, name))
+    assert obj is not None
+    entries = {(e["manager"], e["operation"]): e for e in obj["metadata"]["managedFields"]}
+    assert entries[("kubectl", "Apply")]["apiVersion"] == V1
+    assert entries[("kubectl", "Apply")]["fieldsV1"]["f:spec"] == {"f:color": {}, "f:replicas": {}, "f:tags": {}}
+
+    rv = obj["metadata"]["resourceVersion"]
+    cluster.kubectl("apply", "--server-side", "-f", str(f))
+    after = wire.get(path(V1, namespace, name))
+    assert after is not None
+    assert after["spec"] == manifest["spec"] and after["metadata"]["resourceVersion"] == rv
