@@ -135,7 +135,8 @@ def test_migrate_for_helm_moves_both_versions_so_the_upgrade_prunes(
     (item,) = r.json()["items"]
     # the advice tells how this differs from Helm 4's own migration, which leaves b behind
     assert any(n.startswith('this migration deletes .spec.containers[name="b"]') and
-               n.endswith("Helm 4 (--server-side)'s own migration would keep it") for n in item["notes"]), item["notes"]
+               "at the first sync; Helm 4 (--server-side)" in n and n.endswith("'s own migration would keep it")
+               for n in item["notes"]), item["notes"]
     migrated = wire.get(path(V2, namespace, name))
     assert migrated is not None
     assert owners_of(migrated, B_KEY) == [("helm", "Apply", migrated["metadata"]["managedFields"][0]["apiVersion"])] \
