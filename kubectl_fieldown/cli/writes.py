@@ -537,10 +537,19 @@ def write_planner(
 
 def applier_version(obj: Mapping[str, Any], applier: Applier | None, manifest: Mapping[str, Any] | None) -> str:
     """The apiVersion ``applier`` will apply ``obj`` at: its manifest's (``-f``), else the version of
-    its own entries (its Apply entry; else its newest Update entry: the client-side manager, Helm 3),
-    else the version the object was read at. Server-side apply entries move to the version of the
-    applier's next apply, so a fix that writes them at another version only holds until then."""
-    from ..managedfields import APPLY, KUBECTL_CLIENT_SIDE_APPLY, UPDATE, ManagedFieldsError, decode_entries
+    its own entries (its Apply entry; else the newest Update entry of its name or of the client-side
+    manager: Helm 3, kubectl before it went server-side), else that of the last-applied annotation,
+    else the version the object was read at."""
+    import json
+
+    from ..managedfields import (
+        APPLY,
+        KUBECTL_CLIENT_SIDE_APPLY,
+        LAST_APPLIED_ANNOTATION,
+        UPDATE,
+        ManagedFieldsError,
+        decode_entries,
+    )
 
     read = str(obj.get("apiVersion") or "")
     if manifest is not None and isinstance(manifest.get("apiVersion"), str):
@@ -554,10 +563,19 @@ def applier_version(obj: Mapping[str, Any], applier: Applier | None, manifest: M
     applies = [e for e in entries if e.manager == applier.manager and e.operation == APPLY]
     if applies:
         return applies[0].api_version
-    updater = KUBECTL_CLIENT_SIDE_APPLY if not applier.server_side else applier.manager
-    updates = sorted((e for e in entries if e.manager == updater and e.operation == UPDATE),
+    updaters = {applier.manager, KUBECTL_CLIENT_SIDE_APPLY}
+    updates = sorted((e for e in entries if e.manager in updaters and e.operation == UPDATE),
                      key=lambda e: e.time or "")
-    return updates[-1].api_version if updates else read
+    if updates:
+        return updates[-1].api_version
+    la = ((obj.get("metadata") or {}).get("annotations") or {}).get(LAST_APPLIED_ANNOTATION)
+    try:
+        doc = json.loads(la) if isinstance(la, str) else None
+    except ValueError:
+        doc = None
+    if isinstance(doc, dict) and isinstance(doc.get("apiVersion"), str):
+        return str(doc["apiVersion"])
+    return read
 
 
 def own_applier(obj: dict[str, Any], spec: FixCommand) -> Applier | None:

@@ -135,7 +135,8 @@ def test_migrate_for_helm_moves_both_versions_so_the_upgrade_prunes(
     (item,) = r.json()["items"]
     # the advice tells how this differs from Helm 4's own migration, which leaves b behind
     assert any(n.startswith('this migration deletes .spec.containers[name="b"]') and
-               n.endswith("Helm 4 (--server-side)'s own migration would keep it") for n in item["notes"]), item["notes"]
+               "at the first sync; Helm 4 (--server-side)" in n and n.endswith("'s own migration would keep it")
+               for n in item["notes"]), item["notes"]
     migrated = wire.get(path(V2, namespace, name))
     assert migrated is not None
     assert owners_of(migrated, B_KEY) == [("helm", "Apply", migrated["metadata"]["managedFields"][0]["apiVersion"])] \
@@ -186,3 +187,75 @@ def test_handover_plans_and_writes_at_the_version_the_applier_applies_at(
     assert after["spec"] == {"replicas": 2, "color": "red", "tags": ["a", "b"]}
     owners = {(e["manager"], e["operation"], e["apiVersion"]) for e in after["metadata"]["managedFields"]}
     assert owners == {("hpa", "Apply", V1), ("kubectl", "Apply", V1)}
+
+
+def test_kubectl_server_side_after_client_side_applies_at_two_versions(
+        cluster: lab.Cluster, namespace: str, env: dict[str, str], tmp_path: Path) -> None:
+    """``kubectl apply`` (client-side) at v1, then at v2: two kubectl-client-side-apply Update
+    entries. ``kubectl apply --server-side`` at v2 of a manifest without replicas migrates (its
+    csaupgrade merges only the v2 entry and deletes the v1 one) and applies again: replicas, which
+    only the v1 entry owned, stays with no owner. ``conflicts --applier kubectl`` predicts the
+    object and says replicas is never pruned."""
+    wire = Wire(str(cluster.kubeconfig))
+    name = "csa-two-versions"
+    f = tmp_path / "m.yaml"
+    f.write_text(json.dumps(body(V1, namespace, name, {"color": "red", "replicas": 2, "labels": {"a": "1"}})))
+    cluster.kubectl("apply", "-f", str(f))
+    f.write_text(json.dumps(body(V2, namespace, name, {"color": "red", "replicas": 2,
+                                                        "labels": {"a": "1", "b": "2"}})))
+    cluster.kubectl("apply", "-f", str(f))
+    live = wire.get(path(V2, namespace, name))
+    assert live is not None
+    csa = sorted(e["apiVersion"] for e in live["metadata"]["managedFields"]
+                 if e["manager"] == "kubectl-client-side-apply")
+    assert csa == [V1, V2]
+    f.write_text(json.dumps(body(V2, namespace, name, {"color": "red", "labels": {"a": "1", "b": "2"}})))
+
+    r = cli(env, "conflicts", "-f", str(f), "--applier", "kubectl", "-o", "json")
+    assert r.code in (0, 1), r.err
+    report = r.json()["items"][0] if "items" in r.json() else r.json()
+    never = {n["path"]: n["owners"] for n in report["neverPruned"]}
+    assert never.get(".spec.replicas") == [], report["neverPruned"]
+    predicted = report["result"]["object"]
+
+    cluster.kubectl("apply", "--server-side", "-f", str(f))
+    final = wire.get(path(V2, namespace, name))
+    assert final is not None
+    assert final["spec"]["replicas"] == 2
+    assert owners_of(final, "f:replicas") == []
+    assert predicted["spec"] == final["spec"]
+    assert sorted((e["manager"], e["operation"], e["apiVersion"]) for e in final["metadata"]["managedFields"]) == \
+        sorted((e["manager"], e["operation"], e["apiVersion"]) for e in predicted["metadata"]["managedFields"])
+
+
+def test_migrate_for_kubectl_of_a_client_side_object_of_the_other_version(
+        cluster: lab.Cluster, namespace: str, env: dict[str, str], tmp_path: Path) -> None:
+    """Client-side ``kubectl apply`` at v1 (tags atomic there); ``migrate multis/NAME --for kubectl``
+    reads the object at v2 (tags a set). Planned at v2, the client-side entry's ``.spec.tags`` was
+    misread and went to nobody; planned at v1 (the client-side entry's and the annotation's version)
+    it moves to kubectl, and ``kubectl apply --server-side`` of the manifest then changes nothing and
+    conflicts with nobody."""
+    wire = Wire(str(cluster.kubeconfig))
+    name = "csa-v1-migrated"
+    manifest = body(V1, namespace, name, {"replicas": 2, "color": "red", "tags": ["a", "b"]})
+    f = tmp_path / "m.yaml"
+    f.write_text(json.dumps(manifest))
+    cluster.kubectl("apply", "-f", str(f))
+
+    r = cli(env, "migrate", f"multis.example.com/{name}", "-n", namespace, "--for", "kubectl", "-o", "json")
+    assert r.code == 0, r.out + r.err
+    (item,) = r.json()["items"]
+    assert item["apiVersion"] == V1, item
+    moved = {m["path"]: m["after"] for m in item["ownership"]}
+    assert moved[".spec.tags"] == ["kubectl (Apply)"], item["ownership"]
+    obj = wire.get(path(V1, namespace, name))
+    assert obj is not None
+    entries = {(e["manager"], e["operation"]): e for e in obj["metadata"]["managedFields"]}
+    assert entries[("kubectl", "Apply")]["apiVersion"] == V1
+    assert entries[("kubectl", "Apply")]["fieldsV1"]["f:spec"] == {"f:color": {}, "f:replicas": {}, "f:tags": {}}
+
+    rv = obj["metadata"]["resourceVersion"]
+    cluster.kubectl("apply", "--server-side", "-f", str(f))
+    after = wire.get(path(V1, namespace, name))
+    assert after is not None
+    assert after["spec"] == manifest["spec"] and after["metadata"]["resourceVersion"] == rv

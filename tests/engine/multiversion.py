@@ -111,6 +111,13 @@ CASE_DEFS: dict[str, tuple[str, list[dict[str, Any]], dict[str, Any]]] = {
         [_apply("alice", V2, {"tags": ["a", "b"], "color": "red"})],
         _apply("alice", V1, {"color": "red"}),
     ),
+    "mv-prune-added-back-by-owner-at-other-version": (
+        "alice applied tags [a, b] as a set at v2, bob the same list (atomic) at v1; alice drops tags: "
+        "her items are pruned at v2, then added back because bob owns the whole list at v1",
+        [_apply("alice", V2, {"tags": ["a", "b"], "color": "red"}),
+         _apply("bob", V1, {"tags": ["a", "b"]})],
+        _apply("alice", V2, {"color": "red"}),
+    ),
     "mv-entry-of-unknown-version": (
         "a managedFields entry recorded at a version the CRD does not have (written by a JSON patch): "
         "the next apply fails to convert the object to it",
