@@ -234,6 +234,8 @@ class _History:
     reached: bool
     """The live object is where the last step left it: nothing else wrote it since."""
     notes: list[str] = field(default_factory=list)
+    unlinked: list[Saved] = field(default_factory=list)
+    """Named backups the history could not reach (something else wrote the object before them)."""
 
 
 def _label(i: ManagerIdentity) -> str:
@@ -303,7 +305,7 @@ def _history(live_rv: str, live_entries: Sequence[ManagedFieldsEntry], live_la: 
             notes.append(f"the write of {last.label} was interrupted before its record was complete; the object's "
                          "ownership lies between the recorded state and the plan's target, taken as its write")
             return _History(steps, planned, True, notes)
-        return _History(steps, end, False, notes)
+        return _History(steps, end, False, notes, [s for s in pool if s.named])
 
 
 def _end_of_saved(s: Saved) -> _Ownership:
@@ -420,6 +422,8 @@ def plan_undo(live: Mapping[str, Any], named: Sequence[Saved], found: Sequence[S
         if not said:
             said = ["no managedFields entry and not the last-applied annotation changed (a write in the same second "
                     "as the tool's, or one that records no ownership)"]
+        if h.unlinked:
+            said.append("then this tool's " + ", ".join(f"{s.content.command or '?'} ({s.label})" for s in h.unlinked))
         if not force:
             raise MigrationError(f"written after the backup{where}: " + "; ".join(said)
                                  + "; restoring the saved ownership would take what was written since; use --force "
