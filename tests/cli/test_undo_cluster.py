@@ -165,6 +165,8 @@ def test_every_write_command_refuses_undo_over_a_later_write(w: Widgets, command
     assert rv(w.live("w")) == rv(later)
     f = run("undo", str(run_dir), "--force")
     assert f.code == 0, f.out + f.err
+    # what is not put back is said without -v
+    assert "\n  ! not restored: what was written after the backup (resourceVersion " in f.out, f.out
     after = w.live("w")
     # the later writer's entry and annotation are as it left them, and nobody else got its fields
     was = [e["fieldsV1"] for e in later["metadata"].get("managedFields") or []
