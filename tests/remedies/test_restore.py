@@ -144,8 +144,15 @@ def test_a_later_write_is_found_from_the_recorded_resource_version_and_named() -
     later = _with_rv(simulate_apply(after, manifest(color="red", replicas=None), new_owner, RULES,
                                     now="2026-11-24T11:00:00Z").object, "3")
     with pytest.raises(MigrationError, match=rf"^written after the backup \(resourceVersion 2 -> 3\): "
-                                             rf"{new_owner} \(Apply\) wrote at 2026-11-24T11:00:00Z; .*--force"):
+                                             rf"{new_owner} \(Apply\) wrote at 2026-11-24T11:00:00Z; "
+                                             rf".*{new_owner} \(Apply\) changed .spec.color; .*--force"):
         plan_restore(later, content)
+    # in the same second as the tool's write, the value it changed still names it
+    same_second = _with_rv(simulate_apply(after, manifest(color="red", replicas=None), new_owner, RULES,
+                                          now=NOW).object, "3")
+    with pytest.raises(MigrationError, match=rf"\(resourceVersion 2 -> 3\): .*{new_owner} \(Apply\) changed "
+                                             r"\.spec\.color; restoring"):
+        plan_restore(same_second, content)
     # --force: the later writer keeps all it holds, nobody older gets any of it back
     m = plan_restore(later, content, force=True)
     assert any(n.startswith("not restored: what was written after the backup (resourceVersion 2 -> 3) stays")
