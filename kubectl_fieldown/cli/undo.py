@@ -37,6 +37,7 @@ from .writes import (
     open_client,
     parse_retries,
     run_all,
+    write_one,
     write_options,
 )
 
@@ -120,7 +121,7 @@ def undo(
     kubeconfig: options.Kubeconfig = None,
     context: options.Context = None,
 ) -> int:
-    from ..kube.writes import backup_files, default_backup_root, execute
+    from ..kube.writes import backup_files, default_backup_root
     from .errors import UsageError
 
     root = Path(backup_dir).expanduser() if backup_dir else default_backup_root()
@@ -147,7 +148,7 @@ def undo(
         wopts = write_options(cfg)
 
         def act(t: ObjectTarget) -> WriteOutcome:
-            return execute(client, t, plans[id(t)], wopts, store)
+            return write_one(client, t, plans[id(t)], wopts, store)
 
         code = run_all(client, items, act, cfg, store)
     finally:

@@ -36,7 +36,7 @@ import os
 import random
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -222,6 +222,11 @@ def execute(
                                                     "nothing more was written")
             wp = plan(obj)
             m = wp.migration
+            if m.ref.api_version and m.ref.api_version != target.res.api_version:
+                # planned at the version its applier applies at (another version of the same CRD,
+                # conversion None): read and write there, guarded by the same resourceVersion
+                target = replace(target, res=client.discovery.resolve_kind(m.ref.api_version,
+                                                                         target.res.kind))
             notes = list(m.notes)
             edits = list(wp.edits)
             if not m.changed:

@@ -220,8 +220,9 @@ def test_transient_errors_are_retried_and_lasting_ones_reported(env: dict[str, s
             status = 500 if which == "gadgets" else 503
             body = json.dumps({"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": status,
                                "reason": "InternalError", "message": "etcd is having a bad day"}).encode()
-            return HTTPResponse(body=body, status=status, headers={"Content-Type": "application/json"},
-                                preload_content=True)
+            # streamed, as the transport reads every answer
+            return HTTPResponse(body=io.BytesIO(body), status=status, headers={"Content-Type": "application/json"},
+                                preload_content=False)
         return real(self, method, url, *args, **kw)
 
     monkeypatch.setattr(urllib3.PoolManager, "urlopen", flaky)
