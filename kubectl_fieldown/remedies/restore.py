@@ -32,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..fieldpath import FieldSet, encode_fields_v1
+from ..fieldpath import FieldSet, encode_fields_v1, path_from_fields, path_string
 from ..fieldpath.lookup import MISSING, value_at
 from ..managedfields import LAST_APPLIED_ANNOTATION, ManagedFieldsEntry, ManagerIdentity, decode_entries
 from ..objects import ObjectRef
@@ -73,6 +73,8 @@ class Written:
     last_applied: str | None
     complete: bool
     """Every request of the plan was sent (False: interrupted, or nothing sent)."""
+    object: dict[str, Any] | None = None
+    """The object the server returned after the last request, without managedFields (its values)."""
 
     @property
     def resource_version(self) -> str | None:
@@ -130,8 +132,11 @@ def written_record(writes: Sequence[tuple[str, str]], returned: Mapping[str, Any
                    complete: bool) -> dict[str, Any]:
     """The ``written`` part of a backup: the requests' resourceVersions and what the last one returned."""
     md = (returned or {}).get("metadata") or {}
+    values = None
+    if returned is not None:
+        values = {**returned, "metadata": {k: v for k, v in md.items() if k != "managedFields"}}
     return {"writes": [list(w) for w in writes], "managedFields": md.get("managedFields") or [],
-            "lastApplied": _annotation(returned or {}), "complete": complete}
+            "lastApplied": _annotation(returned or {}), "complete": complete, "object": values}
 
 
 def backup_document(obj: Mapping[str, Any], resource: Mapping[str, Any], header: Mapping[str, Any],
@@ -168,8 +173,9 @@ def _read_written(raw: Any, where: str) -> Written | None:
     except ValueError as e:
         raise BackupError(f"{where}: the recorded managedFields cannot be read: {e}") from None
     la = raw.get("lastApplied")
+    obj = raw.get("object")
     return Written(tuple((str(a), str(b)) for a, b in writes), entries, la if isinstance(la, str) else None,
-                   bool(raw.get("complete")))
+                   bool(raw.get("complete")), obj if isinstance(obj, dict) else None)
 
 
 def read_backup_document(doc: Any, where: str) -> BackupContent:
@@ -224,6 +230,8 @@ class _Ownership:
     last_applied: str | None
     times: bool
     resource_version: str | None
+    values: Mapping[str, Any] | None = None
+    """The object's values then (None: not known)."""
 
 
 @dataclass
@@ -234,6 +242,8 @@ class _History:
     reached: bool
     """The live object is where the last step left it: nothing else wrote it since."""
     notes: list[str] = field(default_factory=list)
+    unlinked: list[Saved] = field(default_factory=list)
+    """Named backups the history could not reach (something else wrote the object before them)."""
 
 
 def _label(i: ManagerIdentity) -> str:
@@ -250,10 +260,10 @@ def _end_of(s: Saved) -> _Ownership:
     c = s.content
     w = c.written
     if w is not None and w.writes:
-        return _Ownership(w.entries, w.last_applied, True, w.resource_version)
+        return _Ownership(w.entries, w.last_applied, True, w.resource_version, w.object)
     if w is not None:  # nothing sent (yet): the object as saved
         return _Ownership(decode_entries((c.object.get("metadata") or {}).get("managedFields")),
-                          _annotation(c.object), True, c.resource_version)
+                          _annotation(c.object), True, c.resource_version, c.object)
     # a backup without a record: only the plan's target is known, without times
     return _Ownership(c.after if c.after is not None else [], c.last_applied_after, False, None)
 
@@ -303,13 +313,13 @@ def _history(live_rv: str, live_entries: Sequence[ManagedFieldsEntry], live_la: 
             notes.append(f"the write of {last.label} was interrupted before its record was complete; the object's "
                          "ownership lies between the recorded state and the plan's target, taken as its write")
             return _History(steps, planned, True, notes)
-        return _History(steps, end, False, notes)
+        return _History(steps, end, False, notes, [s for s in pool if s.named])
 
 
 def _end_of_saved(s: Saved) -> _Ownership:
     obj = s.content.object
     return _Ownership(decode_entries((obj.get("metadata") or {}).get("managedFields")), _annotation(obj), True,
-                      s.content.resource_version)
+                      s.content.resource_version, obj)
 
 
 def _partway(entries: Sequence[ManagedFieldsEntry], la: str | None, start: _Ownership, target: _Ownership) -> bool:
@@ -325,11 +335,13 @@ def _partway(entries: Sequence[ManagedFieldsEntry], la: str | None, start: _Owne
     return True
 
 
-def _changes(live_entries: Sequence[ManagedFieldsEntry], live_la: str | None,
+def _changes(live: Mapping[str, Any], live_entries: Sequence[ManagedFieldsEntry], live_la: str | None,
              since: _Ownership) -> tuple[list[str], dict[ManagerIdentity, ManagedFieldsEntry], set[ManagerIdentity],
                                          bool]:
     """What was written since ``since``: descriptions, the entries of the writers (as they are now),
-    the identities whose entry is gone, and whether the annotation changed."""
+    the identities whose entry is gone, and whether the annotation changed. Values that changed name
+    their owners as writers too (an entry's time has whole seconds: a write in the same second as the
+    tool's leaves it as it was)."""
     now, then = _by_identity(live_entries), _by_identity(since.entries)
     said: list[str] = []
     writers: dict[ManagerIdentity, ManagedFieldsEntry] = {}
@@ -355,7 +367,51 @@ def _changes(live_entries: Sequence[ManagedFieldsEntry], live_la: str | None,
                                                              if by else ""))
         for i in by:
             writers.setdefault(i, now[i])
+    if since.values is not None:
+        by_path: dict[ManagerIdentity | None, list[str]] = {}
+        for p in _changed_values(since.values, live):
+            holders: list[ManagerIdentity | None] = [i for i in sorted(now) if now[i].fields.has_prefix(p)]
+            for holder in holders or [None]:
+                by_path.setdefault(holder, []).append(path_string(p))
+        for holder, paths in by_path.items():
+            shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+            if holder is None:
+                said.append(f"{shown} changed (held by no manager)")
+                continue
+            said.append(f"{_label(holder)} changed {shown}")
+            writers.setdefault(holder, now[holder])
     return said, writers, gone, la_changed
+
+
+#: metadata the server keeps by itself, not values a writer sets
+_SERVER_METADATA = frozenset({"managedFields", "resourceVersion", "generation", "uid", "creationTimestamp",
+                              "selfLink"})
+
+
+def _changed_values(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Any]:
+    """The paths whose values differ between two versions of an object (maps walked, lists whole;
+    the last-applied annotation aside: it is compared on its own)."""
+    out: list[Any] = []
+
+    def walk(x: Any, y: Any, path: tuple[Any, ...]) -> None:
+        if isinstance(x, Mapping) and isinstance(y, Mapping):
+            for k in sorted(set(x) | set(y)):
+                if path == () and k == "metadata":
+                    xm, ym = x.get(k) or {}, y.get(k) or {}
+                    for mk in sorted((set(xm) | set(ym)) - _SERVER_METADATA):
+                        if mk == "annotations":
+                            xa = {n: v for n, v in (xm.get(mk) or {}).items() if n != LAST_APPLIED_ANNOTATION}
+                            ya = {n: v for n, v in (ym.get(mk) or {}).items() if n != LAST_APPLIED_ANNOTATION}
+                            walk(xa, ya, (*path_from_fields("metadata", mk),))
+                        else:
+                            walk(xm.get(mk, MISSING), ym.get(mk, MISSING), path_from_fields("metadata", mk))
+                    continue
+                walk(x.get(k, MISSING), y.get(k, MISSING), (*path, *path_from_fields(k)))
+        elif x != y or type(x) is not type(y):
+            out.append(path)
+
+    walk(a, b, ())
+    return out
 
 
 def plan_restore(live: Mapping[str, Any], backup: BackupContent, *, force: bool = False) -> Migration:
@@ -415,11 +471,13 @@ def plan_undo(live: Mapping[str, Any], named: Sequence[Saved], found: Sequence[S
     gone: set[ManagerIdentity] = set()
     la_after = target_la
     if not h.reached:
-        said, writers, gone, la_changed = _changes(current, la, h.end)
+        said, writers, gone, la_changed = _changes(live, current, la, h.end)
         where = f" (resourceVersion {h.end.resource_version} -> {rv})" if h.end.resource_version else ""
         if not said:
-            said = ["no managedFields entry and not the last-applied annotation changed (a write in the same second "
-                    "as the tool's, or one that records no ownership)"]
+            said = ["no managedFields entry, value or last-applied annotation changed that this tool can see (a write "
+                    "in the same second as the tool's, of values it does not record, or one that records no ownership)"]
+        if h.unlinked:
+            said.append("then this tool's " + ", ".join(f"{s.content.command or '?'} ({s.label})" for s in h.unlinked))
         if not force:
             raise MigrationError(f"written after the backup{where}: " + "; ".join(said)
                                  + "; restoring the saved ownership would take what was written since; use --force "

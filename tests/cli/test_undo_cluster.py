@@ -127,7 +127,8 @@ def test_undo_after_a_later_argocd_sync_refuses_and_force_leaves_the_sync_its_fi
     (backup,) = run_dir.iterdir()
     migrated = json.loads(backup.read_text())["written"]["writes"][-1][1]  # what the tool's write returned
     assert item["error"].startswith(f"written after the backup (resourceVersion {migrated} -> {rv(synced)}): ")
-    assert "argocd-controller (Apply) wrote at " in item["error"] and "--force" in item["error"]
+    # named by the value it changed (and by its entry's time when that moved on: times have whole seconds)
+    assert "argocd-controller (Apply) changed .spec.color" in item["error"] and "--force" in item["error"]
     assert "\n" not in item["error"]
     assert rv(w.live("w")) == rv(synced)  # nothing written
 
@@ -165,6 +166,8 @@ def test_every_write_command_refuses_undo_over_a_later_write(w: Widgets, command
     assert rv(w.live("w")) == rv(later)
     f = run("undo", str(run_dir), "--force")
     assert f.code == 0, f.out + f.err
+    # what is not put back is said without -v
+    assert "\n  ! not restored: what was written after the backup (resourceVersion " in f.out, f.out
     after = w.live("w")
     # the later writer's entry and annotation are as it left them, and nobody else got its fields
     was = [e["fieldsV1"] for e in later["metadata"].get("managedFields") or []

@@ -144,8 +144,15 @@ def test_a_later_write_is_found_from_the_recorded_resource_version_and_named() -
     later = _with_rv(simulate_apply(after, manifest(color="red", replicas=None), new_owner, RULES,
                                     now="2026-11-24T11:00:00Z").object, "3")
     with pytest.raises(MigrationError, match=rf"^written after the backup \(resourceVersion 2 -> 3\): "
-                                             rf"{new_owner} \(Apply\) wrote at 2026-11-24T11:00:00Z; .*--force"):
+                                             rf"{new_owner} \(Apply\) wrote at 2026-11-24T11:00:00Z; "
+                                             rf".*{new_owner} \(Apply\) changed .spec.color; .*--force"):
         plan_restore(later, content)
+    # in the same second as the tool's write, the value it changed still names it
+    same_second = _with_rv(simulate_apply(after, manifest(color="red", replicas=None), new_owner, RULES,
+                                          now=NOW).object, "3")
+    with pytest.raises(MigrationError, match=rf"\(resourceVersion 2 -> 3\): .*{new_owner} \(Apply\) changed "
+                                             r"\.spec\.color; restoring"):
+        plan_restore(same_second, content)
     # --force: the later writer keeps all it holds, nobody older gets any of it back
     m = plan_restore(later, content, force=True)
     assert any(n.startswith("not restored: what was written after the backup (resourceVersion 2 -> 3) stays")
@@ -195,3 +202,18 @@ def test_an_interrupted_write_whose_ownership_is_the_plan_counts_as_the_tools() 
     m2 = plan_restore(_with_rv(after, "2"), content)
     assert any("interrupted before its record was complete" in n for n in m2.notes)
     assert not entries_differ(m2.after, decode_entries(before["metadata"]["managedFields"]))
+
+
+def test_backups_named_together_across_another_writer_are_refused_naming_both() -> None:
+    _, first_after, first = written_migration()
+    foreign = _with_rv(labelled(first_after, "team", "payments"), "3")
+    m2 = plan_strip_last_applied(foreign, [parse_path(".spec.color")])
+    second_after = _with_rv(simulate_requests(foreign, requests_for(m2), RULES, now=NOW), "4")
+    second = _content(foreign, m2, second_after, [("3", "4")], command="strip-last-applied")
+    with pytest.raises(MigrationError, match=r"^written after the backup \(resourceVersion 2 -> 4\): kubectl-label "
+                                             r"\(Update\) was added; .*then this tool's strip-last-applied \(2\); "):
+        plan_undo(second_after, [Saved("1", first), Saved("2", second)])
+    # --force: the other writer keeps its label, nobody else gets it
+    m = plan_undo(second_after, [Saved("1", first), Saved("2", second)], force=True)
+    team = parse_path(".metadata.labels.team")
+    assert [e.manager for e in m.after if e.fields.has(team)] == ["kubectl-label"]
