@@ -21,7 +21,7 @@ Argo CD's migration and forced apply, Flux's cleanup, kubectl's follow-up, clien
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -34,7 +34,7 @@ from .fieldmanager import (
     simulate_apply,
 )
 from .fieldpath import FIELD, KEY, FieldSet, Path, is_prefix, path_from_fields
-from .fieldpath.lookup import MISSING, value_at
+from .fieldpath.lookup import MISSING, Lookup
 from .managedfields import (
     APPLY,
     KUBECTL,
@@ -134,7 +134,7 @@ def plan_apply(
     try:
         result = simulate_apply(live, manifest, manager, rules, now=now, force=False)
     except ApplyConflict as e:
-        plan.conflicts = [_planned(c, live, manifest) for c in e.conflicts]
+        plan.conflicts = _all_planned(e.conflicts, live, manifest)
         plan.server_message = e.message
         if not force:
             return plan
@@ -188,7 +188,7 @@ def plan_run(
     plan.requests = list(run.requests)
     plan.steps = [r.purpose for r in run.requests]
     conflicts = run.conflicts if run.error is not None else run.taken_over
-    plan.conflicts = [_planned(c, live, manifest) for c in conflicts]
+    plan.conflicts = _all_planned(conflicts, live, manifest)
     if run.error is not None:
         if run.conflicts:
             plan.server_message = run.error.message
@@ -262,7 +262,14 @@ def _without_mf(obj: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _planned(c: FieldConflict, live: Mapping[str, Any] | None, manifest: Mapping[str, Any]) -> PlannedConflict:
+def _all_planned(conflicts: Sequence[FieldConflict], live: Mapping[str, Any] | None,
+                 manifest: Mapping[str, Any]) -> list[PlannedConflict]:
+    lives, manifests = (Lookup(live) if live is not None else None), Lookup(manifest)
+    return [_planned(c, live, lives, manifests) for c in conflicts]
+
+
+def _planned(c: FieldConflict, live: Mapping[str, Any] | None, lives: Lookup | None,
+             manifests: Lookup) -> PlannedConflict:
     entry_version = c.identity.api_version
     if live is not None and not entry_version:
         # an Apply identity has no apiVersion: take the entry's, from the raw list (no decoding)
@@ -272,8 +279,8 @@ def _planned(c: FieldConflict, live: Mapping[str, Any] | None, manifest: Mapping
                     and (raw.get("subresource") or "") == c.identity.subresource):
                 entry_version = str(raw.get("apiVersion") or "")
                 break
-    lv = value_at(live, c.path) if live is not None else MISSING
-    av = value_at(manifest, c.path)
+    lv = lives.at(c.path) if lives is not None else MISSING
+    av = manifests.at(c.path)
     return PlannedConflict(
         manager=c.identity.manager,
         operation=c.identity.operation,
@@ -338,14 +345,17 @@ def _explain(
             if isinstance(la_obj, dict):
                 # kubectl writes ``annotations: {}`` into the annotation; empty containers there are
                 # not fields anyone set
-                leaves = [p for p in to_field_set(la_obj, rules.root).leaves() if value_at(la_obj, p) not in ({}, [])]
+                la_look = Lookup(la_obj)
+                leaves = [p for p in to_field_set(la_obj, rules.root).leaves() if la_look.at(p) not in ({}, [])]
                 before = before.union(FieldSet(leaves))
     dropped = before.difference(mine).difference(STRIPPED_METADATA)
     retained = []
+    deleted = set(plan.deleted)
+    after = Lookup(result.object)
     for p in dropped.sorted_paths():
-        if any(is_prefix(d, p) for d in plan.deleted):
+        if any(p[:i] in deleted for i in range(len(p) + 1)):  # under a deleted path (is_prefix of one)
             continue
-        v = value_at(result.object, p)
+        v = after.at(p)
         if v is MISSING or v == {} or _is_key_field(p):
             continue
         owners = tuple(sorted(m for m, s in others.items() if s.has(p)))

@@ -151,11 +151,13 @@ def without_paths(manifest: Mapping[str, Any], paths: Any) -> dict[str, Any]:
 def with_live_fields(manifest: Mapping[str, Any], obj: Mapping[str, Any], paths: Any) -> dict[str, Any]:
     """``manifest`` also setting the fields at ``paths`` to their live values (the fields handed to the
     applier itself: from now on its manifest sets them)."""
+    from ..fieldpath.lookup import Lookup
     from .plans import _manifest_of
 
     doc = copy.deepcopy(dict(manifest))
+    look = Lookup(obj)
     for p in paths:
-        _merge_into(doc, _manifest_of(obj, p))
+        _merge_into(doc, _manifest_of(look, p))
     return doc
 
 
