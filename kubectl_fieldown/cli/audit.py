@@ -334,8 +334,9 @@ def scan(client: ClusterClient, types: Sequence[ResourceInfo], namespace: str | 
 
 def _unseen_manifests(client: ClusterClient, m: Manifests, result: ScanResult, ctx: AuditContext,
                       namespace: str | AllNamespaces | None, selector: str | None) -> None:
-    """Predicted conflicts of manifests whose live object the scan did not meet: outside ``-n``,
-    ``-l`` or ``--kinds``. An object of a type listed completely in its namespace does not exist."""
+    """The objects of manifests the scan did not meet (outside ``-n``, ``-l`` or ``--kinds``): read one
+    by one and audited like the scanned ones — every finding and the fix — since ``-f`` names them. An
+    object of a type listed completely in its namespace does not exist."""
     from ..audit import audit_object, type_finding
     from ..kube.errors import Forbidden, KubeError, NotFound
     from ..kube.stream import FATAL_ERRORS
@@ -358,7 +359,10 @@ def _unseen_manifests(client: ClusterClient, m: Manifests, result: ScanResult, c
             result.findings.append(type_finding(rule, res.api_version, res.kind, res.group_resource,
                                                 key[2] or None, str(e)))
             continue
-        result.findings.extend(f for f in audit_object(live, ctx) if f.id == "predicted-conflict")
+        result.findings.extend(audit_object(live, ctx))
+        result.seen_manifests.add(key)
+        result.objects += 1
+        result.objects_by_type[res.group_resource] = result.objects_by_type.get(res.group_resource, 0) + 1
 
 
 # --- exit code -------------------------------------------------------------------------------------
