@@ -144,6 +144,13 @@ class ConflictReport:
     def title(self) -> str:
         return self.ref.title()
 
+    def deletions(self) -> list[Path]:
+        """Every field this run deletes: by the apply, and by kubectl's follow-up."""
+        out = list(self.deleted)
+        if self.kubectl_followup is not None:
+            out += [p for p in self.kubectl_followup.deletes if p not in out]
+        return out
+
     def summary(self) -> str:
         """One line: what the apply does, as a reader scanning many objects needs it."""
         n = len(self.conflicts)
@@ -160,6 +167,9 @@ class ConflictReport:
             text = "no conflicts"
         if self.creates:
             text = "create (not found live)" + ("" if text == "no conflicts" else f"; {text}")
+        deleted = len(self.deletions())
+        if deleted and not self.blocked:
+            text += f"; deletes {deleted} field{'' if deleted == 1 else 's'}"
         if self.schema_deduced:
             text += f" ({DEDUCED_NOTE})"
         return text

@@ -415,10 +415,19 @@ def _render(outcome: Outcome, output: ConflictsOutput, verbose: bool, offline: b
     out.flush()
 
 
-def exit_code(outcome: Outcome) -> int:
+class FailOn(str, enum.Enum):
+    """What makes ``conflicts`` exit 1 besides errors."""
+
+    conflicts = "conflicts"
+    deletes = "deletes"
+
+
+def exit_code(outcome: Outcome, fail_on_deletes: bool = False) -> int:
     if outcome.errors:
         return EXIT_ERROR
     if outcome.disagreements or any(r.blocked for r in outcome.reports):
+        return EXIT_CONFLICTS
+    if fail_on_deletes and any(run.deletions() for r in outcome.reports for run in (r, *r.runs)):
         return EXIT_CONFLICTS
     return EXIT_OK
 
@@ -471,6 +480,12 @@ def conflicts(
             show_default=False,
         ),
     ] = None,
+    fail_on: Annotated[
+        FailOn,
+        typer.Option("--fail-on", case_sensitive=False,
+                     help="Exit 1 on predicted conflicts (default), or also when the apply deletes fields "
+                          "(deletes): CI stops before an apply that removes something."),
+    ] = FailOn.conflicts,
     force_conflicts: Annotated[
         bool,
         typer.Option("--force-conflicts",
@@ -579,7 +594,7 @@ def conflicts(
                 sys.stderr.write(f"note: {escape_controls(note)}\n")
     for message in dict.fromkeys(outcome.errors):  # a file given as both -f and --live fails once
         print_error(message)
-    code = exit_code(outcome)
+    code = exit_code(outcome, fail_on is FailOn.deletes)
     if code:
         raise typer.Exit(code)
 

@@ -190,6 +190,22 @@ def test_deleted_in_text(tmp_path: Path) -> None:
     assert 'deletes: .spec.containers[name="side"]' in run(*f.args()).text
 
 
+def test_the_summary_names_deletions_and_fail_on_deletes_stops_ci(tmp_path: Path) -> None:
+    """Issue 21: an apply that deletes fields says so in its summary line, and ``--fail-on deletes``
+    exits 1 for it (the default still exits 0: no conflict)."""
+    f = Files(tmp_path, load_case("cur-remove-listmap-item-with-update-owned-subfield"))
+    r = run(*f.args())
+    assert r.code == 0, r.err
+    assert "deletes 1 field" in r.text
+    r = run(*f.args("--fail-on", "deletes"))
+    assert r.code == 1 and "deletes 1 field" in r.text
+    # the same object applied with its own containers again: nothing deleted, --fail-on deletes passes
+    m = f.with_namespace(f.case["apply"]["manifest"])
+    m["spec"]["containers"] = f.case["live"]["spec"]["containers"]
+    r = run(*f.args("--fail-on", "deletes", "-o", "json", manifest=f.write("same.yaml", m)))
+    assert r.code == 0 and r.json()["items"][0]["deleted"] == [], r.out
+
+
 def test_server_rejection_is_exit_1_with_the_servers_message(tmp_path: Path) -> None:
     f = Files(tmp_path, load_case("cur-null-in-typed-field"))
     r = run(*f.args())
