@@ -268,8 +268,39 @@ def main(argv: Sequence[str] | None = None) -> int:
         set_current(ConnectionFlags())  # main() may run again in this process (tests, library use)
 
 
+#: the cluster flags every command takes, which kubectl also accepts before the command
+#: (``kubectl -n shop get pods``); with their value in the next word unless written ``--flag=value``
+_LEADING_WITH_VALUE = ("-n", "--namespace", "--context", "--kubeconfig")
+_LEADING_SWITCHES = ("-A", "--all-namespaces")
+
+
+def _leading_flags(args: list[str]) -> tuple[list[str], list[str]]:
+    """The cluster flags written before the command, and the rest (command first)."""
+    moved: list[str] = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a in _LEADING_SWITCHES:
+            moved.append(a)
+            i += 1
+        elif a in _LEADING_WITH_VALUE and i + 1 < len(args):
+            moved += args[i:i + 2]
+            i += 2
+        elif a.startswith(tuple(f"{f}=" for f in _LEADING_WITH_VALUE)) or (a.startswith("-n") and len(a) > 2
+                                                                            and not a.startswith("--")):
+            moved.append(a)
+            i += 1
+        else:
+            break
+    return moved, args[i:]
+
+
 def _kubectl_spellings(args: list[str]) -> list[str]:
-    """kubectl's ``help [COMMAND]`` and a ``--version`` flag, as the commands typer knows."""
+    """kubectl's ``help [COMMAND]``, a ``--version`` flag and cluster flags before the command
+    (``kubectl fieldown -n shop show ...``), as the commands typer knows them."""
+    moved, rest = _leading_flags(args)
+    if moved and rest and not rest[0].startswith("-"):
+        args = [rest[0], *moved, *rest[1:]]
     if args[:1] == ["--version"] and len(args) == 1:
         return ["version"]
     if args[:1] == ["help"]:

@@ -100,7 +100,9 @@ def kubeconfig_paths(explicit: str | None) -> tuple[list[str], bool]:
     ``--kubeconfig``, which (as in client-go) rules out the in-cluster fallback."""
     if explicit:
         path = os.path.expanduser(explicit)
-        if not os.path.isfile(path):
+        # /dev/null (an empty kubeconfig, kubectl's way to use only -s and the credential flags) is
+        # no regular file but reads as one
+        if not os.path.exists(path) or os.path.isdir(path):
             raise ConfigError(f"kubeconfig {explicit}: no such file")
         return [path], True
     env = os.environ.get("KUBECONFIG")
@@ -109,6 +111,14 @@ def kubeconfig_paths(explicit: str | None) -> tuple[list[str], bool]:
         return [p for p in paths if os.path.isfile(p)], False
     default = os.path.expanduser(DEFAULT_KUBECONFIG)
     return ([default] if os.path.isfile(default) else []), False
+
+
+def _empty_file(path: str) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return not f.read(4096).strip()
+    except OSError:
+        return False
 
 
 def context_names(kubeconfig: str | None) -> list[str]:
@@ -192,6 +202,11 @@ def load_config(kubeconfig: str | None, context: str | None,
     the generic flags (``--server``, ``--token``, ``--cluster``, ``--user``, ...) applied over it."""
     flags = overrides or ConnectionOverrides()
     paths, explicit = kubeconfig_paths(kubeconfig)
+    # an empty kubeconfig (kubectl's `--kubeconfig /dev/null -s URL`) adds nothing; kubectl reads it
+    nonempty = [p for p in paths if not _empty_file(p)]
+    if explicit and not nonempty and not flags.server:
+        raise ConfigError(f"kubeconfig {kubeconfig} is empty: give --server (and credentials) or another kubeconfig")
+    paths = nonempty
     if not paths:
         if not explicit and os.environ.get(SERVICE_HOST_ENV_NAME) and os.path.isfile(SERVICE_TOKEN_FILENAME):
             if context:

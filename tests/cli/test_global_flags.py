@@ -190,6 +190,33 @@ def test_server_and_tls_flags_need_no_kubeconfig(cluster: lab.Cluster, obj: dict
         f"warning: the TLS certificate of {tls_files['server']} is not verified (insecure-skip-tls-verify)"]
 
 
+def test_an_empty_kubeconfig_with_server_flags_works_as_in_kubectl(cluster: lab.Cluster, obj: dict[str, Any],
+                                                                    tls_files: dict[str, str]) -> None:
+    """``--kubeconfig /dev/null -s URL`` (issue 21): kubectl reads the empty file as an empty
+    kubeconfig and takes everything from the flags; without -s that is one error line."""
+    args = ["show", obj["ref"], "-n", obj["namespace"], "-o", "json", "--kubeconfig", os.devnull,
+            "--certificate-authority", tls_files["ca"], "--client-certificate", tls_files["cert"],
+            "--client-key", tls_files["key"]]
+    ok = fieldown(cluster, *args, "-s", tls_files["server"])
+    assert ok.code == 0, ok.err
+    assert ok.json()["items"][0]["name"] == "w"
+    no_server = fieldown(cluster, *args)
+    assert no_server.code == 1  # a kubeconfig that cannot be used, as a missing one (README: exit codes)
+    assert no_server.err == f"error: kubeconfig {os.devnull} is empty: give --server (and credentials) or another " \
+                            "kubeconfig\n"
+
+
+def test_cluster_flags_before_the_command_as_in_kubectl(cluster: lab.Cluster, obj: dict[str, Any]) -> None:
+    """``kubectl fieldown -n shop show ...`` (issue 21): kubectl takes its flags before the command."""
+    after = fieldown(cluster, "show", obj["ref"], "-n", obj["namespace"], "-o", "json")
+    assert after.code == 0, after.err
+    for before in (["-n", obj["namespace"]], [f"--namespace={obj['namespace']}"], [f"-n{obj['namespace']}"],
+                   ["--kubeconfig", str(cluster.kubeconfig), "-n", obj["namespace"]]):
+        r = fieldown(cluster, *before, "show", obj["ref"], "-o", "json")
+        assert r.code == 0, (before, r.err)
+        assert r.json() == after.json()
+
+
 def _without_kubeconfig(cluster: lab.Cluster, home: Path, *args: str) -> Run:
     script = Path(sys.executable).parent / "kubectl-fieldown"
     env = {k: v for k, v in cluster.env().items() if k not in ("KUBECONFIG", "FIELDOWN_DEBUG")}
