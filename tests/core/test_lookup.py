@@ -35,7 +35,7 @@ def test_lookup_finds_what_value_at_finds(items: list[Any], paths: list[tuple[An
             path = (field("spec"), field(where), first) + ((second,) if second is not None else ())
             expected = value_at(obj, path)
             got = look.at(path)
-            assert got is expected or (got is MISSING) == (expected is MISSING) and got == expected
+            assert got is expected or ((got is MISSING) == (expected is MISSING) and got == expected)
 
 
 def test_the_first_of_duplicate_items_is_found() -> None:
