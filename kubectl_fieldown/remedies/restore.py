@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..fieldpath import FieldSet
-from ..fieldpath.lookup import MISSING, value_at
+from ..fieldpath.lookup import MISSING, Lookup
 from ..managedfields import LAST_APPLIED_ANNOTATION, ManagedFieldsEntry, ManagerIdentity, decode_entries
 from ..objects import ObjectRef
 from .plans import Migration, MigrationError
@@ -170,7 +170,8 @@ def plan_restore(live: Mapping[str, Any], backup: BackupContent, *, force: bool 
             (was.fields if was is not None else FieldSet())
         fields = (old.fields if old is not None else FieldSet()).union(gained).difference(lost)
         # never the ownership of a field that is no longer set
-        fields = FieldSet([p for p in fields if value_at(restored, p) is not MISSING])
+        in_restored = Lookup(restored)
+        fields = FieldSet([p for p in fields if in_restored.at(p) is not MISSING])
         if fields.is_empty():
             continue
         template = old if old is not None else cur

@@ -26,7 +26,7 @@ from typing import Any
 from ..appliers import Applier, ApplierRun, run_applier
 from ..fieldmanager import ResourceRules
 from ..fieldpath import FieldSet, Path, is_prefix, path_from_fields, path_string
-from ..fieldpath.lookup import MISSING, value_at
+from ..fieldpath.lookup import MISSING, Lookup
 from ..managedfields import LAST_APPLIED_ANNOTATION, ManagedFieldsEntry, decode_entries
 from ..typed.compare import compare
 from ..value import values_equal
@@ -79,9 +79,10 @@ def value_changes(before: Mapping[str, Any], after: Mapping[str, Any], rules: Re
     before, after = _without_bookkeeping(before), _without_bookkeeping(after)
     c = compare(before, after, rules.root).exclude(BOOKKEEPING)
     out: list[ValueChange] = []
+    in_before, in_after = Lookup(before), Lookup(after)
     for fs in (c.removed, c.modified, c.added):
         for p in _topmost(fs):
-            out.append(ValueChange(p, value_at(before, p), value_at(after, p)))
+            out.append(ValueChange(p, in_before.at(p), in_after.at(p)))
     return sorted(out, key=lambda ch: ch.path)
 
 
@@ -184,11 +185,13 @@ def verify(
     after = run.result if run.result is not None else fixed
     v.changes = value_changes(live, after, rules)
     kept = [p for p in keep]
+    in_next = Lookup(next_manifest)
+    in_previous = Lookup(previous_manifest) if previous_manifest is not None else None
     for ch in v.changes:
         if any(is_prefix(k, ch.path) or is_prefix(ch.path, k) for k in kept):
             v.unexpected.append(ch)
             continue
-        if _asked(ch, next_manifest, previous_manifest):
+        if _asked(ch, in_next, in_previous):
             if ch.kind == "deleted":
                 v.dropped_removed.append(ch.path)
             continue
@@ -196,26 +199,27 @@ def verify(
     if previous_manifest is not None:
         owners = decode_entries((after.get("metadata") or {}).get("managedFields")) if isinstance(after, Mapping) \
             else []
+        in_after = Lookup(after)
         for p in _dropped_leaves(previous_manifest, next_manifest, rules):
             if any(is_prefix(k, p) for k in kept):
                 continue
-            if value_at(after, p) is not MISSING:
+            if in_after.at(p) is not MISSING:
                 v.dropped_kept.append((p, _owners(owners, p)))
     return v
 
 
-def _asked(ch: ValueChange, manifest: Mapping[str, Any], previous: Mapping[str, Any] | None) -> bool:
+def _asked(ch: ValueChange, manifest: Lookup, previous: Lookup | None) -> bool:
     """A change the next manifest asks for: its value, an addition, or a field it dropped."""
     if ch.kind == "added":
         return True
-    wanted = value_at(manifest, ch.path)
+    wanted = manifest.at(ch.path)
     if ch.kind == "changed":
         return wanted is not MISSING and values_equal(wanted, ch.after)
     # deleted: the manifest no longer sets it, and the applier's previous manifest did (the field
     # itself or something inside it)
     if wanted is not MISSING or previous is None:
         return False
-    return value_at(previous, ch.path) is not MISSING
+    return previous.at(ch.path) is not MISSING
 
 
 def _dropped_leaves(previous: Mapping[str, Any], manifest: Mapping[str, Any], rules: ResourceRules) -> list[Path]:
