@@ -429,14 +429,15 @@ def _object_view(obj: Mapping[str, Any]) -> dict[str, Any]:
 def _owned_value_difference(predicted: Mapping[str, Any], server: Mapping[str, Any]) -> str | None:
     """Built-in kinds are defaulted by Go code we do not run: compare only the owned scalars."""
     from .fieldpath import FieldSet, path_string
-    from .fieldpath.lookup import MISSING, value_at
+    from .fieldpath.lookup import MISSING, Lookup
     from .value import value_on_one_line, values_equal
 
     owned = FieldSet()
     for fs in _entry_sets(_metadata(server).get("managedFields")).values():
         owned = owned.union(fs)
+    in_predicted, in_server = Lookup(predicted), Lookup(server)
     for p in owned.leaves().sorted_paths():
-        a, b = value_at(predicted, p), value_at(server, p)
+        a, b = in_predicted.at(p), in_server.at(p)
         if isinstance(a, (Mapping, list)) and isinstance(b, (Mapping, list)):
             continue  # a container owned whole: its owned members are compared one by one
         if a is MISSING and b is MISSING:

@@ -205,16 +205,12 @@ def json_number(v: Any) -> Any:
         v = float(v)
     f = float(v)
     if math.isnan(f) or math.isinf(f):
-        raise ScalarError(f"{value_text(f)} is not a number Kubernetes can store (JSON has no NaN or infinity)")
+        raise ScalarError(f"{f} is not a number Kubernetes can store (JSON has no NaN or infinity)")
     if f.is_integer() and abs(f) < 1e21:
         # Go writes it without a fraction or exponent (its shortest digits, then zeros) and it is read back
         # as an integer (an int64, or a float64 that prints the same digits again)
         return int(f) if abs(f) < 2**53 else int(Decimal(repr(f)))
     return f
-
-
-def value_text(f: float) -> str:
-    return "NaN" if math.isnan(f) else ("+Inf" if f > 0 else "-Inf") if math.isinf(f) else repr(f)
 
 
 def key_text(v: Any) -> str:

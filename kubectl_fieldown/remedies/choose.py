@@ -95,14 +95,16 @@ def scaled_fields(obj: Mapping[str, Any], manifest: Mapping[str, Any] | None,
     lost its ownership to the scaler, which is how it disappears from the record, while the user's
     manifest most likely still sets it."""
     out: set[Path] = set()
+    in_manifest = Lookup(manifest) if manifest is not None else None
     for e in _entries(obj):
         if e.subresource == "scale":
             if e.fields.has(REPLICAS):
                 out.add(REPLICAS)
         elif e.operation != APPLY and any(fnmatch.fnmatchcase(e.manager, g) for g in autoscalers):
-            out.update(p for p in e.fields.leaves().sorted_paths() if manifest is not None
-                       and value_at(manifest, p) is not MISSING)
-    return sorted(p for p in out if p[:1] == path_from_fields("spec") and value_at(obj, p) is not MISSING)
+            out.update(p for p in e.fields.leaves().sorted_paths() if in_manifest is not None
+                       and in_manifest.at(p) is not MISSING)
+    in_obj = Lookup(obj)
+    return sorted(p for p in out if p[:1] == path_from_fields("spec") and in_obj.at(p) is not MISSING)
 
 
 def _entries(obj: Mapping[str, Any]) -> list[ManagedFieldsEntry]:
@@ -156,9 +158,10 @@ def choose_fix(
     root = rules.root
     previous = inferred_manifest(live, applier, root, manifest)
     nxt = manifest if manifest is not None else previous
+    in_nxt = Lookup(nxt) if nxt is not None else None
     drop = tuple(p for p in scaled_fields(live, nxt, autoscalers)
                  # client-side apply only touches what its manifest sets
-                 if applier.server_side or (nxt is not None and value_at(nxt, p) is not MISSING))
+                 if applier.server_side or (in_nxt is not None and in_nxt.at(p) is not MISSING))
     nxt2 = without_paths(nxt, drop) if nxt is not None else None
     ctx = PlanContext(root, reset_fields, manifest)
     has_la = isinstance(((live.get("metadata") or {}).get("annotations") or {}).get(LAST_APPLIED_ANNOTATION), str)
@@ -253,8 +256,9 @@ def choose_fix(
         if cand is None and nxt2 is not None:
             # values the applier's own sequence would delete although its manifest never set them (Flux
             # folds every kubectl* manager, kubectl label's included): a manager it leaves alone keeps them
+            in_nxt2 = Lookup(nxt2)
             lost = _lost_leaves(live, [c.path for c in v.unexpected if c.kind == "deleted"
-                                       and value_at(nxt2, c.path) is MISSING and not _under_any(c.path, drop)], root)
+                                       and in_nxt2.at(c.path) is MISSING and not _under_any(c.path, drop)], root)
             if lost:
                 # client-side apply's own remedy (strip-last-applied of a scaler's field) comes first
                 queue.insert(len(queue) if applier.kind is ApplierKind.kubectl_client_side else 0,

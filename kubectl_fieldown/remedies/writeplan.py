@@ -16,7 +16,7 @@ from typing import Any
 from ..appliers import Applier
 from ..fieldmanager import ResourceRules
 from ..fieldpath import FieldSet, Path, path_string
-from ..fieldpath.lookup import MISSING, value_at
+from ..fieldpath.lookup import MISSING, Lookup
 from ..managedfields import APPLY, ManagedFieldsEntry
 from .choose import Fix, choose_fix, scaled_fields
 from .commands import FixCommand, MigrateFor, PlanContext
@@ -77,8 +77,9 @@ def write_plan(
     if applier is not None and nxt is not None:
         # what a scaler owns is left to it, as every fix the tool suggests says (choose_fix): the
         # next apply is checked without it, and its value must stay
-        scaled = [p for p in scaled_fields(obj, nxt) if p not in adds and p not in keep
-                  and (applier.server_side or value_at(nxt, p) is not MISSING)]
+        in_nxt, not_scaled = Lookup(nxt), {*adds, *keep}
+        scaled = [p for p in scaled_fields(obj, nxt) if p not in not_scaled
+                  and (applier.server_side or in_nxt.at(p) is not MISSING)]
         if scaled:
             keep = [*keep, *scaled]
             edits = [f"remove {path_string(p)} from your manifest (its writer keeps it)" for p in scaled]

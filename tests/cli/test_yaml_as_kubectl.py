@@ -241,3 +241,23 @@ def test_replicas_1e3_is_an_integer() -> None:
     """The case of the issue: ``replicas: 1e3`` is the integer 1000 that kubectl sends, not a float."""
     (obj,) = we_read("apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\nspec: {replicas: 1e3}\n")
     assert obj["spec"]["replicas"] == 1000 and type(obj["spec"]["replicas"]) is int
+
+
+def test_conflicts_of_yaml_numbers_predicts_what_kubectl_apply_does(
+        cluster: lab.Cluster, namespace: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``replicas: 1e3`` was a float for us, so ``conflicts -f`` predicted the server's refusal of a
+    float for an integer field while kubectl's apply succeeds (it sends 1000)."""
+    from cli_helpers import run
+
+    monkeypatch.setenv("FIELDOWN_CACHE_DIR", str(tmp_path / "cache"))
+    manifest = tmp_path / "w.yaml"
+    manifest.write_text(f"apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n  namespace: {namespace}\n"
+                        "spec:\n  replicas: 1e3\n  config:\n    on: 018\n    y: 1.0\n    x: 0o10\n")
+    r = run("conflicts", "-f", str(manifest), "--field-manager", "bob", "--server-dry-run", "-o", "json",
+            "--kubeconfig", str(cluster.kubeconfig))
+    assert r.code == 0, r.out + r.err  # (with --server-dry-run: no conflict, no error, the server agrees)
+    predicted = r.item()["result"]["object"]["spec"]
+    cluster.kubectl("apply", "--server-side", "--field-manager=bob", "-f", str(manifest))
+    live = cluster.kubectl_json("get", "widget", "w", "-n", namespace)["spec"]
+    # (y: is the key true too, and the later one)
+    assert typed(predicted) == typed(live) == typed({"replicas": 1000, "config": {"true": 1, "x": 8}})

@@ -43,3 +43,53 @@ def test_the_first_of_duplicate_items_is_found() -> None:
     obj = {"items": items}
     assert Lookup(obj).at((field("items"), key({"name": "n3"}))) is items[3]
     assert Lookup(obj).at((field("items"), key({"name": "n99"}))) is MISSING
+
+
+# --- linear, counted (not timed): the work of looking up every item of a list of N items ----------
+
+
+def _deployment(n: int, changed: bool) -> dict[str, Any]:
+    ports = [{"containerPort": 1000 + k, "protocol": "TCP", "name": f"p{k}{'x' if changed else ''}"}
+             for k in range(n)]
+    env = [{"name": f"V{k}", "value": f"v{k}{'x' if changed else ''}"} for k in range(n)]
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "big", "namespace": "default"},
+            "spec": {"selector": {"matchLabels": {"app": "big"}}, "template": {
+                "metadata": {"labels": {"app": "big"}},
+                "spec": {"containers": [{"name": "main", "image": "nginx", "ports": ports, "env": env}]}}}}
+
+
+def _item_visits(monkeypatch: Any, n: int) -> int:
+    """How many list items the lookups look at to build the owner tree of an object with two keyed lists
+    of n items, and to predict a conflicting apply of all of them (issue 18 item 13: it was n²)."""
+    from kubectl_fieldown import applyplan
+    from kubectl_fieldown.fieldmanager import ResourceRules, simulate_apply
+    from kubectl_fieldown.fieldpath import lookup
+    from kubectl_fieldown.ownership import build_owner_tree
+    from kubectl_fieldown.schema.builtin import builtin_kinds
+    from kubectl_fieldown.schema.types import GroupVersionKind
+
+    ks = builtin_kinds().lookup(GroupVersionKind("apps", "v1", "Deployment"))
+    assert ks is not None
+    rules = ResourceRules.for_kind(ks, True, None, custom_resource=False)
+    live = simulate_apply(None, _deployment(n, False), "argocd-controller", rules, now="2026-11-22T01:00:00Z").object
+    visits = 0
+    real = lookup.value_key
+
+    def counting(v: Any) -> Any:
+        nonlocal visits
+        visits += 1
+        return real(v)
+
+    monkeypatch.setattr(lookup, "value_key", counting)
+    tree = build_owner_tree(live)
+    assert len(tree.fields) > 4 * n
+    plan = applyplan.plan_apply(live, _deployment(n, True), "flux", rules, now="2026-11-22T02:00:00Z")
+    assert len(plan.conflicts) == 2 * n
+    monkeypatch.undo()
+    return visits
+
+
+def test_looking_up_every_item_of_a_keyed_list_is_linear(monkeypatch: Any) -> None:
+    small, large = _item_visits(monkeypatch, 100), _item_visits(monkeypatch, 400)
+    # linear: 4 times the items, about 4 times the visits (quadratic would be 16 times)
+    assert large < 6 * small, (small, large)
