@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..fieldpath import FieldSet, encode_fields_v1, path_from_fields, path_string
-from ..fieldpath.lookup import MISSING, value_at
+from ..fieldpath.lookup import MISSING, Lookup
 from ..managedfields import LAST_APPLIED_ANNOTATION, ManagedFieldsEntry, ManagerIdentity, decode_entries
 from ..objects import ObjectRef
 from .plans import LAST_APPLIED_PATH, Migration, MigrationError, entries_differ
@@ -495,6 +495,7 @@ def plan_undo(live: Mapping[str, Any], named: Sequence[Saved], found: Sequence[S
                              + ", ".join(sorted({_label(i) for i in writers})) + " wrote since")
     # the object as the restore leaves it: ownership is restored of what is set then
     restored = _with_annotation(live, la_after)
+    in_restored = Lookup(restored)  # one index per list: linear in the fields
     taken = FieldSet()
     for e in writers.values():
         taken = taken.union(e.fields)
@@ -503,7 +504,7 @@ def plan_undo(live: Mapping[str, Any], named: Sequence[Saved], found: Sequence[S
         if e.identity in writers or e.identity in gone:
             continue
         fields = e.fields.difference(taken)
-        fields = FieldSet([p for p in fields if value_at(restored, p) is not MISSING])
+        fields = FieldSet([p for p in fields if in_restored.at(p) is not MISSING])
         if not fields.is_empty():
             result.append(e.with_fields(fields))
     lost = [e for e in target if e.identity not in writers and not e.fields.is_empty()
@@ -521,7 +522,8 @@ def plan_undo(live: Mapping[str, Any], named: Sequence[Saved], found: Sequence[S
 
 def _present(entries: Sequence[ManagedFieldsEntry], obj: Mapping[str, Any]) -> list[ManagedFieldsEntry]:
     """The entries with only the fields ``obj`` sets."""
-    return [e.with_fields(FieldSet([p for p in e.fields if value_at(obj, p) is not MISSING])) for e in entries]
+    in_obj = Lookup(obj)
+    return [e.with_fields(FieldSet([p for p in e.fields if in_obj.at(p) is not MISSING])) for e in entries]
 
 
 def _named_in(la: str | None, writers: Mapping[ManagerIdentity, ManagedFieldsEntry]) -> list[Any]:
@@ -534,8 +536,9 @@ def _named_in(la: str | None, writers: Mapping[ManagerIdentity, ManagedFieldsEnt
     except ValueError:
         return []
     out = []
+    in_doc = Lookup(doc)
     for e in writers.values():
-        out += [p for p in e.fields.leaves() if value_at(doc, p) is not MISSING]
+        out += [p for p in e.fields.leaves() if in_doc.at(p) is not MISSING]
     return out
 
 

@@ -27,7 +27,7 @@ from typing import Any
 from ..appliers import Applier, ApplierRun, run_applier
 from ..fieldmanager import ResourceRules
 from ..fieldpath import FieldSet, Path, is_prefix, path_from_fields, path_string
-from ..fieldpath.lookup import MISSING, value_at
+from ..fieldpath.lookup import MISSING, Lookup
 from ..managedfields import LAST_APPLIED_ANNOTATION, ManagedFieldsEntry, decode_entries
 from ..objects import is_secret_object
 from ..redact import scrub, secret_texts, shown_value
@@ -92,9 +92,10 @@ def value_changes(before: Mapping[str, Any], after: Mapping[str, Any], rules: Re
     before, after = _without_bookkeeping(before), _without_bookkeeping(after)
     c = compare(before, after, rules.root).exclude(BOOKKEEPING)
     out: list[ValueChange] = []
+    in_before, in_after = Lookup(before), Lookup(after)  # one index per list: linear in the changes
     for fs in (c.removed, c.modified, c.added):
         for p in _topmost(fs):
-            out.append(ValueChange(p, value_at(before, p), value_at(after, p), secret))
+            out.append(ValueChange(p, in_before.at(p), in_after.at(p), secret))
     return sorted(out, key=lambda ch: ch.path)
 
 
@@ -208,31 +209,33 @@ def verify(
     kept = list(keep)
     intent = Intent.of(live, applier, next_manifest, rules.root, previous_manifest, also_own)
     v.intent = intent
+    in_next = Lookup(next_manifest)
     for ch in v.changes:
         if any(is_prefix(k, ch.path) or is_prefix(ch.path, k) for k in kept):
             v.unexpected.append(ch)
             continue
-        if _asked(ch, next_manifest, intent):
+        if _asked(ch, in_next, intent):
             if ch.kind == "deleted":
                 v.dropped_removed.append(ch.path)
             continue
         v.unexpected.append(ch)
     owners = decode_entries((after.get("metadata") or {}).get("managedFields")) if isinstance(after, Mapping) \
         else []
+    in_after, in_live = Lookup(after), Lookup(live)
     for p in _dropped(intent, next_manifest, rules):
         if any(is_prefix(k, p) or is_prefix(p, k) for k in kept):
             continue
-        if value_at(after, p) is not MISSING and value_at(live, p) is not MISSING:
+        if in_after.at(p) is not MISSING and in_live.at(p) is not MISSING:
             v.dropped_kept.append((p, _owners(owners, p)))
     return v
 
 
-def _asked(ch: ValueChange, manifest: Mapping[str, Any], intent: Intent) -> bool:
+def _asked(ch: ValueChange, manifest: Lookup, intent: Intent) -> bool:
     """A change the next manifest asks for: its value, an addition, or a field it dropped that only
     the applier's previous configuration set."""
     if ch.kind == "added":
         return True
-    wanted = value_at(manifest, ch.path)
+    wanted = manifest.at(ch.path)
     if ch.kind == "changed":
         return wanted is not MISSING and values_equal(wanted, ch.after)
     return wanted is MISSING and intent.deletion_asked(ch.path)
