@@ -207,7 +207,7 @@ def plan_run(
         _explain(plan, live, manifest, applier.manager, rules, result)
     else:
         plan.deleted = _topmost(comparison.removed) if live is not None else []
-        plan.never_pruned = _never_pruned(result, manifest, applier.manager, rules)
+        plan.never_pruned = _never_pruned(result, manifest, applier.manager, rules, live)
     return plan
 
 
@@ -353,21 +353,29 @@ def _explain(
             retained.append(RetainedField(p, owners))
     plan.retained = retained
     listed = {r.path for r in retained}
-    plan.never_pruned = [r for r in _never_pruned(result, manifest, manager, rules) if r.path not in listed]
+    plan.never_pruned = [r for r in _never_pruned(result, manifest, manager, rules, live) if r.path not in listed]
 
 
 _STATUS = path_from_fields("status")
 
 
 def _never_pruned(result: WriteResult, manifest: Mapping[str, Any], manager: str,
-                  rules: ResourceRules) -> list[RetainedField]:
+                  rules: ResourceRules, live: Mapping[str, Any] | None = None) -> list[RetainedField]:
     """Fields of the result the manifest does not set that only Update managers own (main resource,
-    the status aside): no apply by ``manager`` removes them, whatever its manifest says."""
+    the status aside): no apply by ``manager`` removes them, whatever its manifest says. Fields that
+    had an owner in ``live`` and have none afterwards are listed too, with no owners: the run
+    dropped their owner's entry (client-go's csaupgrade drops the client-side manager's entries of
+    every apiVersion but merges only those of the target's), and an unowned field is never pruned."""
     try:
         in_manifest = to_field_set(dict(manifest), rules.root)
         present = to_field_set(result.object, rules.root)
     except ValueError:
         return []
+    owned_before = FieldSet()
+    if live is not None:
+        for e in _entries(live):
+            if not e.subresource:
+                owned_before = owned_before.union(e.fields)
     out: list[RetainedField] = []
     for p in present.leaves().sorted_paths():
         if p[:1] == _STATUS or in_manifest.has(p) or STRIPPED_METADATA.has(p) or _is_key_field(p):
@@ -375,6 +383,9 @@ def _never_pruned(result: WriteResult, manifest: Mapping[str, Any], manager: str
         if p == _LAST_APPLIED:
             continue
         owners = [e for e in result.entries if e.fields.has(p) and not e.subresource]
+        if not owners and owned_before.has(p) and not any(e.fields.has(p) for e in result.entries):
+            out.append(RetainedField(p, ()))
+            continue
         if not owners or any(e.operation == APPLY for e in owners):
             continue
         if any(e.manager == manager for e in owners):

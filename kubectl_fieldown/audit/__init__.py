@@ -125,5 +125,9 @@ def audit_object(obj: Mapping[str, Any], ctx: AuditContext) -> list[Finding]:
         from .fixes import object_fix
 
         fix = object_fix(facts, out, ctx)
+        if fix.at_risk and "values-at-risk" not in ctx.ignore:
+            out.append(facts.finding("values-at-risk", f"no fix keeps every value for {fix.applier}: "
+                                     + "; ".join(fix.at_risk), {"changes": list(fix.at_risk)}))
+            out.sort(key=lambda f: ORDER[f.id])
         out = [f.with_fix(fix) for f in out]
     return out

@@ -58,6 +58,10 @@ RULES: dict[str, Rule] = {r.id: r for r in (
     Rule("predicted-conflict", ERROR, "the applier's next apply would conflict",
          "the engine played the applier's requests for the given manifest: without force the apply fails with 409; "
          "an applier that forces (Argo CD, Flux) takes the fields from their owners silently"),
+    Rule("values-at-risk", ERROR, "no fix keeps every value",
+         "the engine played every candidate fix and then the applier's next apply (the same simulation as "
+         "conflicts --applier): each one deletes or changes a value nobody asked to change, or fails; the "
+         "finding lists what will change"),
     Rule("hpa-replicas-trap", ERROR, "replicas in the last-applied annotation, scaled by someone else",
          "every client-side apply resets .spec.replicas to the manifest's value, fighting the autoscaler; "
          "removing replicas from the manifest makes the next client-side apply delete the field (scale to the "

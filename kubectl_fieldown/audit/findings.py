@@ -39,6 +39,9 @@ class ObjectFix:
     problems: tuple[str, ...] = ()
     """Why no safe fix was found (the fix is then not offered)."""
     notes: tuple[str, ...] = ()
+    at_risk: tuple[str, ...] = ()
+    """What the applier's next apply will change that nobody asked for, when no fix keeps every value
+    (the engine's simulation of the best candidate): the ``values-at-risk`` finding."""
 
     @property
     def runnable(self) -> bool:

@@ -82,12 +82,39 @@ def _object_fix(f: ObjectFacts, applier: Applier, named: bool, chosen: Fix,
     for p, owners in chosen.retained:
         notes.append(f"{path_string(p)} stays co-owned by {', '.join(owners)}: dropping it from the manifest later "
                      "will not remove it")
+    if chosen.ok:
+        intent = chosen.verification.intent
+        for p, owners in chosen.verification.dropped_kept:
+            who = ", ".join(owners) or "nobody"
+            if intent is not None and intent.others_set(p):
+                notes.append(f"{path_string(p)} left the manifest and keeps its value: "
+                             f"{', '.join(intent.other_owners(p)) or who} also set it (owned by {who} afterwards)")
+            else:
+                notes.append(f"{path_string(p)} left the manifest but stays, owned by {who}: the next apply does "
+                             "not delete it, and no later apply will")
     return ObjectFix(
         f.resource, f.name, f.namespace, applier.describe(), named,
         command=chosen.command.name if chosen.command is not None and chosen.ok else None,
         args=tuple(chosen.command.args()) if chosen.command is not None and chosen.ok else (),
         drop=tuple(path_string(p) for p in chosen.drop),
-        verified=chosen.ok, problems=problems if not chosen.ok else (), notes=tuple(notes))
+        verified=chosen.ok, problems=problems if not chosen.ok else (), notes=tuple(notes),
+        at_risk=_at_risk(chosen, findings))
+
+
+def _at_risk(chosen: Fix, findings: Sequence[Finding]) -> tuple[str, ...]:
+    """What the next apply changes that nobody asked for, when no candidate keeps every value (the
+    best one is the applier's apply alone unless a command did better). A failing apply that
+    ``predicted-conflict`` already reports is not repeated."""
+    if chosen.ok or chosen.refusal:
+        return ()
+    v = chosen.verification
+    if v.run is None and v.fix_error is None:
+        return ()  # nothing was simulated (no manifest is known)
+    out = tuple(v.problems())
+    if any(x.id == "predicted-conflict" for x in findings) and v.apply_error is not None and not v.unexpected \
+            and not v.fix_changes and v.fix_error is None:
+        return ()
+    return out
 
 
 _VOLATILE = ("name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp", "selfLink",

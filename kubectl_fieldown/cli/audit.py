@@ -420,9 +420,11 @@ def audit(
         str | None,
         typer.Option(
             "--applier",
-            metavar="kubectl|kubectl-client-side|argocd|flux|helm|ssa",
-            help="The applier the fixes are for, and whose next apply (its own sequence of requests) is checked; "
-            "with -f its apply of those manifests is predicted. Default: the one each object is managed by.",
+            metavar="KIND[:MANAGER]",
+            help="The applier the fixes are for, and whose next apply (its own sequence of requests) is checked: "
+            "kubectl, kubectl-client-side, argocd, flux, helm or ssa, optionally with its manager "
+            "(flux:helm-controller) and, for Helm, helm:previous=server-side; with -f its apply of those manifests "
+            "is predicted. Default: the one each object is managed by.",
             show_default=False,
         ),
     ] = None,
@@ -518,16 +520,14 @@ def _nothing_audited(result: ScanResult, types: Sequence[ResourceInfo]) -> str |
 
 
 def _named_applier(kind: str | None, manager: str | None) -> Applier | None:
-    from ..appliers import APPLIER_KINDS, Applier, ApplierError, applier_for_manager
+    from ..appliers import ApplierError, applier_for_manager, parse_applier_spec
 
     if kind is None:
         return applier_for_manager(manager) if manager else None
-    if kind not in APPLIER_KINDS:
-        raise UsageError(f"--applier must be one of {', '.join(APPLIER_KINDS)}, not {kind!r}")
     try:
-        return Applier.of(kind, manager)
+        return parse_applier_spec(kind, manager=manager)
     except ApplierError as e:
-        raise UsageError(str(e)) from None
+        raise UsageError(f"--applier {e}") from None
 
 
 def _report(result: ScanResult, types: Sequence[ResourceInfo], namespace: str | None, selector: str | None,

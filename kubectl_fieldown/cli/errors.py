@@ -22,7 +22,8 @@ from typing import Any, ParamSpec, TypeVar, overload
 
 from ..fieldpath import FieldsV1Error, PathSyntaxError
 from ..managedfields import ManagedFieldsError
-from ..value import escape_controls
+from ..redact import scrub_credentials
+from ..value import bounded_message, escape_controls
 
 __all__ = [
     "DEBUG_ENV",
@@ -87,15 +88,21 @@ def one_line(text: str) -> str:
     return " ".join(part.strip() for part in str(text).strip().splitlines() if part.strip())
 
 
+def _said(message: str) -> str:
+    """A message as it may be printed: on one line, bounded, no control character (messages quote
+    names and values from files and clusters), and no credential this process uses, whatever put it
+    there."""
+    return escape_controls(bounded_message(one_line(scrub_credentials(str(message)))))
+
+
 def print_error(message: str) -> None:
-    # messages quote names and values from files and clusters: no control character gets through
-    sys.stderr.write(f"error: {escape_controls(one_line(message))}\n")
+    sys.stderr.write(f"error: {_said(message)}\n")
     sys.stderr.flush()
 
 
 def print_note(message: str) -> None:
     """A hint beside the output (stderr, so that ``-o json`` stays a clean document)."""
-    sys.stderr.write(f"note: {escape_controls(one_line(message))}\n")
+    sys.stderr.write(f"note: {_said(message)}\n")
     sys.stderr.flush()
 
 

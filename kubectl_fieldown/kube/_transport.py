@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import dataclasses
 import logging
 import os
 import re
@@ -64,6 +65,7 @@ from urllib3.exceptions import (
 from ._bounded import MAX_RESPONSE_BYTES, Deadline, delivered, discard, read_body, watch_connections
 from ._httplog import log_request, log_response
 from .client import ConnectionOverrides, HTTPResponse, RetryPolicy
+from .credentials import bearer_header
 from .errors import ConfigError, KubeError, Unreachable
 from .proxy import proxy_for
 
@@ -88,6 +90,8 @@ class LoadedConfig:
     source: str  # "kubeconfig <paths>" or "in-cluster"
     configuration: Any  # kubernetes.client.Configuration (untyped library)
     proxy: str | None = None  # the proxy URL for this server, chosen as kubectl chooses it
+    token_file: str | None = None  # the file the bearer token is read from (trimmed at every request)
+    token_origin: str = "the kubeconfig"  # where an inline bearer token comes from, for errors
 
 
 def kubeconfig_paths(explicit: str | None) -> tuple[list[str], bool]:
@@ -225,6 +229,12 @@ def load_config(kubeconfig: str | None, context: str | None,
     except (ConfigException, OSError, ValueError, KeyError) as e:
         raise ConfigError(f'cannot use context "{name}" of kubeconfig {os.pathsep.join(paths)}: {_short(e)}') from None
     user = _node_value(getattr(loader, "_user", None)) or {}
+    token_file = str(user["tokenFile"]) if isinstance(user, Mapping) and user.get("tokenFile") \
+        and not user.get("token") else None
+    token_origin = f'the user of context "{name}"'
+    if cfg.api_key.get("BearerToken"):
+        # refused now rather than at the first request (which checks it again: the library reloads it)
+        bearer_header(str(cfg.api_key["BearerToken"]), token_file=token_file, where=token_origin)
     if isinstance(user, Mapping) and "exec" in user and not cfg.api_key.get("BearerToken") and not cfg.cert_file:
         # the library logs a failing credential plugin and carries on without credentials,
         # which would surface later as a baffling 401/403
@@ -239,7 +249,8 @@ def load_config(kubeconfig: str | None, context: str | None,
     return _overridden(
         LoadedConfig(server=server, context=name, namespace=namespace, source=f"kubeconfig {os.pathsep.join(paths)}",
                      configuration=cfg,
-                     proxy=proxy_for(server, os.environ, str(kubeconfig_proxy) if kubeconfig_proxy else None)),
+                     proxy=proxy_for(server, os.environ, str(kubeconfig_proxy) if kubeconfig_proxy else None),
+                     token_file=token_file, token_origin=token_origin),
         flags, str(kubeconfig_proxy) if kubeconfig_proxy else None)
 
 
@@ -298,14 +309,14 @@ def _overridden(loaded: LoadedConfig, flags: ConnectionOverrides, kubeconfig_pro
         cfg.tls_server_name = flags.tls_server_name
     if flags.token:
         # the flag's token is the bearer token; a kubeconfig's exec plugin must not replace it
-        cfg.api_key = {"authorization": f"Bearer {flags.token}"}
+        cfg.api_key = {"authorization": bearer_header(f"Bearer {flags.token}", token_file=None, where="--token")}
         cfg.api_key_prefix = {}
         cfg.refresh_api_key_hook = None
         cfg.username = cfg.password = None
+        loaded = dataclasses.replace(loaded, token_file=None, token_origin="--token")
     if server == loaded.server:
         return loaded
-    return LoadedConfig(server=server, context=loaded.context, namespace=loaded.namespace, source=loaded.source,
-                        configuration=cfg, proxy=proxy_for(server, os.environ, kubeconfig_proxy))
+    return dataclasses.replace(loaded, server=server, proxy=proxy_for(server, os.environ, kubeconfig_proxy))
 
 
 @contextlib.contextmanager
@@ -340,7 +351,7 @@ def _load_in_cluster() -> LoadedConfig:
         namespace = None
     server = str(cfg.host).rstrip("/")
     return LoadedConfig(server=server, context=None, namespace=namespace, source="in-cluster", configuration=cfg,
-                        proxy=proxy_for(server, os.environ))
+                        proxy=proxy_for(server, os.environ), token_file=SERVICE_TOKEN_FILENAME)
 
 
 def _short(e: BaseException) -> str:
@@ -502,7 +513,11 @@ class Transport:
         out: dict[str, str] = {}
         for setting in self._cfg.auth_settings().values():
             if setting.get("in") == "header" and setting.get("value"):
-                out[str(setting["key"])] = str(setting["value"])
+                key, value = str(setting["key"]), str(setting["value"])
+                # the library sets the token again at every request (a token file read again, an
+                # exec plugin's renewed token): trimmed and checked every time, as client-go does
+                out[key] = bearer_header(value, token_file=self.loaded.token_file, where=self.loaded.token_origin) \
+                    if key.lower() == "authorization" else value
         return out
 
     def request(

@@ -4,9 +4,10 @@ The one place where ownership rewrites touch a cluster. For one object, :func:`e
 
     GET → plan (a pure function: object → WritePlan: the plan, its requests and the engine's check
           of the values) → unchanged? done → values lost? refused, unless allowed
-        → save a backup (once per object and run, before its first write)
+        → save a backup (before its first write; the object as first read in the run)
         → send each request, the resourceVersion returned by one filling in the guard of the next
           (``remedies.requests.RESOURCE_VERSION``)
+          and record each in the backup
         → check that the server recorded what the engine predicted (or, without merge rules, the
           planned managedFields)
 
@@ -25,39 +26,39 @@ plan is not persisted by a dry run, so each later patch is tested against the li
 instead of the one the first would have returned: the server checks each step on its own, and since
 the later patch (managedFields) changes no field, its answer shows exactly the planned entries.
 
-Backups: one JSON file per object and run, ``<root>/<UTC time>-<run id>/<group>_<kind>_<namespace>_<name>.json``
-(directory 0700, files 0600: they hold whole objects, Secrets included), the full object as read
-plus a header (command, server, context, resourceVersion, uid, time). ``root`` is ``--backup-dir``,
-else ``$FIELDOWN_BACKUP_DIR``, else ``~/.kube/fieldown/backups`` — not under the cache directory,
-which people and tools wipe freely.
+Backups (:mod:`.backups`): the object as read is saved before its first write, whole or not at all
+(nothing is sent without it), and each request sent is recorded in it, so that ``undo`` can tell the
+tool's writes from later writers'.
 """
 
 from __future__ import annotations
 
-import contextlib
-import datetime as _dt
 import enum
-import json
-import os
 import random
-import re
-import secrets
 import time
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..objects import ObjectRef, is_secret
 from . import _faults
 from ._uncertain import MaybeWritten, Uncertain, read_back
+from .backups import (
+    BACKUP_DIR_ENV,
+    BACKUP_FORMAT,
+    Backup,
+    BackupError,
+    BackupRun,
+    backup_files,
+    default_backup_root,
+    load_backup,
+)
 from .errors import ApiError, Conflict, Invalid, KubeError, Unreachable, is_fatal
 
 if TYPE_CHECKING:
     from ..managedfields import ManagedFieldsEntry
-    from ..remedies.plans import Migration
     from ..remedies.requests import WriteRequest
-    from ..remedies.restore import BackupContent
     from ..remedies.writeplan import OwnershipMove, WritePlan
     from .client import ClusterClient
     from .discovery import ResourceInfo
@@ -78,9 +79,6 @@ __all__ = [
     "execute",
     "load_backup",
 ]
-
-BACKUP_DIR_ENV = "FIELDOWN_BACKUP_DIR"
-BACKUP_FORMAT = "fieldown.backup/v2"
 
 DryRunMode = Literal["none", "client", "server"]
 
@@ -169,201 +167,6 @@ class WriteOptions:
         return float(min(self.backoff_max, self.backoff_base * 2 ** (attempt - 1)) * random.uniform(0.5, 1.5))
 
 
-# --- backups -------------------------------------------------------------------------------------
-
-
-class BackupError(KubeError):
-    """A backup that cannot be written or read; nothing is written to the cluster without one."""
-
-
-class BadBackupArgument(BackupError):
-    """``undo`` named something that is not a backup it may restore from: an input error (exit 2)."""
-
-    exit_code = 2
-
-
-def default_backup_root() -> Path:
-    explicit = os.environ.get(BACKUP_DIR_ENV)
-    if explicit:
-        return Path(explicit).expanduser()
-    return Path.home() / ".kube" / "fieldown" / "backups"
-
-
-_UNSAFE = re.compile(r"[^A-Za-z0-9.\-]+")
-
-
-def _file_part(text: str) -> str:
-    return _UNSAFE.sub("-", text).strip("-") or "_"
-
-
-@dataclass
-class BackupRun:
-    """The backups of one command run, in one directory made at the first save."""
-
-    root: Path
-    command: str
-    server: str = ""
-    context: str | None = None
-    run_id: str = field(default_factory=lambda: secrets.token_hex(4))
-    started: float = field(default_factory=time.time)
-    _saved: dict[str, Path] = field(default_factory=dict)
-
-    @property
-    def directory(self) -> Path:
-        stamp = _dt.datetime.fromtimestamp(self.started, tz=_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-        return self.root / f"{stamp}-{self.run_id}"
-
-    @property
-    def used(self) -> bool:
-        return bool(self._saved)
-
-    def save(self, res: ResourceInfo, obj: Mapping[str, Any], plan: Migration | None = None) -> Path:
-        """Write ``obj``'s backup, with the plan's target (what the write leaves, for ``undo``); an
-        object already saved in this run keeps its first backup (the state before the run)."""
-        from ..remedies.restore import backup_document
-
-        md = obj.get("metadata") or {}
-        uid = str(md.get("uid") or "")
-        key = uid or f"{res.group_resource}/{md.get('namespace')}/{md.get('name')}"
-        done = self._saved.get(key)
-        if done is not None:
-            return done
-        directory = self.directory
-        try:
-            if not self.root.exists():
-                # the root of everyone's backups holds whole objects too: private from the start
-                self.root.mkdir(parents=True, mode=0o700)
-            directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-            with contextlib.suppress(OSError):
-                os.chmod(directory, 0o700)
-            # "_" never occurs in a namespace, so "_cluster" cannot be mistaken for one
-            ns = _file_part(str(md["namespace"])) if md.get("namespace") else "_cluster"
-            stem = "_".join((_file_part(res.group or "core"), _file_part(res.kind), ns,
-                             _file_part(str(md.get("name")))))
-            path = directory / f"{stem}.json"
-            n = 1
-            while path.exists():  # two objects whose names flatten to the same file name
-                n += 1
-                path = directory / f"{stem}.{n}.json"
-            header = {
-                "command": self.command,
-                "server": self.server,
-                "context": self.context,
-                "takenAt": _dt.datetime.now(tz=_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            }
-            resource = {"group": res.group, "version": res.version, "resource": res.resource, "kind": res.kind,
-                        "namespaced": res.namespaced}
-            doc = backup_document(obj, resource, header, plan)
-            data = (json.dumps(doc, indent=1, sort_keys=False) + "\n").encode()
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-        except OSError as e:
-            raise BackupError(f"cannot save the backup of {md.get('name')!r} under {directory}: "
-                              f"{e.strerror or e}; nothing was written") from None
-        self._saved[key] = path
-        return path
-
-
-@dataclass(frozen=True)
-class Backup:
-    """A backup file as read back by ``undo``."""
-
-    path: Path
-    content: BackupContent
-
-    @property
-    def object(self) -> dict[str, Any]:
-        return self.content.object
-
-    @property
-    def server(self) -> str:
-        return str(self.content.header.get("server") or "")
-
-    @property
-    def uid(self) -> str:
-        return self.content.uid
-
-    @property
-    def resource_version(self) -> str:
-        return self.content.resource_version
-
-    @property
-    def group(self) -> str:
-        return str(self.content.resource.get("group") or "")
-
-    @property
-    def version(self) -> str:
-        return str(self.content.resource.get("version") or "")
-
-    @property
-    def resource(self) -> str:
-        return str(self.content.resource.get("resource") or "")
-
-    @property
-    def kind(self) -> str:
-        return str(self.content.resource.get("kind") or self.object.get("kind") or "")
-
-    @property
-    def namespaced(self) -> bool:
-        return bool(self.content.resource.get("namespaced", True))
-
-    @property
-    def api_version(self) -> str:
-        return f"{self.group}/{self.version}" if self.group else self.version
-
-    @property
-    def name(self) -> str:
-        return str((self.object.get("metadata") or {}).get("name") or "")
-
-    @property
-    def namespace(self) -> str | None:
-        ns = (self.object.get("metadata") or {}).get("namespace")
-        return str(ns) if ns else None
-
-
-def load_backup(path: Path) -> Backup:
-    from ..remedies.restore import BackupError as ContentError
-    from ..remedies.restore import read_backup_document
-
-    try:
-        doc = json.loads(path.read_bytes())
-    except OSError as e:
-        raise BadBackupArgument(f"{path}: {e.strerror or e}") from None
-    except ValueError as e:
-        raise BadBackupArgument(f"{path}: not a fieldown backup (not JSON: {e})") from None
-    try:
-        return Backup(path, read_backup_document(doc, str(path)))
-    except ContentError as e:
-        raise BadBackupArgument(str(e)) from None
-
-
-def backup_files(paths: Iterable[str | Path], root: Path) -> list[Path]:
-    """Backup files named directly, or every ``*.json`` of a run directory (sorted). Files must lie
-    under ``root`` (the backup directory: ``--backup-dir``, ``$FIELDOWN_BACKUP_DIR`` or the default):
-    ``undo`` restores what this tool saved, not any file that looks like it."""
-    out: list[Path] = []
-    top = root.expanduser().resolve()
-    for p in paths:
-        path = Path(p).expanduser()
-        if path.is_dir():
-            found = sorted(f for f in path.glob("*.json") if f.is_file())
-            if not found:
-                raise BadBackupArgument(f"{path}: no backup files (*.json) in this directory")
-        elif path.exists():
-            found = [path]
-        else:
-            raise BadBackupArgument(f"{path}: no such file or directory")
-        for f in found:
-            if not f.resolve().is_relative_to(top):
-                raise BadBackupArgument(f"{f}: not under the backup directory {root}; name that directory with "
-                                  "--backup-dir to restore from it")
-        out.extend(found)
-    return out
-
-
 # --- the executor ------------------------------------------------------------------------------
 
 
@@ -426,6 +229,11 @@ def execute(
                                                     "nothing more was written")
             wp = plan(obj)
             m = wp.migration
+            if m.ref.api_version and m.ref.api_version != target.res.api_version:
+                # planned at the version its applier applies at (another version of the same CRD,
+                # conversion None): read and write there, guarded by the same resourceVersion
+                target = replace(target, res=client.discovery.resolve_kind(m.ref.api_version,
+                                                                         target.res.kind))
             notes = list(m.notes)
             edits = list(wp.edits)
             if not m.changed:
@@ -446,19 +254,26 @@ def execute(
                                problems=list(wp.problems))
             if options.dry_run == "server":
                 return _server_dry_run(client, target, wp, notes, changes, moves)
-            if backups is not None and backup is None:
+            if backups is not None:
+                # on every (re)plan: the newest plan's target, and the object as read while not yet written
                 backup = backups.save(target.res, obj, m)
             rv = m.resource_version
             out: dict[str, Any] | None = None
+            unrecorded: str | None = None
             try:
-                for req in wp.requests:
+                for i, req in enumerate(wp.requests):
                     out = _send(client, target, req.with_resource_version(rv), rv)
                     sent += 1
+                    if backups is not None and backup is not None:
+                        # what this request did, for undo to tell the tool's writes from later writers'
+                        unrecorded = backups.record(backup, rv, out, complete=i == len(wp.requests) - 1) or unrecorded
                     rv = _rv(out)
             except MaybeWritten as e:
                 sent += 1
                 # read it again: changed (the write was made, or another writer's) → re-plan, which
-                # finds the work done or finishes it; unchanged → this write was not made
+                # finds the work done or finishes it; unchanged → this write was not made. The backup
+                # does not record it: which writer made the change read back cannot be told, so undo
+                # treats it as a later writer's (it asks for --force rather than undo someone else's)
                 latest = read_back(client, target, e, rv)
                 answered.append(f"a write {e.answered} ({e.error}); read back, the object had changed (the write "
                                 "was made, or another writer's): planned again from it")
@@ -468,6 +283,11 @@ def execute(
                                          "(run the command again)")
                 continue
             assert out is not None
+            if backups is not None and backup is not None:
+                unrecorded = backups.completed(backup) or unrecorded
+            if unrecorded:
+                notes.append(f"the write is done but its record in the backup is not: {unrecorded} (undo then "
+                             "judges later changes from the planned ownership)")
             mismatch = _check_written(out, wp)
             if mismatch:
                 return outcome(Result.failed, error=mismatch, changes=changes, moves=moves)

@@ -41,6 +41,7 @@ from ..managedfields import (
 )
 from ..typed.tofieldset import to_field_set
 from .commands import FixCommand, Handover, MigrateToClientSide, MigrateToServerSide, PlanContext, StripLastApplied
+from .intent import annotation_is_its, is_own_identity
 from .manifests import inferred_manifest, with_live_fields, without_paths
 from .plans import LAST_APPLIED_PATH, MigrationError
 from .requests import requests_for
@@ -153,7 +154,7 @@ def choose_fix(
         # no simulation needed (most objects of a fleet audit are like this)
         return Fix(applier, None, (), Verification(dict(live)))
     root = rules.root
-    previous = inferred_manifest(live, applier, root)
+    previous = inferred_manifest(live, applier, root, manifest)
     nxt = manifest if manifest is not None else previous
     drop = tuple(p for p in scaled_fields(live, nxt, autoscalers)
                  # client-side apply only touches what its manifest sets
@@ -169,8 +170,13 @@ def choose_fix(
                 "client-side kubectl apply needs the last-applied annotation: switch this object to server-side "
                 "apply (plan it with --applier kubectl)"))
         candidates.append(None)
-        if drop and has_la:
-            candidates.append(StripLastApplied(drop))
+        # what a scaler owns leaves the annotation, so that the three-way patch never deletes it: the
+        # fields the manifest sets (they also leave the manifest) and the ones it already dropped
+        in_la = tuple(p for p in scaled_fields(live, previous, autoscalers)
+                      if previous is not None and value_at(previous, p) is not MISSING)
+        strip = tuple(dict.fromkeys((*drop, *in_la)))
+        if strip and has_la:
+            candidates.append(StripLastApplied(strip))
         appliers = sorted({e.manager for e in _entries(live) if e.operation == APPLY and not e.subresource
                            and e.manager != KUBECTL_LAST_APPLIED})
         if len(appliers) == 1:
@@ -193,6 +199,11 @@ def choose_fix(
         stale = [s for s in sources if _stale(s, applier)]
         if stale and stale != sources:
             candidates.append(MigrateToServerSide(tuple(stale), applier.manager, keep_la))
+        own_sources = [s for s in sources if _only_own(live, s, applier, nxt2, root)]
+        if own_sources and nxt2 is not None and not all(_only_own(live, s, applier, None, root) for s in own_sources):
+            # the applier's old names, known as such only from the manifest it applies next: the printed
+            # command, planned without -f, says it (--all-fields), so that it moves them whole too
+            candidates.append(MigrateToServerSide(tuple(own_sources), applier.manager, keep_la, all_fields=True))
 
     best: Fix | None = None
     tried: list[FixCommand | None] = []
@@ -210,7 +221,8 @@ def choose_fix(
                            keep=drop)
         if manifest is not None and cand is not None and v.ok:
             # the printed command plans without -f: it must keep every value on its own terms, and
-            # then the applier applies the manifest the user gave
+            # then the applier applies the manifest the user gave — which is what will happen, so
+            # that run is the verdict
             own_next = without_paths(previous, drop) if previous is not None else None
             if isinstance(cand, Handover) and cand.to == applier.manager and own_next is not None:
                 # as the handover command checks it: the applier's manifest sets them from now on
@@ -220,8 +232,8 @@ def choose_fix(
             if own.ok:
                 own = verify_command(cand, live, rules, PlanContext(root, reset_fields, None), applier, now=now,
                                      next_manifest=nxt2, previous_manifest=prev, keep=drop)
+            v = own
             if not own.ok:
-                v = own
                 if isinstance(cand, MigrateToServerSide) and nxt2 is not None:
                     # without -f the command moves only what the applier applied before, and the
                     # manifest sets more of the sources' fields: those fields are handed to the
@@ -231,7 +243,7 @@ def choose_fix(
                         queue.insert(0, Handover(tuple(wanted), applier.manager))
         retained = _retained(v, nxt2, applier, root)
         fix = Fix(applier, cand, drop, v, retained)
-        if v.ok and not retained:
+        if v.ok and not retained and not _stays(v):
             return fix
         if cand is None and nxt2 is not None:
             # values the applier's own sequence would delete although its manifest never set them (Flux
@@ -239,12 +251,45 @@ def choose_fix(
             lost = _lost_leaves(live, [c.path for c in v.unexpected if c.kind == "deleted"
                                        and value_at(nxt2, c.path) is MISSING and not _under_any(c.path, drop)], root)
             if lost:
-                queue.insert(0, Handover(tuple(lost), KEEPER))
-        if best is None or (v.ok and (not best.ok or len(retained) < len(best.retained))):
+                # client-side apply's own remedy (strip-last-applied of a scaler's field) comes first
+                queue.insert(len(queue) if applier.kind is ApplierKind.kubectl_client_side else 0,
+                             Handover(tuple(lost), KEEPER))
+        if best is None or (v.ok and (not best.ok or _left(fix) < _left(best))):
             best = fix
     if best is None:
         return Fix(applier, None, drop, Verification(dict(live)))
     return best
+
+
+def _only_own(live: Mapping[str, Any], source: str, applier: Applier, nxt: Mapping[str, Any] | None,
+              root: Any) -> bool:
+    """Every main-resource entry of ``source`` is one of the applier's own previous identities
+    (:mod:`.intent`), judged with the manifest it applies next (None: without one)."""
+    its = annotation_is_its(live, applier, nxt, root)
+    mine = _manifest_fields(nxt, root)
+    found = [e for e in _entries(live) if not e.subresource and fnmatch.fnmatchcase(e.manager, source)]
+    return bool(found) and all(is_own_identity(e, applier, its, (), mine) for e in found)
+
+
+def _manifest_fields(doc: Mapping[str, Any] | None, root: Any) -> FieldSet | None:
+    if doc is None:
+        return None
+    try:
+        return to_field_set(doc, root).difference(STRIPPED_METADATA)
+    except ValueError:
+        return None
+
+
+def _stays(v: Verification) -> list[Path]:
+    """Fields only the applier's previous configuration set, dropped by the manifest, that stay: the
+    user's intent is that they go, so a fix that removes them is preferred."""
+    if v.intent is None:
+        return []
+    return [p for p, _ in v.dropped_kept if not v.intent.others_set(p)]
+
+
+def _left(fix: Fix) -> int:
+    return len(fix.retained) + len(_stays(fix.verification))
 
 
 #: appliers whose re-apply of their own manifest sends nothing but that apply (Flux's cleanup patch
@@ -388,7 +433,7 @@ def conflict_fix(
         return None
     root = rules.root
     ctx = PlanContext(root, reset_fields, None)
-    previous = inferred_manifest(live, applier, root)
+    previous = inferred_manifest(live, applier, root, manifest)
     fold = MigrateToServerSide(tuple(_glob_literal(n) for n in names), applier.manager)
     wanted = _owned_and_set(live, [_glob_literal(n) for n in names], manifest)
     candidates: list[MigrateToServerSide | Handover] = [fold]

@@ -7,7 +7,6 @@ does when it is run (and is checked by the same verification there).
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -20,14 +19,15 @@ from ..managedfields import (
     KUBECTL_CLIENT_SIDE_APPLY,
     KUBECTL_LAST_APPLIED,
     STRIPPED_METADATA,
-    UPDATE,
-    decode_entries,
+    ManagedFieldsEntry,
 )
 from ..schema.types import Type
 from ..typed.tofieldset import to_field_set
+from .intent import annotation_is_its, is_own_identity
 from .manifests import inferred_manifest
 from .plans import (
     Migration,
+    MigrationError,
     plan_drop_managers,
     plan_handover,
     plan_reset,
@@ -75,14 +75,27 @@ class MigrateToServerSide:
         return applier_for_manager(self.target)
 
     def plan(self, obj: Mapping[str, Any], ctx: PlanContext) -> Migration:
-        fields = None if self.all_fields else target_manifest_fields(obj, self.applier, ctx)
-        if fields is not None and any(fnmatch.fnmatchcase(self.target, g) for g in self.sources):
-            # the target's own Update entry (Helm 4's same-name upgrade) is what that applier wrote
-            for e in decode_entries((obj.get("metadata") or {}).get("managedFields")):
-                if e.manager == self.target and e.operation == UPDATE and not e.subresource:
-                    fields = fields.union(e.fields.difference(STRIPPED_METADATA))
+        """The user's intent (:mod:`.intent`) decides what moves: every field of the target's own
+        previous identities (its client-side manager when the annotation is its configuration, its
+        own Update entry, its old names), and of any other source only the fields the target's next
+        manifest sets (``-f``, else the one it applied last) — a field only another writer set must
+        keep its owner, or the target's next apply would delete it."""
+        applier = self.applier
+        fields = None if self.all_fields else target_manifest_fields(obj, applier, ctx, next_only=True)
+        whole = None
+        if not self.all_fields:
+            nxt = ctx.manifest if ctx.manifest is not None else inferred_manifest(obj, applier, ctx.root)
+            its = annotation_is_its(obj, applier, nxt, ctx.root)
+            mine = _fields_of(nxt, ctx.root)
+
+            def whole(e: ManagedFieldsEntry) -> bool:
+                return is_own_identity(e, applier, its, (), mine)
+
+            if fields is None:
+                fields = FieldSet()  # no manifest known: only the target's own identities move
         return plan_to_server_side(obj, ctx.root, source_managers=self.sources, target=self.target,
-                                   keep_last_applied=self.keep_last_applied, manifest_fields=fields)
+                                   keep_last_applied=self.keep_last_applied, manifest_fields=fields,
+                                   whole_source=whole)
 
     def args(self) -> list[str]:
         words = ["--to", "server-side"]
@@ -131,7 +144,8 @@ class MigrateFor:
                        *(f"{o}*" for o in a.override_managers))
             return MigrateToServerSide(sources, a.manager)
         if a.kind is ApplierKind.helm:
-            return MigrateToServerSide((a.manager,), a.manager)
+            # its own Update entry (Helm 4's csaupgrade); helm-controller's --override-manager names too
+            return MigrateToServerSide((a.manager, *a.override_managers), a.manager)
         if a.kind is ApplierKind.kubectl:
             return MigrateToServerSide((KUBECTL_CLIENT_SIDE_APPLY,), a.manager)
         raise ValueError(f"migrate --for takes {', '.join(k.value for k in MIGRATE_FOR_KINDS)}, not {a.kind.value}")
@@ -141,7 +155,7 @@ class MigrateFor:
 
     def args(self) -> list[str]:
         a = self.for_applier
-        words = ["--for", a.kind.value if a.manager == Applier.of(a.kind).manager else f"{a.kind.value}:{a.manager}"]
+        words = ["--for", a.spec(previous=False)]
         if a.kind is ApplierKind.argocd and a.csa_manager != KUBECTL_CLIENT_SIDE_APPLY:
             words += ["--from-manager", a.csa_manager]
         for o in a.override_managers:
@@ -200,6 +214,12 @@ class Handover:
         return applier_for_manager(self.to)
 
     def plan(self, obj: Mapping[str, Any], ctx: PlanContext) -> Migration:
+        for p in self.paths:
+            if ctx.reset_fields is not None and any(p[: len(r)] == r for r in ctx.reset_fields.sorted_paths()):
+                # the registry resets them on every write to the main resource: an Apply entry there
+                # would record ownership that its own next apply can never exercise
+                raise MigrationError(f"{path_string(p)} is written through the status subresource: no Apply entry "
+                                     "of the main resource can own it (hand it over with its status writer)")
         return plan_handover(obj, self.paths, self.to, ctx.root)
 
     def args(self) -> list[str]:
@@ -243,12 +263,25 @@ class DropManagers:
 FixCommand = MigrateToServerSide | MigrateFor | MigrateToClientSide | StripLastApplied | Handover | Reset | DropManagers
 
 
-def target_manifest_fields(obj: Mapping[str, Any], applier: Applier, ctx: PlanContext) -> FieldSet | None:
+def _fields_of(doc: Mapping[str, Any] | None, root: Type) -> FieldSet | None:
+    if doc is None:
+        return None
+    try:
+        return to_field_set(doc, root).difference(STRIPPED_METADATA)
+    except ValueError:
+        return None
+
+
+def target_manifest_fields(obj: Mapping[str, Any], applier: Applier, ctx: PlanContext, *,
+                           next_only: bool = False) -> FieldSet | None:
     """The fields the target applier's manifest sets: before (what it applied, read off the object)
-    and after (the manifest given with ``-f``). None when neither is known: then a migration moves
-    every field of its sources, as the user asked."""
+    and after (the manifest given with ``-f``); with ``next_only``, the manifest it applies next only
+    (``-f``, else the one it applied last). None when neither is known."""
     fields: FieldSet | None = None
-    for doc in (inferred_manifest(obj, applier, ctx.root), ctx.manifest):
+    docs: tuple[Mapping[str, Any] | None, ...] = (inferred_manifest(obj, applier, ctx.root, ctx.manifest), ctx.manifest)
+    if next_only:
+        docs = (ctx.manifest if ctx.manifest is not None else docs[0], None)
+    for doc in docs:
         if doc is None:
             continue
         try:

@@ -4,10 +4,12 @@ A remedy is checked against the applier's next apply, which needs the manifest i
 With ``-f`` the user gives it. Without, the object's own records say what the applier applied
 last, and the check assumes it applies the same again (minus what the fix says to drop):
 
-* the last-applied annotation, for client-side ``kubectl apply``, for ``kubectl apply
-  --server-side`` (the server keeps it in sync for the manager ``kubectl``) and for any applier
-  that takes a client-side history over (Argo CD's and Flux's migrations fold the client-side
-  manager into the applier: its manifest was the annotation's);
+* the last-applied annotation, when it is the applier's own previous configuration
+  (:func:`.intent.annotation_is_its`): client-side ``kubectl apply``, ``kubectl apply
+  --server-side`` (the server keeps it in sync for the manager ``kubectl``), the appliers that take
+  a client-side history over (Argo CD's and Flux's migrations fold the client-side manager into the
+  applier: its manifest was the annotation's), and an applier under another name whose manifest is
+  the annotation's configuration, changed (not a partial one next to it);
 * the fields of the applier's Apply entry, with their live values (what it applied, minus what
   others have taken since);
 * Helm 3's ``helm`` Update entry for Helm, which writes client-side (the chart's fields).
@@ -20,7 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..appliers import Applier, ApplierKind
-from ..managedfields import APPLY, KUBECTL, LAST_APPLIED_ANNOTATION, UPDATE, ManagedFieldsEntry, decode_entries
+from ..managedfields import APPLY, LAST_APPLIED_ANNOTATION, UPDATE, ManagedFieldsEntry, decode_entries
 from ..schema.types import Type
 from ..typed.remove import extract_owned
 from .plans import LAST_APPLIED_PATH, last_applied_document
@@ -56,17 +58,20 @@ def detected_applier(obj: Mapping[str, Any]) -> Applier | None:
     return None
 
 
-def inferred_manifest(live: Mapping[str, Any], applier: Applier, root: Type) -> dict[str, Any] | None:
-    """The manifest ``applier`` last applied to ``live`` (None when nothing records it)."""
+def inferred_manifest(live: Mapping[str, Any], applier: Applier, root: Type,
+                      manifest: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
+    """The manifest ``applier`` last applied to ``live`` (None when nothing records it). The
+    last-applied annotation is its only when :func:`.intent.annotation_is_its` says so (``manifest``:
+    the one it applies next, when known)."""
+    from .intent import annotation_is_its
+
     md = live.get("metadata") or {}
     api_version = str(live.get("apiVersion") or "")
     la = (md.get("annotations") or {}).get(LAST_APPLIED_ANNOTATION)
     entries = decode_entries(md.get("managedFields"))
     annotation = last_applied_document(la if isinstance(la, str) else None, api_version)
     own = [e for e in entries if e.manager == applier.manager and e.operation == APPLY and not e.subresource]
-    annotation_is_its = applier.kind in (ApplierKind.kubectl_client_side, ApplierKind.argocd, ApplierKind.flux) \
-        or applier.manager == KUBECTL or (not own and annotation is not None)
-    if annotation is not None and annotation_is_its:
+    if annotation is not None and annotation_is_its(live, applier, manifest, root):
         doc = copy.deepcopy(annotation)
         _drop_last_applied(doc)
         if own:
@@ -74,6 +79,13 @@ def inferred_manifest(live: Mapping[str, Any], applier: Applier, root: Type) -> 
         return doc
     helm3 = [e for e in entries if e.manager == applier.manager and e.operation == UPDATE and not e.subresource] \
         if applier.kind is ApplierKind.helm else []
+    if helm3:
+        # Helm 3 leaves one Update entry per apiVersion it wrote at (an upgrade to a chart with
+        # another version adds one): its chart is what they own together
+        fields = helm3[0].fields
+        for e in helm3[1:]:
+            fields = fields.union(e.fields)
+        helm3 = [helm3[0].with_fields(fields)]
     if own:
         doc = _extracted(live, own[0], root)
         if helm3:

@@ -201,8 +201,12 @@ def plan_to_server_side(
     target: str = KUBECTL,
     keep_last_applied: bool | None = None,
     manifest_fields: FieldSet | None = None,
+    whole_source: Callable[[ManagedFieldsEntry], bool] | None = None,
 ) -> Migration:
     """Move the source managers' fields into an Apply entry of ``target`` (main resource only).
+
+    ``whole_source`` says which sources are the target's own previous identities: all of their fields
+    move (:mod:`.intent`), whatever ``manifest_fields`` says.
 
     Sources are the Update entries of the matching managers (the target's own Update entry too:
     Helm 4's and csaupgrade's same-name upgrade) and the Apply entries of other matching appliers
@@ -220,6 +224,12 @@ def plan_to_server_side(
     """
     ref, rv, entries, la, present = _start(obj)
     keep = (target == KUBECTL) if keep_last_applied is None else keep_last_applied
+    if keep_last_applied is None and whole_source is not None and any(
+            e.manager == KUBECTL_CLIENT_SIDE_APPLY and e.operation == UPDATE and not e.subresource
+            and not whole_source(e) for e in entries):
+        # the annotation is another applier's configuration (a client-side pipeline next to a partial
+        # one): it stays, so that kubectl apply can still prune what that manifest drops
+        keep = True
     notes: list[str] = []
     live_set = to_field_set(obj, root)
     la_fields = last_applied_fields(la, ref.api_version, root)
@@ -258,7 +268,7 @@ def plan_to_server_side(
         if e.manager == KUBECTL_CLIENT_SIDE_APPLY and e.operation == UPDATE and la_fields is not None:
             unowned = unowned.union(fs.difference(la_fields))
             fs = fs.intersection(la_fields)
-        if manifest_fields is not None:
+        if manifest_fields is not None and not (whole_source is not None and whole_source(e)):
             # what the target's manifest does not set stays with its owner (the "." of a map it created
             # included, as long as the map is there)
             stay = fs.difference(manifest_fields).intersection(live_set).difference(_LAC)
@@ -290,7 +300,7 @@ def plan_to_server_side(
     for i in sources:
         e = entries[i]
         keep_fs = e.fields.difference(union)
-        if manifest_fields is not None:
+        if manifest_fields is not None and not (whole_source is not None and whole_source(e)):
             keep_fs = keep_fs.intersection(left_with_sources)
         else:
             keep_fs = FieldSet()

@@ -6,15 +6,16 @@ A remedy is trusted only after this check (the product's rule: *a remedy never l
    ownership and the last-applied annotation only);
 2. then the applier's next run — its real request sequence (:mod:`kubectl_fieldown.appliers`) —
    with the manifest it will apply;
-3. every value that differs from the live object must be one the user asked for: a value the next
-   manifest sets, a field the manifest no longer sets (it was in the previous manifest and the user
-   dropped it), or an addition. Anything else — a label someone else set, a replicas count a scaler
-   owns — is a loss, and the remedy is not offered (a write command refuses it unless
-   ``--allow-value-changes``).
+3. every value that differs from the live object must be one the user asked for (the user's intent,
+   :mod:`.intent`): a value the next manifest sets, an addition, or the deletion of a field that
+   only the applier's previous configuration set and the manifest no longer sets. Anything else — a
+   label someone else set, a replicas count a scaler owns, a field another writer also set — is a
+   loss, and the remedy is not offered (a write command refuses it unless ``--allow-value-changes``).
 
 The fields the fix tells the user to drop from their manifest but hands to another writer (``keep``,
-e.g. ``.spec.replicas`` for a scaler) must keep their live value. A dropped field that is still
-there afterwards is no loss but is reported (it stays forever, nobody will prune it).
+e.g. ``.spec.replicas`` for a scaler) must keep their live value. A field the previous configuration
+set that the manifest dropped and that is still there afterwards is no loss but is reported with its
+owners (``dropped_kept``: it stays, and nobody will prune it).
 """
 
 from __future__ import annotations
@@ -28,8 +29,12 @@ from ..fieldmanager import ResourceRules
 from ..fieldpath import FieldSet, Path, is_prefix, path_from_fields, path_string
 from ..fieldpath.lookup import MISSING, value_at
 from ..managedfields import LAST_APPLIED_ANNOTATION, ManagedFieldsEntry, decode_entries
+from ..objects import is_secret_object
+from ..redact import scrub, secret_texts, shown_value
 from ..typed.compare import compare
+from ..typed.tofieldset import to_field_set
 from ..value import values_equal
+from .intent import Intent
 from .requests import RequestFailed, WriteRequest, simulate_requests
 
 __all__ = ["BOOKKEEPING", "ValueChange", "Verification", "value_changes", "verify"]
@@ -53,6 +58,8 @@ class ValueChange:
     before: Any
     after: Any
     """:data:`~kubectl_fieldown.fieldpath.lookup.MISSING` where the field is absent."""
+    secret: bool = False
+    """A change of a Secret: :meth:`describe` shows its values through the one redaction."""
 
     @property
     def kind(self) -> str:
@@ -63,11 +70,15 @@ class ValueChange:
         return "changed"
 
     def describe(self) -> str:
+        """``.spec.x (1 -> 2)``: the path and both values (short), a Secret's redacted."""
+
         def show(v: Any) -> str:
             if v is MISSING:
                 return "unset"
             import json
 
+            if self.secret:
+                v = shown_value(self.path, v)
             text = json.dumps(v, sort_keys=True, ensure_ascii=False)
             return text if len(text) <= 40 else text[:39] + "…"
 
@@ -75,13 +86,15 @@ class ValueChange:
 
 
 def value_changes(before: Mapping[str, Any], after: Mapping[str, Any], rules: ResourceRules) -> list[ValueChange]:
-    """Every field whose value differs (leaves, atomic values and whole items), bookkeeping aside."""
+    """Every field whose value differs (leaves, atomic values and whole items), bookkeeping aside;
+    a Secret's changes say so (their values are shown redacted)."""
+    secret = is_secret_object(before) or is_secret_object(after)
     before, after = _without_bookkeeping(before), _without_bookkeeping(after)
     c = compare(before, after, rules.root).exclude(BOOKKEEPING)
     out: list[ValueChange] = []
     for fs in (c.removed, c.modified, c.added):
         for p in _topmost(fs):
-            out.append(ValueChange(p, value_at(before, p), value_at(after, p)))
+            out.append(ValueChange(p, value_at(before, p), value_at(after, p), secret))
     return sorted(out, key=lambda ch: ch.path)
 
 
@@ -123,7 +136,12 @@ class Verification:
     """Changes the user did not ask for: the fix must not be offered."""
     dropped_removed: list[Path] = field(default_factory=list)
     dropped_kept: list[tuple[Path, tuple[str, ...]]] = field(default_factory=list)
-    """Fields the manifest dropped that stay (with their owners): they are never pruned."""
+    """Fields the previous configuration set that the manifest dropped and that stay (with their
+    owners after the apply): they are never pruned."""
+    intent: Intent | None = None
+    hidden: frozenset[str] = frozenset()
+    """A Secret's values (:func:`~kubectl_fieldown.redact.secret_texts`), scrubbed from the problems:
+    an error of the fix or of the next apply can quote them (the typed conversion's 500 does)."""
 
     @property
     def apply_error(self) -> str | None:
@@ -152,7 +170,7 @@ class Verification:
             out.append(f"the next apply would fail: {self.apply_error}")
         out += [f"the next apply would {'delete' if c.kind == 'deleted' else 'change'} {c.describe()}"
                 for c in self.unexpected]
-        return out
+        return [scrub(x, self.hidden) for x in out]
 
 
 def verify(
@@ -165,17 +183,21 @@ def verify(
     next_manifest: Mapping[str, Any] | None = None,
     previous_manifest: Mapping[str, Any] | None = None,
     keep: Sequence[Path] = (),
+    also_own: Sequence[str] = (),
 ) -> Verification:
-    """Simulate ``fix`` and then ``applier`` applying ``next_manifest``, and judge every value change.
+    """Simulate ``fix`` and then ``applier`` applying ``next_manifest``, and judge every value change
+    against the user's intent (:class:`.intent.Intent`, on the live object before the fix).
 
-    ``previous_manifest`` is what the applier applied before (the fields it no longer sets are
-    the ones the user dropped); None when unknown, and then no deletion is expected. Without an
-    applier or a manifest only the fix itself is checked."""
+    ``previous_manifest`` is what the applier applied before, where the caller knows it (its fields
+    count as the previous configuration's); ``also_own`` names further managers that are the
+    applier's own previous identities (the applier a client-side migration comes back from). Without
+    an applier or a manifest only the fix itself is checked."""
+    hidden = secret_texts(live, next_manifest, previous_manifest)
     try:
         fixed = simulate_requests(live, fix, rules, now=now)
     except RequestFailed as e:
-        return Verification(None, fix_error=f"{e.message} ({e.status})")
-    v = Verification(fixed)
+        return Verification(None, fix_error=f"{e.message} ({e.status})", hidden=hidden)
+    v = Verification(fixed, hidden=hidden)
     v.fix_changes = value_changes(live, fixed, rules)
     if applier is None or next_manifest is None:
         return v
@@ -183,44 +205,48 @@ def verify(
     v.run = run
     after = run.result if run.result is not None else fixed
     v.changes = value_changes(live, after, rules)
-    kept = [p for p in keep]
+    kept = list(keep)
+    intent = Intent.of(live, applier, next_manifest, rules.root, previous_manifest, also_own)
+    v.intent = intent
     for ch in v.changes:
         if any(is_prefix(k, ch.path) or is_prefix(ch.path, k) for k in kept):
             v.unexpected.append(ch)
             continue
-        if _asked(ch, next_manifest, previous_manifest):
+        if _asked(ch, next_manifest, intent):
             if ch.kind == "deleted":
                 v.dropped_removed.append(ch.path)
             continue
         v.unexpected.append(ch)
-    if previous_manifest is not None:
-        owners = decode_entries((after.get("metadata") or {}).get("managedFields")) if isinstance(after, Mapping) \
-            else []
-        for p in _dropped_leaves(previous_manifest, next_manifest, rules):
-            if any(is_prefix(k, p) for k in kept):
-                continue
-            if value_at(after, p) is not MISSING:
-                v.dropped_kept.append((p, _owners(owners, p)))
+    owners = decode_entries((after.get("metadata") or {}).get("managedFields")) if isinstance(after, Mapping) \
+        else []
+    for p in _dropped(intent, next_manifest, rules):
+        if any(is_prefix(k, p) or is_prefix(p, k) for k in kept):
+            continue
+        if value_at(after, p) is not MISSING and value_at(live, p) is not MISSING:
+            v.dropped_kept.append((p, _owners(owners, p)))
     return v
 
 
-def _asked(ch: ValueChange, manifest: Mapping[str, Any], previous: Mapping[str, Any] | None) -> bool:
-    """A change the next manifest asks for: its value, an addition, or a field it dropped."""
+def _asked(ch: ValueChange, manifest: Mapping[str, Any], intent: Intent) -> bool:
+    """A change the next manifest asks for: its value, an addition, or a field it dropped that only
+    the applier's previous configuration set."""
     if ch.kind == "added":
         return True
     wanted = value_at(manifest, ch.path)
     if ch.kind == "changed":
         return wanted is not MISSING and values_equal(wanted, ch.after)
-    # deleted: the manifest no longer sets it, and the applier's previous manifest did (the field
-    # itself or something inside it)
-    if wanted is not MISSING or previous is None:
-        return False
-    return value_at(previous, ch.path) is not MISSING
+    return wanted is MISSING and intent.deletion_asked(ch.path)
 
 
-def _dropped_leaves(previous: Mapping[str, Any], manifest: Mapping[str, Any], rules: ResourceRules) -> list[Path]:
-    c = compare(_without_meta(previous), _without_meta(manifest), rules.root).exclude(BOOKKEEPING)
-    return _topmost(c.removed)
+def _dropped(intent: Intent, manifest: Mapping[str, Any], rules: ResourceRules) -> list[Path]:
+    """The fields the previous configuration set that the manifest no longer sets (topmost)."""
+    try:
+        wanted = to_field_set(_without_meta(manifest), rules.root)
+    except ValueError:
+        return []
+    gone = FieldSet(p for p in intent.own.leaves().sorted_paths()
+                    if not wanted.has_prefix(p) and not any(wanted.has(p[:i]) for i in range(1, len(p))))
+    return _topmost(gone.difference(BOOKKEEPING))
 
 
 def _without_meta(doc: Mapping[str, Any]) -> dict[str, Any]:

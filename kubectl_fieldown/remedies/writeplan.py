@@ -72,7 +72,7 @@ def write_plan(
     if rules is None:
         return wp
     edits: list[str] = []
-    previous = inferred_manifest(obj, applier, ctx.root) if applier is not None else None
+    previous = inferred_manifest(obj, applier, ctx.root, ctx.manifest) if applier is not None else None
     nxt = ctx.manifest if ctx.manifest is not None else previous
     if applier is not None and nxt is not None:
         # what a scaler owns is left to it, as every fix the tool suggests says (choose_fix): the

@@ -87,6 +87,7 @@ SPEC = {"color": "red", "replicas": 3}
 def test_catalogue_ids_and_severities() -> None:
     assert {r: RULES[r].severity.value for r in RULES} == {
         "predicted-conflict": "error",
+        "values-at-risk": "error",
         "hpa-replicas-trap": "error",
         "secret-last-applied": "error",
         "last-applied-size": "warning",
@@ -377,3 +378,18 @@ def test_stale_applier_and_update_manager_keeping_fields() -> None:
     assert "stale-applier" not in ids(obj)
     assert ids(widget(entry("argocd-controller", "Apply", {"f:spec": {"f:color": {}}}),
                       entry("my-operator", "Update", {"f:status": {"f:phase": {}}})), named("argocd-controller")) == []
+
+
+def test_a_secret_is_audited_without_its_values() -> None:
+    """Issue 18, item 1: the predicted-conflict error of a Secret (the server's 500 quotes a badly
+    typed value) shows no value (the fix's problems go through ValueChange: tests/remedies/test_verify.py)."""
+    from remedies.test_verify import RULES as SECRET_RULES
+    from remedies.test_verify import TOKEN, edited_secret, secret_manifest
+
+    live = edited_secret()
+    bad = secret_manifest(token=[TOKEN])
+    found = audit_object(live, AuditContext(applier=Applier.of("kubectl"), manifests={object_key(bad): bad},
+                                            rules_for=lambda a, k: SECRET_RULES if k == "Secret" else None))
+    text = json.dumps([f.to_json() if hasattr(f, "to_json") else repr(f) for f in found])
+    assert "predicted-conflict" in text and "expected string" in text
+    assert TOKEN[:6] not in text and "dXNlcg" not in text

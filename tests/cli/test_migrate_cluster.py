@@ -540,7 +540,7 @@ def test_selection_forms_and_manifests(sc: Scenario) -> None:
     assert [i["name"] for i in r.json()["items"]] == ["a"]
     r = sc.fd("migrate", "--to", "server-side", "-f", str(m), "-o", "json")
     assert [(i["name"], i["result"]) for i in r.json()["items"]] == [("a", "unchanged")]
-    r = sc.fd("migrate", "--to", "server-side", "-o", "json")  # the whole namespace, every type
+    r = sc.fd("migrate", "--to", "server-side", "--all", "-o", "json")  # the whole namespace, every type
     assert sorted((i["name"], i["result"]) for i in r.json()["items"]) == [("a", "unchanged"), ("b", "changed")]
 
 

@@ -240,7 +240,8 @@ def test_json_output_of_an_interrupted_run_says_what_was_done(cluster: lab.Clust
     for name in ("a", "b", "c"):
         _csa_labelled(o, name)
     backups = tmp_path / "backups"
-    cut = o.fieldown("migrate", "-n", o.ns, "--to", "server-side", "-o", "json", fault="1:int", backups=backups)
+    cut = o.fieldown("migrate", "--all", "-n", o.ns, "--to", "server-side", "-o", "json", fault="1:int",
+                     backups=backups)
     assert cut.returncode == 130, cut.stdout + cut.stderr
     doc = json.loads(cut.stdout)
     assert doc["interrupted"] is True

@@ -1,0 +1,209 @@
+"""The user's intent for an applier's next apply, as data (pure; docs/ownership-model.md, "The user's intent").
+
+When an applier applies its next manifest:
+
+* the manifest's values are applied;
+* a field that the applier's *previous configuration* set and the manifest no longer sets is deleted —
+  unless another live writer (a scaler, a controller, an imperative edit, another applier) also set
+  it: then it keeps that writer's value and owner;
+* every other field keeps its value.
+
+The applier's previous configuration is what its own previous identities recorded: its Apply entry
+and its Update entry under the same name (Helm 3, an operator that starts applying), Argo CD's
+client-side migration manager, Flux's ``--override-manager`` names, and the client-side manager
+``kubectl-client-side-apply`` with its last-applied annotation *when that annotation is the
+applier's* (:func:`annotation_is_its`). Every other entry is another writer — ``before-first-apply``
+and ``ancient-changes`` included (nobody knows who set those fields, so they are kept).
+
+:class:`Intent` is that rule for one live object: the fields the previous configuration set
+(``own``), and the fields other writers set (``others``). :mod:`.verify` judges every value change of
+a fix and the next apply with it, and the migrations move only fields the manifest sets or that only
+the applier's own identities ever set.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..appliers import Applier, ApplierKind
+from ..fieldpath import FieldSet, Path, path_from_fields
+from ..fieldpath.lookup import value_at
+from ..managedfields import (
+    APPLY,
+    KUBECTL,
+    KUBECTL_CLIENT_SIDE_APPLY,
+    KUBECTL_LAST_APPLIED,
+    LAST_APPLIED_ANNOTATION,
+    STRIPPED_METADATA,
+    UPDATE,
+    ManagedFieldsEntry,
+    ManagedFieldsError,
+    decode_entries,
+)
+from ..schema.types import Type
+from ..typed.tofieldset import to_field_set
+
+__all__ = ["Intent", "annotation_is_its", "is_own_identity", "same_configuration"]
+
+_LAC = FieldSet([path_from_fields("metadata", "annotations", LAST_APPLIED_ANNOTATION)])
+
+
+def _annotation(live: Mapping[str, Any]) -> dict[str, Any] | None:
+    md = live.get("metadata") or {}
+    la = (md.get("annotations") or {}).get(LAST_APPLIED_ANNOTATION) if isinstance(md, Mapping) else None
+    if not isinstance(la, str):
+        return None
+    try:
+        doc = json.loads(la)
+    except ValueError:
+        return None
+    if not isinstance(doc, dict) or doc.get("apiVersion") != live.get("apiVersion"):
+        return None
+    return doc
+
+
+def _fields(doc: Mapping[str, Any] | None, root: Type) -> FieldSet | None:
+    if doc is None:
+        return None
+    try:
+        return to_field_set(doc, root).difference(STRIPPED_METADATA).difference(_LAC)
+    except ValueError:
+        return None
+
+
+def _entries(live: Mapping[str, Any]) -> list[ManagedFieldsEntry]:
+    try:
+        return decode_entries((live.get("metadata") or {}).get("managedFields"))
+    except ManagedFieldsError:
+        return []
+
+
+def annotation_is_its(live: Mapping[str, Any], applier: Applier, manifest: Mapping[str, Any] | None,
+                      root: Type) -> bool:
+    """Is the last-applied annotation the applier's own previous configuration?
+
+    Yes for client-side ``kubectl apply`` itself, for ``kubectl apply --server-side`` as ``kubectl``
+    (kubectl's own migration is this switch), for Argo CD (its ClientSideApplyMigration names the
+    client-side manager as its previous identity) and for Flux (it folds ``kubectl*`` as its own). Not
+    for Helm (Helm 3 never writes the annotation). For an applier under another name (a CI job, a
+    hotfix, a tuner) the manifest decides: the annotation is its configuration when its manifest is that
+    configuration, changed — it sets more of the annotation's fields than it leaves out. A partial
+    manifest (a hotfix, a tuner of a few fields) is another configuration next to it. Without a
+    manifest the applier's Apply entry is compared the same way; with neither, the annotation is the
+    only record of what it applies."""
+    doc = _annotation(live)
+    if doc is None:
+        return False
+    kind = applier.kind
+    if kind in (ApplierKind.kubectl_client_side, ApplierKind.flux):
+        return True
+    if kind is ApplierKind.argocd:
+        return applier.csa_migration and applier.csa_manager == KUBECTL_CLIENT_SIDE_APPLY
+    if kind is ApplierKind.helm:
+        return False
+    if applier.manager == KUBECTL:
+        return True
+    la = _fields(doc, root)
+    if la is None:
+        return False
+    mine = _fields(manifest, root)
+    if mine is None:
+        own = [e for e in _entries(live) if e.manager == applier.manager and e.operation == APPLY
+               and not e.subresource]
+        if not own:
+            return True
+        mine = own[0].fields.difference(STRIPPED_METADATA)
+    # an empty map (kubectl records ``annotations: {}``) is no field anyone sets
+    return same_configuration(FieldSet(q for q in la.leaves().sorted_paths() if value_at(doc, q) not in ({}, [])),
+                              mine)
+
+
+def same_configuration(theirs: FieldSet, mine: FieldSet) -> bool:
+    """Is a recorded configuration (``theirs``) the applier's own, changed? Each sets more than half of
+    the other's fields: a partial configuration next to it (a hotfix, a tuner) is not."""
+    a, b = theirs.leaves(), mine.leaves()
+    shared = len(a.intersection(b))
+    return shared * 2 > len(a) and shared * 2 > len(b)
+
+
+def is_own_identity(e: ManagedFieldsEntry, applier: Applier, annotation_its: bool,
+                    also: Sequence[str] = (), manifest_fields: FieldSet | None = None) -> bool:
+    """Is this entry one of the applier's own previous identities (see the module docstring)? Another
+    applier's Apply entry is an old name of it when it recorded the same configuration (the object
+    moved from one applier to the next: a Kustomization to a HelmRelease)."""
+    if e.subresource:
+        return False
+    if e.operation == APPLY and e.manager != KUBECTL_LAST_APPLIED and manifest_fields is not None \
+            and same_configuration(e.fields.difference(STRIPPED_METADATA), manifest_fields):
+        return True
+    if e.manager == applier.manager or e.manager in also:
+        return True
+    if e.manager == KUBECTL_CLIENT_SIDE_APPLY and e.operation == UPDATE:
+        return annotation_its
+    if applier.kind is ApplierKind.argocd and applier.csa_migration and e.manager == applier.csa_manager:
+        return e.operation == UPDATE
+    return applier.kind is ApplierKind.flux and any(e.manager.startswith(o) for o in applier.override_managers)
+
+
+@dataclass(frozen=True)
+class Intent:
+    """What the applier's previous configuration set (``own``) and what other live writers set
+    (``others``), on one live object; ``owners`` names the writers of ``others`` per entry."""
+
+    own: FieldSet
+    others: FieldSet
+    other_entries: tuple[ManagedFieldsEntry, ...] = field(default=())
+
+    @classmethod
+    def of(cls, live: Mapping[str, Any], applier: Applier, manifest: Mapping[str, Any] | None, root: Type,
+           previous: Mapping[str, Any] | None = None, also: Sequence[str] = ()) -> Intent:
+        """``previous`` is the manifest the applier applied before, where the caller knows it (its
+        fields count as its own too); ``also`` are further names the user declared its own."""
+        its = annotation_is_its(live, applier, manifest, root)
+        own = FieldSet()
+        others = FieldSet()
+        other_entries: list[ManagedFieldsEntry] = []
+        la_fields = _fields(_annotation(live), root) if its else None
+        mine = _fields(manifest, root)
+        for e in _entries(live):
+            if e.manager == KUBECTL_LAST_APPLIED and e.operation == APPLY:
+                continue  # owns the annotation only: bookkeeping
+            fs = e.fields.difference(_LAC)
+            if is_own_identity(e, applier, its, also, mine):
+                if e.manager == KUBECTL_CLIENT_SIDE_APPLY and e.operation == UPDATE and la_fields is not None:
+                    # what the client-side manager owns beyond its manifest the server defaulted
+                    fs = fs.intersection(la_fields)
+                own = own.union(fs)
+            else:
+                others = others.union(fs)
+                other_entries.append(e)
+        if la_fields is not None:
+            own = own.union(la_fields)
+        prev = _fields(previous, root)
+        if prev is not None:
+            own = own.union(prev)
+        return cls(own, others, tuple(other_entries))
+
+    def own_set(self, p: Path) -> bool:
+        return self.own.has_prefix(p) or _under_leaf(self.own, p)
+
+    def others_set(self, p: Path) -> bool:
+        return self.others.has_prefix(p) or _under_leaf(self.others, p)
+
+    def deletion_asked(self, p: Path) -> bool:
+        """The manifest no longer sets ``p``: may the next apply delete it?"""
+        return self.own_set(p) and not self.others_set(p)
+
+    def other_owners(self, p: Path) -> tuple[str, ...]:
+        out = {e.manager + (f" (subresource {e.subresource})" if e.subresource else "")
+               for e in self.other_entries if e.fields.has_prefix(p) or _under_leaf(e.fields, p)}
+        return tuple(sorted(out))
+
+
+def _under_leaf(fs: FieldSet, p: Path) -> bool:
+    """A proper prefix of ``p`` is a member (an atomic value, or an item set as a whole)."""
+    return any(fs.has(p[:i]) for i in range(1, len(p)))
+
