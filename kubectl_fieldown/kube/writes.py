@@ -351,6 +351,8 @@ def _send(client: ClusterClient, target: ObjectTarget, req: WriteRequest, tested
     if _faults.writes_down():
         raise Unreachable(server, "connection refused (FIELDOWN_TEST_FAULT)")
     try:
+        if not dry_run:
+            _faults.before_write(server)
         if isinstance(req, ApplyRequest):
             out = client.patch(target.res, target.name, target.namespace, req.body, "apply",
                                field_manager=req.field_manager, force=req.force, dry_run=dry_run)
