@@ -7,17 +7,37 @@ after the N-th write the server committed:
 * ``504``: the write's answer is lost — the server committed it, the tool gets a 504 Gateway Timeout
   (a proxy or load balancer gave up waiting), as the issue 18 reporter saw;
 * ``timeout``: the same, as a read timeout (no answer at all);
-* ``504-blind``: a 504, and reading the object back fails too (503), so the tool cannot tell.
+* ``504-blind``: a 504, and reading the object back fails too (503), so the tool cannot tell;
+* ``504-unmade``: the N-th write *attempt* is answered 504 and not made (a proxy that gave up before
+  passing it on).
 """
 
 from __future__ import annotations
 
 import os
 
-__all__ = ["FAULT_ENV", "after_write", "read_back_fails", "writes_down"]
+__all__ = ["FAULT_ENV", "after_write", "before_write", "read_back_fails", "writes_down"]
 
 FAULT_ENV = "FIELDOWN_TEST_FAULT"
-_state = {"writes": 0, "down": False, "blind": False}
+_state = {"writes": 0, "attempts": 0, "down": False, "blind": False}
+
+
+def _gateway_timeout(server: str) -> Exception:
+    from .errors import RequestContext, error_from_response
+
+    return error_from_response(504, b"<html><body>504 Gateway Time-out</body></html>",
+                               RequestContext(verb="patch", server=server, path="(FIELDOWN_TEST_FAULT)"))
+
+
+def before_write(server: str) -> None:
+    """Called before each write is sent."""
+    spec = os.environ.get(FAULT_ENV)
+    if not spec:
+        return
+    _state["attempts"] += 1
+    count, _, action = spec.partition(":")
+    if action == "504-unmade" and _state["attempts"] == int(count):
+        raise _gateway_timeout(server)
 
 
 def after_write(server: str) -> None:
@@ -31,7 +51,7 @@ def after_write(server: str) -> None:
         return
     import signal
 
-    from .errors import RequestContext, Unreachable, error_from_response
+    from .errors import Unreachable
 
     if action == "kill":
         os.kill(os.getpid(), signal.SIGKILL)
@@ -43,8 +63,7 @@ def after_write(server: str) -> None:
         _state["down"] = True
     elif action in ("504", "504-blind"):
         _state["blind"] = action == "504-blind"
-        raise error_from_response(504, b"<html><body>504 Gateway Time-out</body></html>",
-                                  RequestContext(verb="patch", server=server, path="(FIELDOWN_TEST_FAULT)"))
+        raise _gateway_timeout(server)
     elif action == "timeout":
         raise Unreachable(server, "no answer within 60s (read timeout; FIELDOWN_TEST_FAULT)", delivered=True)
 

@@ -272,7 +272,9 @@ def execute(
             except MaybeWritten as e:
                 sent += 1
                 # read it again: changed (the write was made, or another writer's) → re-plan, which
-                # finds the work done or finishes it; unchanged → this write was not made
+                # finds the work done or finishes it; unchanged → this write was not made. The backup
+                # does not record it: which writer made the change read back cannot be told, so undo
+                # treats it as a later writer's (it asks for --force rather than undo someone else's)
                 latest = read_back(client, target, e, rv)
                 answered.append(f"a write {e.answered} ({e.error}); read back, the object had changed (the write "
                                 "was made, or another writer's): planned again from it")
@@ -350,6 +352,8 @@ def _send(client: ClusterClient, target: ObjectTarget, req: WriteRequest, tested
     if _faults.writes_down():
         raise Unreachable(server, "connection refused (FIELDOWN_TEST_FAULT)")
     try:
+        if not dry_run:
+            _faults.before_write(server)
         if isinstance(req, ApplyRequest):
             out = client.patch(target.res, target.name, target.namespace, req.body, "apply",
                                field_manager=req.field_manager, force=req.force, dry_run=dry_run)

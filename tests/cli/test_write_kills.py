@@ -235,6 +235,22 @@ def test_a_write_that_may_have_been_made_says_so_and_a_rerun_converges(cluster: 
         assert state(o.live(name)) == want
 
 
+def test_a_write_answered_504_that_was_not_made_says_so(cluster: lab.Cluster, tmp_path: Path) -> None:
+    """Read back unchanged: the 504'd write was not made, and the object fails with the server's answer
+    (not "may have been written"); the object is as it was (issue 18, item 8)."""
+    o = Objects(cluster, tmp_path)
+    _csa_scaled_labelled(o, "u")
+    original = state(o.live("u"))
+    cut = o.fieldown("migrate", *o.ref("u"), "--to", "server-side", "-o", "json", fault="1:504-unmade",
+                     backups=tmp_path / "backups")
+    assert cut.returncode == 1, cut.stdout + cut.stderr
+    (item,) = json.loads(cut.stdout)["items"]
+    assert item["result"] == "failed" and item["maybeWritten"] is False
+    assert "(504 Timeout)" in item["error"]
+    assert item["error"].endswith("(read back: the object is unchanged, this write was not made)"), item["error"]
+    assert state(o.live("u")) == original
+
+
 def test_json_output_of_an_interrupted_run_says_what_was_done(cluster: lab.Cluster, tmp_path: Path) -> None:
     o = Objects(cluster, tmp_path)
     for name in ("a", "b", "c"):
