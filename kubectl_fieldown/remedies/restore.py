@@ -503,8 +503,10 @@ def plan_undo(live: Mapping[str, Any], named: Sequence[Saved], found: Sequence[S
     for e in target:
         if e.identity in writers or e.identity in gone:
             continue
-        fields = e.fields.difference(taken)
-        fields = FieldSet([p for p in fields if in_restored.at(p) is not MISSING])
+        # neither a field a later writer holds nor a map or list above one (its "." would keep the node
+        # when that writer's next apply drops what it holds)
+        fields = FieldSet([p for p in e.fields.difference(taken) if not taken.has_prefix(p)
+                           and in_restored.at(p) is not MISSING])
         if not fields.is_empty():
             result.append(e.with_fields(fields))
     lost = [e for e in target if e.identity not in writers and not e.fields.is_empty()
