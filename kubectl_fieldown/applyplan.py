@@ -21,7 +21,7 @@ Argo CD's migration and forced apply, Flux's cleanup, kubectl's follow-up, clien
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -34,7 +34,7 @@ from .fieldmanager import (
     simulate_apply,
 )
 from .fieldpath import FIELD, KEY, FieldSet, Path, is_prefix, path_from_fields
-from .fieldpath.lookup import MISSING, value_at
+from .fieldpath.lookup import MISSING, Lookup
 from .managedfields import (
     APPLY,
     KUBECTL,
@@ -134,7 +134,7 @@ def plan_apply(
     try:
         result = simulate_apply(live, manifest, manager, rules, now=now, force=False)
     except ApplyConflict as e:
-        plan.conflicts = [_planned(c, live, manifest) for c in e.conflicts]
+        plan.conflicts = _all_planned(e.conflicts, live, manifest)
         plan.server_message = e.message
         if not force:
             return plan
@@ -188,7 +188,7 @@ def plan_run(
     plan.requests = list(run.requests)
     plan.steps = [r.purpose for r in run.requests]
     conflicts = run.conflicts if run.error is not None else run.taken_over
-    plan.conflicts = [_planned(c, live, manifest) for c in conflicts]
+    plan.conflicts = _all_planned(conflicts, live, manifest)
     if run.error is not None:
         if run.conflicts:
             plan.server_message = run.error.message
@@ -207,7 +207,7 @@ def plan_run(
         _explain(plan, live, manifest, applier.manager, rules, result)
     else:
         plan.deleted = _topmost(comparison.removed) if live is not None else []
-        plan.never_pruned = _never_pruned(result, manifest, applier.manager, rules)
+        plan.never_pruned = _never_pruned(result, manifest, applier.manager, rules, live)
     return plan
 
 
@@ -262,7 +262,14 @@ def _without_mf(obj: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _planned(c: FieldConflict, live: Mapping[str, Any] | None, manifest: Mapping[str, Any]) -> PlannedConflict:
+def _all_planned(conflicts: Sequence[FieldConflict], live: Mapping[str, Any] | None,
+                 manifest: Mapping[str, Any]) -> list[PlannedConflict]:
+    lives, manifests = (Lookup(live) if live is not None else None), Lookup(manifest)
+    return [_planned(c, live, lives, manifests) for c in conflicts]
+
+
+def _planned(c: FieldConflict, live: Mapping[str, Any] | None, lives: Lookup | None,
+             manifests: Lookup) -> PlannedConflict:
     entry_version = c.identity.api_version
     if live is not None and not entry_version:
         # an Apply identity has no apiVersion: take the entry's, from the raw list (no decoding)
@@ -272,8 +279,8 @@ def _planned(c: FieldConflict, live: Mapping[str, Any] | None, manifest: Mapping
                     and (raw.get("subresource") or "") == c.identity.subresource):
                 entry_version = str(raw.get("apiVersion") or "")
                 break
-    lv = value_at(live, c.path) if live is not None else MISSING
-    av = value_at(manifest, c.path)
+    lv = lives.at(c.path) if lives is not None else MISSING
+    av = manifests.at(c.path)
     return PlannedConflict(
         manager=c.identity.manager,
         operation=c.identity.operation,
@@ -338,14 +345,17 @@ def _explain(
             if isinstance(la_obj, dict):
                 # kubectl writes ``annotations: {}`` into the annotation; empty containers there are
                 # not fields anyone set
-                leaves = [p for p in to_field_set(la_obj, rules.root).leaves() if value_at(la_obj, p) not in ({}, [])]
+                la_look = Lookup(la_obj)
+                leaves = [p for p in to_field_set(la_obj, rules.root).leaves() if la_look.at(p) not in ({}, [])]
                 before = before.union(FieldSet(leaves))
     dropped = before.difference(mine).difference(STRIPPED_METADATA)
     retained = []
+    deleted = set(plan.deleted)
+    after = Lookup(result.object)
     for p in dropped.sorted_paths():
-        if any(is_prefix(d, p) for d in plan.deleted):
+        if any(p[:i] in deleted for i in range(len(p) + 1)):  # under a deleted path (is_prefix of one)
             continue
-        v = value_at(result.object, p)
+        v = after.at(p)
         if v is MISSING or v == {} or _is_key_field(p):
             continue
         owners = tuple(sorted(m for m, s in others.items() if s.has(p)))
@@ -353,24 +363,32 @@ def _explain(
             retained.append(RetainedField(p, owners))
     plan.retained = retained
     listed = {r.path for r in retained}
-    plan.never_pruned = [r for r in _never_pruned(result, manifest, manager, rules) if r.path not in listed]
+    plan.never_pruned = [r for r in _never_pruned(result, manifest, manager, rules, live) if r.path not in listed]
 
 
 _STATUS = path_from_fields("status")
 
 
 def _never_pruned(result: WriteResult, manifest: Mapping[str, Any], manager: str,
-                  rules: ResourceRules) -> list[RetainedField]:
+                  rules: ResourceRules, live: Mapping[str, Any] | None = None) -> list[RetainedField]:
     """Fields of the result the manifest does not set that only Update managers own (main resource,
     the status aside) — ``manager``'s own Update entry included (an operator that starts applying under
     its name: its apply never prunes what its Update entry owns) — or that only an earlier applier owns
     whose Apply entry recorded this same configuration (the applier's old name, as after a switch from
-    ``ci`` to ``kubectl``): no apply by ``manager`` removes them, whatever its manifest says."""
+    ``ci`` to ``kubectl``): no apply by ``manager`` removes them, whatever its manifest says. Fields that
+    had an owner in ``live`` and have none afterwards are listed too, with no owners: the run
+    dropped their owner's entry (client-go's csaupgrade drops the client-side manager's entries of
+    every apiVersion but merges only those of the target's), and an unowned field is never pruned."""
     try:
         in_manifest = to_field_set(dict(manifest), rules.root)
         present = to_field_set(result.object, rules.root)
     except ValueError:
         return []
+    owned_before = FieldSet()
+    if live is not None:
+        for e in _entries(live):
+            if not e.subresource:
+                owned_before = owned_before.union(e.fields)
     mine = in_manifest.difference(STRIPPED_METADATA).leaves()
     old_names = {e.identity for e in result.entries if e.operation == APPLY and not e.subresource
                  and e.manager not in (manager, KUBECTL_LAST_APPLIED)
@@ -382,6 +400,9 @@ def _never_pruned(result: WriteResult, manifest: Mapping[str, Any], manager: str
         if p == _LAST_APPLIED:
             continue
         owners = [e for e in result.entries if e.fields.has(p) and not e.subresource]
+        if not owners and owned_before.has(p) and not any(e.fields.has(p) for e in result.entries):
+            out.append(RetainedField(p, ()))
+            continue
         if not owners or any(e.operation == APPLY and e.identity not in old_names for e in owners):
             continue
         out.append(RetainedField(p, tuple(sorted({e.identity.describe() for e in owners}))))

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .fieldpath import CANONICAL, FieldSet, FieldsV1Error, decode_fields_v1, fields_v1_object, path_from_fields
+from .fieldpath import CANONICAL, FieldSet, FieldsV1Error, Path, decode_fields_v1, fields_v1_object, path_from_fields
 from .value import go_json_string_html, go_quote
 
 APPLY = "Apply"
@@ -47,6 +47,20 @@ STRIPPED_METADATA: FieldSet = FieldSet(
 )
 """Removed from the writer's set after every operation (apimachinery stripmeta.go, non-recursive):
 nobody ever owns these."""
+
+_METADATA = path_from_fields("metadata")
+
+
+def never_owned(path: Path) -> str | None:
+    """Why no manager can ever own ``path`` (None: one can): the whole object, a field the server
+    strips from every manager's set (apiVersion, kind, metadata itself, metadata.name, uid, ...), or
+    anything inside one of those but ``metadata`` (labels and annotations are owned)."""
+    if not path:
+        return "it is the whole object"
+    for stripped in STRIPPED_METADATA.sorted_paths():
+        if path == stripped or (stripped != _METADATA and path[: len(stripped)] == stripped):
+            return "the API server records no owner of it (it strips it from every manager's fields)"
+    return None
 
 
 class ManagedFieldsError(ValueError):

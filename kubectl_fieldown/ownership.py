@@ -13,7 +13,7 @@ from typing import Any
 
 from .fieldpath import KEY, VALUE, FieldSet, Path, PathElement, index, is_prefix, key, path_string, set_value
 from .fieldpath import field as field_element
-from .fieldpath.lookup import MISSING, value_at
+from .fieldpath.lookup import MISSING, Lookup
 from .managedfields import STRIPPED_METADATA, ManagedFieldsEntry, object_entries
 
 
@@ -89,7 +89,8 @@ def build_owner_tree(obj: Mapping[str, Any], entries: Iterable[ManagedFieldsEntr
         for p in e.fields:
             owners_by_path.setdefault(p, []).append(owner)
         union = union.union(e.fields)
-    fields = [OwnedField(p, tuple(owners_by_path[p]), value_at(obj, p)) for p in union.sorted_paths()]
+    look = Lookup(obj)
+    fields = [OwnedField(p, tuple(owners_by_path[p]), look.at(p)) for p in union.sorted_paths()]
     return OwnerTree(obj, ents, fields)
 
 

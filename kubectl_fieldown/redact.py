@@ -23,6 +23,12 @@ __all__ = [
     "redact_patch_op",
     "redact_request_body",
     "redact_secret",
+    "remember_credential",
+    "scrub",
+    "scrub_credentials",
+    "scrub_value",
+    "secret_texts",
+    "shown_value",
 ]
 
 REDACTED = "<redacted>"
@@ -96,3 +102,102 @@ def is_secret_value_path(path: Path) -> bool:
     in_data = bool(path) and path[0][0] == FIELD and path[0][1] in SECRET_SECTIONS
     last_applied = len(path) >= 3 and path[-1] == (FIELD, LAST_APPLIED_ANNOTATION)
     return in_data or last_applied
+
+
+def shown_value(path: Path, value: Any) -> Any:
+    """A Secret's value at ``path`` as it may be shown (in a refusal, a note, a changed value): a
+    value under ``data``/``stringData`` or the last-applied annotation is ``<redacted>`` (a null
+    stays null: it says the key is being removed, not what it held), and a value that holds them
+    (the whole object, its ``metadata`` or annotations) is shown with them redacted."""
+    if value is None:
+        return None
+    if is_secret_value_path(path):
+        return REDACTED
+    if not path and isinstance(value, Mapping):
+        return redact_secret({**value, "apiVersion": "v1", "kind": "Secret"})
+    if path == ((FIELD, "metadata"),) and isinstance(value, Mapping) and isinstance(value.get("annotations"), Mapping):
+        return {**value, "annotations": _redact_last_applied(value["annotations"])}
+    if path == ((FIELD, "metadata"), (FIELD, "annotations")) and isinstance(value, Mapping):
+        return _redact_last_applied(value)
+    return value
+
+
+#: shorter values are not scrubbed from text: replacing every "a" in a message would garble it,
+#: and the structural redaction above already hides them wherever a value is shown
+_SCRUB_MIN = 4
+
+
+def secret_texts(*objs: Any) -> frozenset[str]:
+    """The texts a Secret's values can appear as in a message: each ``data``/``stringData`` value
+    (as it is, and JSON-quoted without its quotes) and the last-applied annotation, of every Secret
+    among ``objs`` (None and other objects give none). For :func:`scrub`, the last resort behind the
+    structural redaction."""
+    out: set[str] = set()
+    for obj in objs:
+        if not isinstance(obj, Mapping) or not is_secret_object(obj):
+            continue
+        values: list[Any] = []
+        for section in SECRET_SECTIONS:
+            v = obj.get(section)
+            values.extend(v.values() if isinstance(v, Mapping) else [v])
+        md = obj.get("metadata")
+        ann = md.get("annotations") if isinstance(md, Mapping) else None
+        if isinstance(ann, Mapping):
+            values.append(ann.get(LAST_APPLIED_ANNOTATION))
+        for v in values:
+            _texts_of(v, out)
+    return frozenset(out)
+
+
+def _texts_of(v: Any, out: set[str]) -> None:
+    """Each string in ``v`` (a value may be a list or map in a bad manifest, and an error quotes its
+    strings), and ``v`` as JSON."""
+    import json
+
+    if v is None:
+        return
+    if isinstance(v, str):
+        forms = [v, json.dumps(v, ensure_ascii=False)[1:-1]]
+    else:
+        forms = [json.dumps(v, sort_keys=True, ensure_ascii=False)]
+        for x in v.values() if isinstance(v, Mapping) else v if isinstance(v, list) else ():
+            _texts_of(x, out)
+    out.update(f for f in forms if len(f) >= _SCRUB_MIN)
+
+
+def scrub(text: str, texts: frozenset[str] | set[str]) -> str:
+    """``text`` with every occurrence of ``texts`` (longest first) replaced by ``<redacted>``."""
+    for t in sorted(texts, key=len, reverse=True):
+        if t in text:
+            text = text.replace(t, REDACTED)
+    return text
+
+
+def scrub_value(value: Any, texts: frozenset[str] | set[str]) -> Any:
+    """:func:`scrub` applied to every string (keys too) in a JSON value."""
+    if isinstance(value, str):
+        return scrub(value, texts)
+    if isinstance(value, Mapping):
+        return {scrub(str(k), texts): scrub_value(v, texts) for k, v in value.items()}
+    if isinstance(value, list):
+        return [scrub_value(v, texts) for v in value]
+    return value
+
+
+# The credentials this process uses (bearer tokens, passwords), remembered by the cluster layer as it
+# loads them: the error printer scrubs them from every message, whatever its cause (issue 18: a
+# library error quoted the Authorization header). The only state of this module.
+_CREDENTIALS: set[str] = set()
+
+
+def remember_credential(text: str | None) -> None:
+    """Never print ``text`` (nor the same text stripped of surrounding whitespace) in an error."""
+    for form in (text, text.strip() if text else None):
+        if form and len(form) >= _SCRUB_MIN:
+            _CREDENTIALS.add(form)
+            _CREDENTIALS.add(repr(form)[1:-1])  # as a repr quotes it (b'...\n', '...')
+
+
+def scrub_credentials(text: str) -> str:
+    """``text`` without any credential remembered by :func:`remember_credential`."""
+    return scrub(text, _CREDENTIALS) if _CREDENTIALS else text

@@ -1,8 +1,10 @@
 """YAML documents as JSON values, read the way kubectl reads them, within explicit limits.
 
-kubectl reads YAML with sigs.k8s.io/yaml (go-yaml v2): YAML 1.1 scalars (``yes``/``no`` booleans,
-``0x1F``, ``017``, ``1_000``), map keys made strings, anchors and aliases expanded, ``<<`` merge
-keys. Timestamps stay the text that was written (the API machinery reads them into strings).
+kubectl reads YAML with sigs.k8s.io/yaml (go-yaml v2), then passes it on as JSON: go-yaml's scalar
+rules (``y``/``on`` booleans, ``018`` and ``1e3`` numbers, no sexagesimal numbers, tags other than
+the core ones ignored), map keys made strings as sigs.k8s.io/yaml makes them, whole-number floats
+becoming integers (see :mod:`kubectl_fieldown.goscalar`), anchors and aliases expanded, ``<<``
+merge keys merged where they stand. Timestamps stay the text that was written.
 
 The values are built straight from the parser's events (libyaml's parser when PyYAML has it),
 with an explicit stack instead of PyYAML's composer and constructor, because:
@@ -24,12 +26,11 @@ Limits (docs/show.md, "Input limits"):
 
 from __future__ import annotations
 
-import base64
-import math
-import re
 from collections.abc import Iterator
 from typing import Any
 
+from .goscalar import MERGE as _MERGE
+from .goscalar import ScalarError, json_number, key_text, resolve
 from .value import MAX_DEPTH, valid_text
 
 __all__ = ["MAX_DEPTH", "YAMLReadError", "key_string", "load_all", "valid_text"]
@@ -58,103 +59,33 @@ def allowed_alias_ratio(nodes: int) -> float:
 
 # --- scalars -----------------------------------------------------------------------------------------
 
-_TAG = "tag:yaml.org,2002:"
-_STR, _INT, _FLOAT, _BOOL, _NULL = (_TAG + t for t in ("str", "int", "float", "bool", "null"))
-_MERGE, _VALUE, _BINARY, _TIMESTAMP = (_TAG + t for t in ("merge", "value", "binary", "timestamp"))
-_COLLECTION_TAGS = frozenset(_TAG + t for t in ("map", "seq", "omap", "pairs", "set"))
-
-_Resolvers = dict[Any, list[tuple[str, "re.Pattern[str]"]]]
-_resolvers: _Resolvers | None = None
-_constructor: Any = None
 _plain_cache: dict[str, Any] = {}
 
 
-def _setup() -> tuple[_Resolvers, Any]:
-    """The YAML 1.1 implicit resolvers of PyYAML's SafeLoader without timestamps, and a constructor
-    for the scalar tags (loaded once: importing yaml is not free)."""
-    global _resolvers, _constructor
-    if _resolvers is None:
-        import yaml
-
-        _resolvers = {first: [(tag, rx) for tag, rx in entries if tag != _TIMESTAMP]
-                      for first, entries in yaml.resolver.Resolver.yaml_implicit_resolvers.items()}
-        _constructor = yaml.constructor.SafeConstructor()
-    return _resolvers, _constructor
-
-
-def _plain_tag(value: str) -> str:
-    resolvers, _ = _setup()
-    for tag, rx in resolvers.get(value[0] if value else "", []) + resolvers.get(None, []):
-        if rx.match(value):
-            return tag
-    return _STR
-
-
-def _construct(tag: str, value: str) -> Any:
-    """A scalar of a known tag as SafeConstructor builds it; ValueError for a value the tag cannot read."""
-    import yaml
-
-    if tag in (_STR, _MERGE, _VALUE, _TIMESTAMP):
-        return value  # a timestamp too: the text as written, as the API machinery keeps it
-    _, ctor = _setup()
-    node = yaml.ScalarNode(tag, value)
-    try:
-        if tag == _NULL:
-            return None
-        if tag == _BOOL:
-            return ctor.construct_yaml_bool(node)
-        if tag == _INT:
-            return ctor.construct_yaml_int(node)
-        if tag == _FLOAT:
-            return ctor.construct_yaml_float(node)
-        if tag == _BINARY:
-            # Kubernetes carries bytes as base64 text: the same bytes, in the canonical spelling
-            return base64.b64encode(ctor.construct_yaml_binary(node)).decode("ascii")
-    except (ValueError, KeyError, TypeError, yaml.YAMLError) as e:
-        raise ValueError(f"cannot read {value!r} as !!{tag[len(_TAG):]}") from e
-    raise ValueError(f"unknown tag {tag!r}")
-
-
 def _scalar(event: Any) -> Any:
+    """The Go value go-yaml decodes a scalar event into (see :mod:`kubectl_fieldown.goscalar`)."""
     tag = event.tag
     value: str = event.value
-    if tag is None or tag == "!":
+    if tag is None:
         if not event.implicit[0]:
             return valid_text(value)
         hit = _plain_cache.get(value, _plain_cache)
         if hit is not _plain_cache:
             return hit
-        result = _construct(_plain_tag(value), value)
+        result = resolve(None, value, True)
         if type(result) is str:
             result = valid_text(result)
         if len(_plain_cache) > 100_000:
             _plain_cache.clear()
         _plain_cache[value] = result
         return result
-    if tag in _COLLECTION_TAGS:
-        raise ValueError(f"a scalar cannot have the tag {tag!r}")
-    result = _construct(tag, value)
-    return valid_text(result) if type(result) is str else result
-
-
-def _check_number(v: Any) -> None:
-    if type(v) is float and not math.isfinite(v):
-        raise ValueError(f"{v} is not a number Kubernetes can store (JSON has no NaN or infinity)")
+    result = resolve(tag, value, bool(event.implicit[0]))
+    return valid_text(result) if isinstance(result, str) else result
 
 
 def key_string(k: Any) -> str:
-    """A scalar map key as sigs.k8s.io/yaml makes it a JSON object key."""
-    if isinstance(k, str):
-        return k
-    if k is None:
-        return "null"
-    if isinstance(k, bool):
-        return "true" if k else "false"
-    if isinstance(k, int):
-        return str(k)
-    if isinstance(k, float):
-        return repr(k)
-    raise ValueError(f"map key {k!r} is not a string")
+    """A scalar map key as sigs.k8s.io/yaml makes it a JSON object key (ValueError for null)."""
+    return key_text(k)
 
 
 # --- documents ---------------------------------------------------------------------------------------
@@ -163,7 +94,7 @@ def key_string(k: Any) -> str:
 class _Frame:
     """A map or list being built."""
 
-    __slots__ = ("anchor", "container", "height", "key", "mark", "merges", "start")
+    __slots__ = ("anchor", "container", "height", "key", "mark", "start")
 
     def __init__(self, container: dict[str, Any] | list[Any], anchor: str | None, start: int, mark: Any) -> None:
         self.container = container
@@ -171,7 +102,6 @@ class _Frame:
         self.start = start  # nodes counted before this one
         self.height = 0  # levels below this one
         self.key: Any = _NO_KEY
-        self.merges: list[dict[str, Any]] | None = None
         self.mark = mark
 
 
@@ -180,12 +110,16 @@ _MERGE_KEY: Any = object()
 
 
 class _Anchored:
-    __slots__ = ("height", "size", "value")
+    """What an anchor names: a map or list as built, or a scalar's Go value (a key or a value, by
+    where its alias is)."""
 
-    def __init__(self, value: Any, size: int, height: int) -> None:
+    __slots__ = ("height", "scalar", "size", "value")
+
+    def __init__(self, value: Any, size: int, height: int, scalar: bool) -> None:
         self.value = value
         self.size = size
         self.height = height
+        self.scalar = scalar
 
 
 def _where(mark: Any) -> str:
@@ -258,30 +192,32 @@ def _document(parser: Any) -> Any:
     alias_nodes = 0  # the part of it that comes from expanding aliases
     root: Any = None
 
-    def add(value: Any, size: int, height: int, mark: Any) -> None:
+    def add(value: Any, height: int, mark: Any, scalar: bool, alias: bool) -> None:
+        """Put a node into the map or list being built: a scalar (a Go value) becomes a key or a
+        JSON value by its place."""
         nonlocal root
         if not stack:
-            root = value
+            root = json_number(value) if scalar else value
             return
         frame = stack[-1]
         if height + 1 > frame.height:
             frame.height = height + 1
         c = frame.container
         if type(c) is list:
-            c.append(value)
+            c.append(json_number(value) if scalar else value)
             return
         key = frame.key
         if key is _NO_KEY:
-            if isinstance(value, (dict, list)):
+            if not scalar:
                 raise _DocumentError(f"a map key must be a string, number, bool or null, not a "
                                      f"{'map' if isinstance(value, dict) else 'list'}{_where(mark)}")
-            frame.key = value if type(value) is str else key_string(value)
+            frame.key = value if type(value) is str else key_text(value)
             return
         frame.key = _NO_KEY
         if key is _MERGE_KEY:
-            _merge(frame, value, mark)
+            _merge(c, value, scalar, alias, mark)  # type: ignore[arg-type]  # (c is the dict here)
         else:
-            c[key] = value
+            c[key] = json_number(value) if scalar else value
 
     while True:
         event = parser.get_event()
@@ -289,20 +225,17 @@ def _document(parser: Any) -> Any:
         if t is ev.ScalarEvent:
             nodes += 1
             mark = event.start_mark
+            if (event.value == "<<" and stack and type(stack[-1].container) is dict and stack[-1].key is _NO_KEY
+                    and (event.implicit[0] or event.tag == _MERGE)):
+                stack[-1].key = _MERGE_KEY  # go-yaml merges the value into the map where the key is
+                continue
             try:
                 value = _scalar(event)
-                _check_number(value)
-            except ValueError as e:
+                if event.anchor is not None:
+                    anchors[event.anchor] = _Anchored(value, 1, 0, True)
+                add(value, 0, mark, True, False)
+            except ScalarError as e:
                 raise _DocumentError(f"{e}{_where(mark)}") from None
-            if (stack and type(stack[-1].container) is dict and stack[-1].key is _NO_KEY
-                    and event.tag is None and event.implicit[0] and event.value == "<<"):
-                stack[-1].key = _MERGE_KEY  # a merge key: its value is merged at the end of the map
-                if stack[-1].merges is None:
-                    stack[-1].merges = []
-                continue
-            if event.anchor is not None:
-                anchors[event.anchor] = _Anchored(value, 1, 0)
-            add(value, 1, 0, mark)
         elif t is ev.MappingStartEvent or t is ev.SequenceStartEvent:
             nodes += 1
             if len(stack) + 1 > MAX_DEPTH:
@@ -314,16 +247,10 @@ def _document(parser: Any) -> Any:
         elif t is ev.MappingEndEvent or t is ev.SequenceEndEvent:
             frame = stack.pop()
             value = frame.container
-            if frame.merges:
-                merged: dict[str, Any] = {}
-                for m in frame.merges:
-                    merged.update(m)
-                merged.update(value)  # the map's own keys win, wherever they are
-                value = merged
             if frame.anchor is not None:
                 open_anchors.discard(frame.anchor)
-                anchors[frame.anchor] = _Anchored(value, nodes - frame.start, frame.height)
-            add(value, nodes - frame.start, frame.height, frame.mark)
+                anchors[frame.anchor] = _Anchored(value, nodes - frame.start, frame.height, False)
+            add(value, frame.height, frame.mark, False, False)
         elif t is ev.AliasEvent:
             mark = event.start_mark
             name = event.anchor
@@ -340,24 +267,28 @@ def _document(parser: Any) -> Any:
             if alias_nodes > 100 and nodes > 1000 and alias_nodes / nodes > allowed_alias_ratio(nodes):
                 raise _DocumentError(f"the aliases stand for too much of the document ({alias_nodes:,} of {nodes:,} "
                                      f"nodes; kubectl refuses such documents: excessive aliasing){_where(mark)}")
-            add(target.value, target.size, target.height, mark)
+            try:
+                add(target.value, target.height, mark, target.scalar, True)
+            except ScalarError as e:
+                raise _DocumentError(f"{e}{_where(mark)}") from None
         elif t is ev.DocumentEndEvent:
             return root
         else:  # pragma: no cover - the parser guarantees the event grammar
             raise _DocumentError(f"unexpected YAML event {t.__name__}{_where(getattr(event, 'start_mark', None))}")
 
 
-def _merge(frame: _Frame, value: Any, mark: Any) -> None:
-    """``<<: *base`` or ``<<: [*a, *b]``: earlier maps of a list win over later ones, later ``<<``
-    keys over earlier ones, and the map's own keys over all of them (PyYAML's and go-yaml's rule)."""
-    assert frame.merges is not None
-    if isinstance(value, dict):
-        frame.merges.append(value)
+def _merge(into: dict[str, Any], value: Any, scalar: bool, alias: bool, mark: Any) -> None:
+    """``<<: *base`` or ``<<: [*a, *b]`` as go-yaml v2 does it: the maps are written into the map at the
+    place of the ``<<`` key, so keys after it win over the merged ones and merged ones over keys before
+    it; of a list, earlier maps win. An alias to a list of maps is refused, as in go-yaml."""
+    if not scalar and isinstance(value, dict):
+        into.update(value)
         return
-    if isinstance(value, list) and all(isinstance(m, dict) for m in value):
-        frame.merges.extend(reversed(value))
+    if not scalar and not alias and isinstance(value, list) and all(isinstance(m, dict) for m in value):
+        for m in reversed(value):
+            into.update(m)
         return
-    raise _DocumentError(f"a merge key (<<) needs a map or a list of maps{_where(mark)}")
+    raise _DocumentError(f"map merge requires map or sequence of maps as the value{_where(mark)}")
 
 
 def yaml_reason(e: Exception) -> str:

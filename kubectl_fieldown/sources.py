@@ -9,8 +9,9 @@ because a multi-document file is otherwise impossible to debug from a one-line m
 YAML is read the way the API machinery reads it (sigs.k8s.io/yaml), see
 :mod:`kubectl_fieldown.safeyaml`: timestamps stay strings and map keys become strings, so a
 hand-written ``creationTimestamp: 2024-01-01T00:00:00Z`` does not turn into a ``datetime`` that JSON
-output cannot represent. JSON is read as Go reads it: NaN and infinities are refused, an invalid
-surrogate escape becomes U+FFFD.
+output cannot represent. JSON is read as kubectl passes it on: NaN and infinities are refused, an
+invalid surrogate escape becomes U+FFFD, a whole-number float is an integer (``1.0`` is 1) and an
+integer beyond int64 the nearest float64.
 
 Limits, so that no input can take unbounded time or memory (docs/show.md, "Input limits"):
 :data:`MAX_INPUT_BYTES` per file or stdin, :data:`MAX_DEPTH` levels of nesting, and go-yaml's bound
@@ -25,6 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .goscalar import json_number
 from .objects import ObjectRef
 from .safeyaml import YAMLReadError, load_all
 from .value import MAX_DEPTH, valid_text
@@ -164,11 +166,31 @@ def _no_constant(name: str) -> Any:
     raise _NotANumber(f"{name} is not a number Kubernetes can store (JSON has no NaN or infinity)")
 
 
-def _finite_float(text: str) -> float:
+def _finite_float(text: str) -> float | int:
+    """A JSON number with a fraction or an exponent as kubectl passes it on: a float64, written back by
+    Go without a fraction when it is a whole number (``1.0`` and ``1e3`` reach the server as 1 and 1000)."""
     f = float(text)
     if f in (float("inf"), float("-inf")):
         raise _NotANumber(f"{text} is out of the range of a float64")
-    return f
+    result: float | int = json_number(f)
+    return result
+
+
+_LONG_DIGITS = re.compile("[0-9]{19}")  # only then can an integer be beyond int64 (parse_int costs time)
+
+
+def _go_int(text: str) -> int | float:
+    """A JSON integer as kubectl passes it on: beyond int64 it becomes the nearest float64."""
+    v = int(text)
+    if -(2**63) <= v < 2**63:
+        return v
+    if len(text) > 400:
+        raise _NotANumber(f"{text[:20]}... is out of the range of a float64")
+    try:
+        result: int | float = json_number(float(v))
+    except OverflowError:
+        raise _NotANumber(f"{text[:20]}... is out of the range of a float64") from None
+    return result
 
 
 # an escaped surrogate (\ud800); only escapes can put one in a string read from UTF-8 text
@@ -177,7 +199,8 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 def _json_document(text: str) -> Any:
     try:
-        doc = json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
+        doc = json.loads(text, parse_constant=_no_constant, parse_float=_finite_float,
+                         parse_int=_go_int if _LONG_DIGITS.search(text) else None)
     except _NotANumber:
         raise
     except RecursionError:
@@ -301,21 +324,47 @@ def _add_document(source: str, number: int, doc: Any, result: SourceResult) -> N
         result.errors.append(SourceError(source, f"not an object ({_kind_name(doc)})", number))
         return
     if _is_list(doc):
-        item_kind = str(doc["kind"])[: -len("List")]
-        api_version = doc.get("apiVersion")
-        for i, item in enumerate(doc["items"], start=1):
-            if not isinstance(item, dict):
-                result.errors.append(SourceError(source, f"not an object ({_kind_name(item)})", number, i))
-                continue
-            if item_kind and not item.get("kind") and not item.get("apiVersion"):
-                # the LIST endpoint (and kubectl get --raw) leaves kind and apiVersion out of the
-                # items of a typed list; client-go puts them back from the list, and so do we: a
-                # Secret must be known as one to be redacted
-                item = {"apiVersion": api_version, "kind": item_kind,
-                        **{k: v for k, v in item.items() if k not in ("apiVersion", "kind")}}
-            result.documents.append(InputDocument(source, number, item, i))
+        _add_items(source, number, doc, result, 0, 0)
         return
     result.documents.append(InputDocument(source, number, doc))
+
+
+#: lists in lists (a List holding a SecretList) are flattened to this depth, as kubectl's
+#: FlattenListVisitor flattens them; deeper nesting is no list anyone writes
+_LIST_DEPTH = 10
+
+
+def _add_items(source: str, number: int, doc: dict[str, Any], result: SourceResult, count: int, depth: int) -> int:
+    """The items of a list document, lists inside it flattened (numbered in that order, as
+    kubectl's FlattenListVisitor yields them); returns how many items were numbered so far."""
+    item_kind = str(doc["kind"])[: -len("List")]
+    api_version = doc.get("apiVersion")
+    for item in doc["items"]:
+        count += 1
+        if not isinstance(item, dict):
+            result.errors.append(SourceError(source, f"not an object ({_kind_name(item)})", number, count))
+            continue
+        if _is_list(item) and depth < _LIST_DEPTH:
+            count = _add_items(source, number, item, result, count - 1, depth + 1)
+            continue
+        if item_kind and not item.get("kind") and not item.get("apiVersion"):
+            # the LIST endpoint (and kubectl get --raw) leaves kind and apiVersion out of the items of a
+            # typed list; apimachinery's unstructured decoder puts them back from the list, and so do
+            # we: a Secret must be known as one to be redacted
+            item = {"apiVersion": api_version, "kind": item_kind,
+                    **{k: v for k, v in item.items() if k not in ("apiVersion", "kind")}}
+        elif item_kind and (not item.get("kind") or not item.get("apiVersion")) \
+                and "Secret" in (item_kind, item.get("kind")):
+            # only when both are missing (apimachinery); other items are read as they are, and kubectl
+            # refuses them ("Object 'Kind' is missing", quoting the item whole). One that may be a
+            # Secret is refused here too, without quoting it: it could not be known as one
+            missing = "kind" if not item.get("kind") else "apiVersion"
+            result.errors.append(SourceError(source, f"an item of a {doc['kind']} without {missing} (kubectl cannot "
+                                             "read it either: only an item without both takes the list's)",
+                                             number, count))
+            continue
+        result.documents.append(InputDocument(source, number, item, count))
+    return count
 
 
 def _is_list(doc: dict[str, Any]) -> bool:

@@ -61,6 +61,36 @@ def valid_text(s: str) -> str:
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
+#: how much of an input an error message quotes (a path, a flag's value, a key)
+EXCERPT_LIMIT = 80
+
+
+def excerpt(text: str, limit: int = EXCERPT_LIMIT) -> str:
+    """``text`` as an error may quote it: whole when short, else its start, an ellipsis and its length
+    (a 5,000-digit number must not make a 5 KB "one-line" error)."""
+    if len(text) <= limit:
+        return text
+    return f"{text[: limit - 1]}… ({len(text):,} characters)"
+
+
+#: a run of text without spaces longer than this in an error is echoed input (a number, a value, a
+#: path), cut to an excerpt; and no message is longer than MESSAGE_LIMIT (its middle is cut)
+WORD_LIMIT = 300
+MESSAGE_LIMIT = 4000
+_LONG_WORD = re.compile(r"\S{" + str(WORD_LIMIT + 1) + ",}")
+
+
+def bounded_message(message: str) -> str:
+    """An error ``message`` with every echoed input bounded, whichever code path quoted it: long runs
+    without spaces become excerpts, and a message longer than :data:`MESSAGE_LIMIT` loses its middle."""
+    message = _LONG_WORD.sub(lambda m: excerpt(m.group()), message)
+    if len(message) > MESSAGE_LIMIT:
+        cut = len(message) - MESSAGE_LIMIT
+        head = MESSAGE_LIMIT * 3 // 4
+        message = f"{message[:head]} … ({cut:,} characters left out) … {message[head + cut:]}"
+    return message
+
+
 def escape_controls(text: str) -> str:
     """``text`` with its control characters (C0, DEL, C1) written as JSON escapes (``\\u001b``).
 

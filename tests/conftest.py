@@ -4,7 +4,8 @@
 used as is (kubectl from FIELDOWN_TEST_KUBECTL or PATH); otherwise the lab server of hack/lab
 is built (idempotent) and started on free ports, and stopped by PID at the end of the session.
 Failing to build or start it is an error, never a skip. The test CRDs (Widget, Gadget, Gizmo:
-the ``schema`` of the conformance cases) are applied and served before the first test runs.
+the ``schema`` of the conformance cases; Multi, served at v1 and v2:
+tests/conformance/multiversion/crd-multi.yaml) are applied and served before the first test runs.
 
 ``namespace`` (function): a fresh namespace name per test.
 
@@ -34,6 +35,9 @@ from typing import Any
 import lab
 import pytest
 from hypothesis import HealthCheck, settings
+
+# under CI a skip or an xfail must be listed with its reason (tests/allowed_skips.py)
+pytest_plugins = ("allowed_skips",)
 
 settings.register_profile("ci", derandomize=True, deadline=None, database=None, print_blob=True,
                           suppress_health_check=[HealthCheck.too_slow])
@@ -134,7 +138,7 @@ def cluster(
     else:
         c = _start_lab(request.config, tmp_path_factory.mktemp("lab", numbered=True))
     try:
-        crds = lab.conformance_crds()
+        crds = lab.installed_crds()
         try:
             for crd in crds:
                 c.apply_crd(crd)

@@ -75,6 +75,43 @@ def objects(draw: st.DrawFn) -> dict[str, Any]:
     return obj
 
 
+SPEC_KEYS = ["a", "b.c", "x\x1b[31m", "é", "0", "k:{}", "replicas"]
+MANAGERS = ["kubectl", "helm", "x\x1b[2J", "é", "kube-controller-manager"]
+
+
+@st.composite
+def owned_objects(draw: st.DrawFn) -> tuple[dict[str, Any], dict[tuple[str, str], set[str]]]:
+    """A well-formed stored object whose managedFields own some of its fields (at least one field
+    in at least one entry), and the expected owners of each owned leaf: ``{(section, key):
+    {manager, ...}}`` for ``.spec.KEY`` and ``.metadata.labels.KEY`` — computed here from what was
+    drawn, not by the product."""
+    spec = draw(st.dictionaries(st.sampled_from(SPEC_KEYS), st.one_of(scalars, st.dictionaries(texts, texts,
+                                                                                                  max_size=2)),
+                                min_size=1, max_size=4))
+    labels = draw(st.dictionaries(st.sampled_from(SPEC_KEYS), texts, max_size=3))
+    leaves = [("spec", k) for k in spec] + [("labels", k) for k in labels]
+    expected: dict[tuple[str, str], set[str]] = {}
+    entries = []
+    for i in range(draw(st.integers(1, 3))):
+        manager = draw(st.sampled_from(MANAGERS))
+        owned = draw(st.lists(st.sampled_from(leaves), min_size=1 if i == 0 else 0, unique=True))
+        fields: dict[str, Any] = {}
+        for section, key in owned:
+            expected.setdefault((section, key), set()).add(manager)
+            if section == "spec":
+                fields.setdefault("f:spec", {})["f:" + key] = {}
+            else:
+                fields.setdefault("f:metadata", {}).setdefault("f:labels", {})["f:" + key] = {}
+        entries.append({"manager": manager, "operation": draw(st.sampled_from(["Apply", "Update"])),
+                        "apiVersion": "example.com/v1", "fieldsType": "FieldsV1", "fieldsV1": fields,
+                        "time": "2024-01-01T00:00:00Z",
+                        **({"subresource": "status"} if draw(st.booleans()) else {})})
+    metadata: dict[str, Any] = {"name": "obj", "namespace": "default", "managedFields": entries}
+    if labels:
+        metadata["labels"] = labels
+    return ({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": metadata, "spec": spec}, expected)
+
+
 def _yaml(doc: Any) -> str:
     return yaml.safe_dump(doc, allow_unicode=True, default_flow_style=None)
 

@@ -185,6 +185,20 @@ def clean_crd(crd: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+#: the CRD served at two versions (Multi, v1 and v2, conversion None): issue 17's class 4
+MULTI_CRD = CONFORMANCE_DIR / "multiversion" / "crd-multi.yaml"
+
+
+def multiversion_crd() -> dict[str, Any]:
+    """The Multi CRD (``multis.example.com``, served at v1 and v2), ready to apply."""
+    return clean_crd(yaml.safe_load(MULTI_CRD.read_text()))
+
+
+def installed_crds() -> list[dict[str, Any]]:
+    """Every CRD the ``cluster`` fixture installs: the conformance cases' kinds, then Multi."""
+    return [*conformance_crds(), multiversion_crd()]
+
+
 def conformance_crds(conformance_dir: Path = CONFORMANCE_DIR) -> list[dict[str, Any]]:
     """The CRDs embedded as ``schema`` in the conformance cases: one per kind (Widget, Gadget,
     Gizmo), cleaned for applying, sorted by name."""

@@ -5,7 +5,16 @@ does to an object (pure; the requests are played on the simulated API server).
 """
 
 from .jsonmerge import MergePatchError, apply_merge_patch, create_merge_patch, three_way_merge_patch
-from .model import APPLIER_KINDS, Applier, ApplierError, ApplierKind, ApplierRun, Request, applier_for_manager
+from .model import (
+    APPLIER_KINDS,
+    Applier,
+    ApplierError,
+    ApplierKind,
+    ApplierRun,
+    Request,
+    applier_for_manager,
+    parse_applier_spec,
+)
 from .run import client_side_modified, flux_replaced_managers, run_applier
 
 __all__ = [
@@ -21,6 +30,7 @@ __all__ = [
     "client_side_modified",
     "create_merge_patch",
     "flux_replaced_managers",
+    "parse_applier_spec",
     "run_applier",
     "three_way_merge_patch",
 ]

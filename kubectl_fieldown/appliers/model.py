@@ -16,8 +16,11 @@ apply, decides which fields a switch deletes, which stay forever and what confli
 ``flux``               Flux kustomize-controller: dry-run; one JSON patch that folds the ``kubectl*``,
                        ``before-first-apply``, its own Update and ``--override-manager`` entries into
                        its Apply entry and removes the last-applied annotation; a forced apply
-``helm``               Helm 4 with ``--server-side``: csaupgrade of its own ``helm`` Update entry into
-                       ``helm`` Apply, then apply (forced with ``--force-conflicts``)
+``helm``               Helm 4 with ``--server-side``: when the previous release was client-side (its
+                       stored apply method; ``previous=server-side`` says it was not), csaupgrade of
+                       its own ``helm`` Update entry into ``helm`` Apply; then apply (forced with
+                       ``--force-conflicts``). Flux helm-controller (``flux:helm-controller``) is this
+                       sequence as ``helm-controller``, always forced
 ``ssa``                one server-side apply request (controllers, client-go, scripts)
 =====================  ==============================================================================
 """
@@ -39,11 +42,19 @@ __all__ = [
     "ApplierRun",
     "Request",
     "applier_for_manager",
+    "parse_applier_spec",
 ]
 
 ARGOCD_MANAGER = "argocd-controller"
 FLUX_MANAGER = "kustomize-controller"
 HELM_MANAGER = "helm"
+#: Flux helm-controller drives the Helm SDK under its own name, and always forces on server-side
+#: apply (internal/action/upgrade.go: ``upgrade.ForceConflicts = serverSideApply``)
+HELM_CONTROLLER_MANAGER = "helm-controller"
+
+#: the values of ``previous=`` (Helm's stored release apply methods and their long names)
+PREVIOUS_CLIENT_SIDE = ("client-side", "csa")
+PREVIOUS_SERVER_SIDE = ("server-side", "ssa")
 
 
 class ApplierError(ValueError):
@@ -80,7 +91,13 @@ class Applier:
     Argo CD and Flux always force. ``csa_manager`` is Argo CD's ClientSideApplyMigration source
     (the Application annotation ``argocd.argoproj.io/client-side-apply-migration-manager``), and
     ``csa_migration=False`` is ``ClientSideApplyMigration=false``. ``override_managers`` are Flux's
-    ``--override-manager`` names (prefix matches, Apply and Update)."""
+    ``--override-manager`` names (prefix matches, Apply and Update).
+
+    For Helm, ``csa_migration`` is the previous release's apply method: True when it was
+    client-side (Helm 3, or Helm 4 with ``--server-side=false``), the only case where Helm 4's
+    upgrade runs csaupgrade of its own Update entry; False for a release Helm 4 already applied
+    server-side (``previous=server-side``), whose apply then meets its own Update entries (objects
+    it created by POST) as another manager's."""
 
     kind: ApplierKind
     manager: str
@@ -102,11 +119,33 @@ class Applier:
         name = manager or _DEFAULT_MANAGER.get(k)
         if not name:
             raise ApplierError(f"--applier {k.value} needs --field-manager: the manager it applies as")
+        if name == HELM_CONTROLLER_MANAGER and k in (ApplierKind.flux, ApplierKind.helm):
+            # a HelmRelease is reconciled by helm-controller, which runs Helm 4's upgrade with
+            # forced conflicts: no kustomize-controller cleanup (annotation, kubectl* managers)
+            k = ApplierKind.helm
+            options = {**options, "force": True}
         return cls(k, name, **options)
 
     @property
     def forces(self) -> bool:
         return self.force or self.kind in _FORCED_ALWAYS
+
+    @property
+    def helm_controller(self) -> bool:
+        return self.kind is ApplierKind.helm and self.manager == HELM_CONTROLLER_MANAGER
+
+    def spec(self, *, previous: bool = True) -> str:
+        """How ``--applier`` names this applier (:func:`parse_applier_spec` reads it back);
+        ``previous=False`` leaves out Helm's release apply method (``migrate --for`` takes none)."""
+        if self.helm_controller:
+            text = f"{ApplierKind.flux.value}:{self.manager}"
+        elif self.manager == _DEFAULT_MANAGER.get(self.kind):
+            text = self.kind.value
+        else:
+            text = f"{self.kind.value}:{self.manager}"
+        if previous and self.kind is ApplierKind.helm and not self.csa_migration:
+            text += f":previous={PREVIOUS_SERVER_SIDE[0]}"
+        return text
 
     @property
     def server_side(self) -> bool:
@@ -125,6 +164,12 @@ class Applier:
             else " (forced)" if self.force and self.kind is ApplierKind.ssa else ""
         default = _DEFAULT_MANAGER.get(self.kind)
         named = "" if self.manager == default else f" as {self.manager}"
+        if self.helm_controller:
+            tool, forced, named = "Flux helm-controller (Helm 4, server-side, forced)", "", ""
+        if self.kind is ApplierKind.helm:
+            # the previous release's apply method decides whether Helm folds its own Update entry
+            named += (", upgrading a client-side release" if self.csa_migration
+                      else ", release already server-side")
         return tool + forced + named
 
 
@@ -139,11 +184,50 @@ def applier_for_manager(manager: str, *, force: bool = False) -> Applier:
         return Applier(ApplierKind.kubectl_client_side, manager)
     if manager == ARGOCD_MANAGER:
         return Applier(ApplierKind.argocd, manager)
-    if manager in (FLUX_MANAGER, "helm-controller"):
+    if manager == FLUX_MANAGER:
         return Applier(ApplierKind.flux, manager)
+    if manager == HELM_CONTROLLER_MANAGER:
+        return Applier.of(ApplierKind.helm, manager)
     if manager == HELM_MANAGER:
         return Applier(ApplierKind.helm, manager, force=force)
     return Applier(ApplierKind.ssa, manager, force=force)
+
+
+def parse_applier_spec(text: str, *, manager: str | None = None, force: bool = False) -> Applier:
+    """``--applier``'s ``KIND[:MANAGER][:previous=client-side|server-side]``.
+
+    ``manager`` is ``--field-manager`` (the spec's own manager wins); ``previous=`` is Helm's
+    stored apply method of the release being upgraded (default client-side: the upgrade from a
+    Helm 3 release). Raises :class:`ApplierError` for anything else."""
+    kind_text, _, rest = text.partition(":")
+    if kind_text not in APPLIER_KINDS:
+        raise ApplierError(f"must be one of {', '.join(APPLIER_KINDS)} (optionally KIND:MANAGER), not {text!r}")
+    parts = rest.split(":") if rest else []
+    previous: str | None = None
+    # options are the trailing KEY=VALUE parts; what precedes them is the manager (which may hold ':')
+    while parts and "=" in parts[-1]:
+        key, _, value = parts.pop().partition("=")
+        if key != "previous":
+            raise ApplierError(f"{text}: unknown option {key!r} (only previous=client-side|server-side, for helm)")
+        if value not in PREVIOUS_CLIENT_SIDE + PREVIOUS_SERVER_SIDE:
+            raise ApplierError(f"{text}: previous= takes client-side or server-side, not {value!r}")
+        previous = value
+    kind = ApplierKind(kind_text)
+    # client-side kubectl always writes as kubectl-client-side-apply: --field-manager is another
+    # applier's business there, a manager in the spec itself is an error (Applier says so)
+    name = ":".join(parts) or (manager if kind is not ApplierKind.kubectl_client_side else None) or None
+    options: dict[str, Any] = {"force": force} if kind is not ApplierKind.kubectl_client_side else {}
+    try:
+        applier = Applier.of(kind, name, **options)
+    except ApplierError as e:
+        raise ApplierError(f"{text}: {e}") from None
+    if previous is not None:
+        if applier.kind is not ApplierKind.helm:
+            raise ApplierError(f"{text}: previous= is the previous Helm release's apply method: only for helm "
+                               "and flux:helm-controller")
+        applier = Applier.of(applier.kind, applier.manager, force=applier.force,
+                             csa_migration=previous in PREVIOUS_CLIENT_SIDE)
+    return applier
 
 
 @dataclass(frozen=True)

@@ -268,6 +268,11 @@ class _Session:
         if not patch:
             return  # "unchanged": kubectl sends nothing
         new = apply_merge_patch(self.obj, patch)
+        refusal = _unconditional_update(self.obj, new, self.rules)
+        if refusal:
+            self._record(Request("merge-patch", manager, "three-way JSON merge patch", patch, status=422,
+                                 message=refusal))
+            return
         self.update(new, "merge-patch", manager, "three-way JSON merge patch", patch)
 
     def flux(self) -> None:
@@ -318,6 +323,37 @@ class _Session:
         if not patched and not _flux_drifted(existing, dry):
             return
         self.apply(self.manifest, manager, True, "forced apply")
+
+
+def _unconditional_update(live: Mapping[str, Any], patched: Mapping[str, Any], rules: ResourceRules) -> str:
+    """The store's 422 for a patched custom resource that lost its resourceVersion (apiserver
+    ``Store.Update``: custom resources allow no unconditional update). kubectl's three-way patch
+    sends ``"resourceVersion": null`` when the last-applied annotation holds one — after ``kubectl
+    replace -f`` (or ``apply``) of a file saved by ``kubectl get``. Empty when there is none."""
+    if not rules.custom_resource or rules.normalize is not None:
+        return ""
+    before = (live.get("metadata") or {}).get("resourceVersion")
+    after = (patched.get("metadata") or {}).get("resourceVersion")
+    if not before or after:
+        return ""
+    gvk = rules.schema.gvk
+    resource = rules.schema.resource or _guess_resource(gvk.kind)
+    what = f"{resource}.{gvk.group}" if gvk.group else resource
+    name = (patched.get("metadata") or {}).get("name", "")
+    # field.Invalid of the uint64 0, rendered as JSON
+    return f'{what} "{name}" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update'
+
+
+def _guess_resource(kind: str) -> str:
+    """apimachinery ``UnsafeGuessKindToResource``: the plural when no CRD or discovery names it."""
+    low = kind.lower()
+    if not low:
+        return low
+    if low.endswith("s"):
+        return low + "es"
+    if low.endswith("y"):
+        return low[:-1] + "ies"
+    return low + "s"
 
 
 def _any_in_metadata(obj: Mapping[str, Any] | None, pairs: Mapping[str, str]) -> bool:

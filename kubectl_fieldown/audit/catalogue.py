@@ -101,9 +101,10 @@ RULES: dict[str, Rule] = {r.id: r for r in (
          "is lost; appliers conflict with it"),
     Rule("untracked", INFO, "no managedFields",
          "nothing is tracked: the first server-side apply records every existing field as before-first-apply"),
-    Rule("type-forbidden", WARNING, "resource type not listable (403)",
+    # errors, so that the default --fail-on fails an audit that did not see everything (issue 18)
+    Rule("type-forbidden", ERROR, "resource type not listable (403)",
          "the audit is incomplete: the credentials may not list this type"),
-    Rule("type-error", WARNING, "resource type could not be listed",
+    Rule("type-error", ERROR, "resource type could not be listed",
          "the audit is incomplete: listing this type failed after retries"),
 )}
 

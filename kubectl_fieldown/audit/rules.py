@@ -28,6 +28,7 @@ from ..managedfields import (
     UPDATE,
 )
 from ..objects import is_secret
+from ..redact import scrub, secret_texts
 from .catalogue import ANNOTATIONS_LIMIT, ERROR, NOT_IMPERATIVE, RULES, SERVER_MANAGERS, WARNING, Severity
 from .drift import MISSING, last_applied_drift
 from .findings import Finding, type_ref
@@ -233,8 +234,10 @@ def predicted_conflict(f: ObjectFacts, ctx: AuditContext) -> list[Finding]:
     run = run_applier(applier, f.obj, manifest, rules, now=ctx.now)
     conflicts = run.conflicts if run.error is not None else run.taken_over
     if run.error is not None and not run.conflicts:
-        return [f.finding("predicted-conflict", f"{applier.describe()} would fail: {run.error.message}",
-                          {"manager": applier.manager, "conflicts": [], "error": run.error.message,
+        # the server's 500 for a badly typed value quotes it: none of a Secret's
+        error = scrub(run.error.message, secret_texts(f.obj, manifest)) if f.is_secret else run.error.message
+        return [f.finding("predicted-conflict", f"{applier.describe()} would fail: {error}",
+                          {"manager": applier.manager, "conflicts": [], "error": error,
                            "status": run.error.status})]
     if not conflicts:
         return []

@@ -9,7 +9,9 @@ Exit codes: 0 no finding at or above ``--fail-on`` (default ``error``); 1 some; 
 configuration, connection or discovery errors and unreadable ``-f`` manifests; 130 interrupted
 (Ctrl-C: the findings so far are printed first, marked as partial; an interrupted audit never
 passes, whatever it found). A type that cannot be listed (403, or an error after retries) is a
-``type-forbidden``/``type-error`` finding, not a failure of the command.
+``type-forbidden``/``type-error`` finding of severity error (so the default ``--fail-on`` fails an
+incomplete audit); an audit that could list no type at all looked at nothing and exits 2 whatever
+``--fail-on`` says.
 
 Nothing is ever written to the cluster. ``rich`` is imported only for text output and for the
 progress bar (drawn on stderr when it is a terminal); the objects are never deserialised into the
@@ -21,6 +23,7 @@ from __future__ import annotations
 import enum
 import sys
 import time
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -72,8 +75,9 @@ fixes it.
 Scans every listable type (or --kinds) in the namespace (-n, default: the context's) or in all
 namespaces (-A). Read-only. With --field-manager NAME -f DIR the engine also predicts the conflicts
 an apply of those manifests by NAME would have. See docs/audit.md for the findings and the JSON
-schema. Exit codes: 0 nothing at or above --fail-on, 1 findings, 2 usage or connection error,
-130 interrupted (partial results are printed)."""
+schema. Exit codes: 0 nothing at or above --fail-on, 1 findings (a type that could not be listed is
+one), 2 usage or connection error or nothing audited (no type could be listed), 130 interrupted
+(partial results are printed)."""
 
 EPILOG = """\b
 Examples:
@@ -330,8 +334,9 @@ def scan(client: ClusterClient, types: Sequence[ResourceInfo], namespace: str | 
 
 def _unseen_manifests(client: ClusterClient, m: Manifests, result: ScanResult, ctx: AuditContext,
                       namespace: str | AllNamespaces | None, selector: str | None) -> None:
-    """Predicted conflicts of manifests whose live object the scan did not meet: outside ``-n``,
-    ``-l`` or ``--kinds``. An object of a type listed completely in its namespace does not exist."""
+    """The objects of manifests the scan did not meet (outside ``-n``, ``-l`` or ``--kinds``): read one
+    by one and audited like the scanned ones — every finding and the fix — since ``-f`` names them. An
+    object of a type listed completely in its namespace does not exist."""
     from ..audit import audit_object, type_finding
     from ..kube.errors import Forbidden, KubeError, NotFound
     from ..kube.stream import FATAL_ERRORS
@@ -354,7 +359,10 @@ def _unseen_manifests(client: ClusterClient, m: Manifests, result: ScanResult, c
             result.findings.append(type_finding(rule, res.api_version, res.kind, res.group_resource,
                                                 key[2] or None, str(e)))
             continue
-        result.findings.extend(f for f in audit_object(live, ctx) if f.id == "predicted-conflict")
+        result.findings.extend(audit_object(live, ctx))
+        result.seen_manifests.add(key)
+        result.objects += 1
+        result.objects_by_type[res.group_resource] = result.objects_by_type.get(res.group_resource, 0) + 1
 
 
 # --- exit code -------------------------------------------------------------------------------------
@@ -416,9 +424,11 @@ def audit(
         str | None,
         typer.Option(
             "--applier",
-            metavar="kubectl|kubectl-client-side|argocd|flux|helm|ssa",
-            help="The applier the fixes are for, and whose next apply (its own sequence of requests) is checked; "
-            "with -f its apply of those manifests is predicted. Default: the one each object is managed by.",
+            metavar="KIND[:MANAGER]",
+            help="The applier the fixes are for, and whose next apply (its own sequence of requests) is checked: "
+            "kubectl, kubectl-client-side, argocd, flux, helm or ssa, optionally with its manager "
+            "(flux:helm-controller) and, for Helm, helm:previous=server-side; with -f its apply of those manifests "
+            "is predicted. Default: the one each object is managed by.",
             show_default=False,
         ),
     ] = None,
@@ -484,31 +494,48 @@ def audit(
     finally:
         client.close()
 
+    nothing = _nothing_audited(result, types)
     report = _report(result, types, ns if isinstance(ns, str) else None, selector, fail_on,
-                     named.manager if named else None, time.monotonic() - started)
+                     named.manager if named else None, time.monotonic() - started, nothing is not None)
     _render(report, output)
     if result.interrupted:
         print_error(f"interrupted: partial results ({len(result.complete_types)} of {len(types)} types complete)")
+    elif nothing is not None:
+        # whatever --fail-on says: a run that looked at nothing must never pass for a clean cluster
+        print_error(nothing)
+        raise typer.Exit(EXIT_USAGE)
     code = exit_code(report.findings, fail_on, result.interrupted)
     if code:
         raise typer.Exit(code)
 
 
+def _nothing_audited(result: ScanResult, types: Sequence[ResourceInfo]) -> str | None:
+    """Why the audit looked at nothing (None: it looked at something). An audit whose every type was
+    listed to its end and held no object did look: an empty cluster (or namespace) has no findings."""
+    if result.interrupted or result.objects or result.complete_types:
+        return None
+    if not types:
+        return "nothing was audited: the server offers no type that can be listed and patched here"
+    failed = Counter(f.id for f in result.findings if f.id in ("type-forbidden", "type-error") and f.name is None)
+    why = ", ".join(f"{n} {'forbidden' if rule == 'type-forbidden' else 'failed'}"
+                    for rule, n in sorted(failed.items()))
+    return (f"nothing was audited: none of the {len(types)} type{'s' if len(types) != 1 else ''} could be listed"
+            + (f" ({why})" if why else "") + "; the findings say why (are these the right credentials?)")
+
+
 def _named_applier(kind: str | None, manager: str | None) -> Applier | None:
-    from ..appliers import APPLIER_KINDS, Applier, ApplierError, applier_for_manager
+    from ..appliers import ApplierError, applier_for_manager, parse_applier_spec
 
     if kind is None:
         return applier_for_manager(manager) if manager else None
-    if kind not in APPLIER_KINDS:
-        raise UsageError(f"--applier must be one of {', '.join(APPLIER_KINDS)}, not {kind!r}")
     try:
-        return Applier.of(kind, manager)
+        return parse_applier_spec(kind, manager=manager)
     except ApplierError as e:
-        raise UsageError(str(e)) from None
+        raise UsageError(f"--applier {e}") from None
 
 
 def _report(result: ScanResult, types: Sequence[ResourceInfo], namespace: str | None, selector: str | None,
-            fail_on: FailOn, field_manager: str | None, seconds: float) -> AuditReport:
+            fail_on: FailOn, field_manager: str | None, seconds: float, nothing_audited: bool) -> AuditReport:
     from ..audit import sort_findings
     from ..render.audit import AuditReport
 
@@ -522,10 +549,11 @@ def _report(result: ScanResult, types: Sequence[ResourceInfo], namespace: str | 
         namespace=namespace,
         selector=selector,
         fail_on=fail_on.value,
-        failed=exit_code(findings, fail_on, False) != 0,
+        failed=nothing_audited or exit_code(findings, fail_on, False) != 0,
         field_manager=field_manager,
         interrupted=result.interrupted,
         seconds=seconds,
+        nothing_audited=nothing_audited,
     )
 
 

@@ -246,3 +246,18 @@ def complete_context(ctx: Any, args: list[str], incomplete: str) -> list[tuple[s
                 if name.startswith(incomplete)]
 
     return _quietly(lookup)
+
+
+def complete_backup_runs(ctx: Any, args: list[str], incomplete: str) -> list[tuple[str, str]]:
+    """Candidates for ``undo BACKUP``: the run directories under the backup directory, newest first,
+    described by their command and object count."""
+    del args
+    from pathlib import Path
+
+    from ..kube.backups import list_runs
+    from ..kube.writes import default_backup_root
+
+    params = _all_params(ctx)
+    root = Path(str(params["backup_dir"])).expanduser() if params.get("backup_dir") else default_backup_root()
+    return _quietly(lambda: [(str(r.directory), f"{r.command} ({r.objects} objects)") for r in list_runs(root)
+                             if str(r.directory).startswith(incomplete) or r.directory.name.startswith(incomplete)])

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from ..fieldmanager import ResourceRules
     from ..kube.client import ClusterClient
     from ..schema.registry import SchemaRegistry
-    from ..schema.types import GroupVersionKind, KindSchema
+    from ..schema.types import GroupVersionKind, KindSchema, Type
     from ..sources import InputDocument
 
 __all__ = [
@@ -174,8 +174,9 @@ def with_namespace(manifest: Mapping[str, Any], namespace: str | None) -> dict[s
 # --- decode: schemas and the resource's rules -------------------------------------------------------
 
 
-def make_rules(schema: KindSchema, status_subresource: bool, builtin: bool) -> ResourceRules:
-    return rules_for(schema, status_subresource, builtin)
+def make_rules(schema: KindSchema, status_subresource: bool, builtin: bool,
+               versions: Mapping[str, Type] | None = None) -> ResourceRules:
+    return rules_for(schema, status_subresource, builtin, versions)
 
 
 def _has_status_field(schema: KindSchema) -> bool:
@@ -261,7 +262,7 @@ def predict_online(docs: Sequence[InputDocument], req: Request, schemas: KindRul
                 schema = hinted_schema(schema, live)
             builtin = schemas.is_builtin(gvk)
             status = "status" in res.subresources
-            rules = make_rules(schema, status, builtin)
+            rules = make_rules(schema, status, builtin, schemas.versions(gvk))
             report, plan = predict(live, manifest, rules, req.prediction, where=doc.where, status_subresource=status,
                                    status_source="from discovery")
             if req.server_dry_run:
@@ -371,7 +372,7 @@ def predict_offline(docs: Sequence[InputDocument], live_docs: Sequence[InputDocu
                 schema = hinted_schema(schema, found.obj)
             builtin = schemas.is_builtin(gvk)
             status, status_source = offline_status(schemas, schema, builtin)
-            rules = make_rules(schema, status, builtin)
+            rules = make_rules(schema, status, builtin, schemas.versions(gvk))
             report, _ = predict(found.obj if found is not None else None, manifest, rules, req.prediction,
                                 where=doc.where, status_subresource=status, status_source=status_source)
             outcome.reports.append(report)
@@ -463,8 +464,10 @@ def conflicts(
             metavar="KIND[:MANAGER]",
             help="Predict what this applier's next apply does — its whole sequence of requests: kubectl "
             "(apply --server-side with its follow-up), kubectl-client-side (kubectl apply), argocd, flux, helm "
-            "or ssa, optionally with its manager (flux:helm-controller). Repeat it to compare appliers side "
-            "by side (kubectl-client-side and kubectl: what changes if you switch).",
+            "or ssa, optionally with its manager (flux:helm-controller: a HelmRelease) and, for Helm, the "
+            "previous release's apply method (helm:previous=server-side; default client-side, the switch from "
+            "Helm 3). Repeat it to compare appliers side by side (kubectl-client-side and kubectl: what changes "
+            "if you switch).",
             show_default=False,
         ),
     ] = None,
@@ -582,18 +585,12 @@ def conflicts(
 
 
 def _parse_applier(text: str, field_manager: str | None, force: bool) -> Applier:
-    from ..appliers import APPLIER_KINDS, Applier, ApplierError
+    from ..appliers import ApplierError, parse_applier_spec
 
-    kind, _, manager = text.partition(":")
-    if kind not in APPLIER_KINDS:
-        raise UsageError(f"--applier must be one of {', '.join(APPLIER_KINDS)} (optionally KIND:MANAGER), not "
-                         f"{text!r}")
     try:
-        if kind == "kubectl-client-side":
-            return Applier.of(kind)
-        return Applier.of(kind, manager or field_manager or None, force=force)
+        return parse_applier_spec(text, manager=field_manager, force=force)
     except ApplierError as e:
-        raise UsageError(f"--applier {text}: {e}") from None
+        raise UsageError(f"--applier {e}") from None
 
 
 def register(app: typer.Typer) -> None:

@@ -4,7 +4,8 @@ Exit codes, one model for every command: 0 done; 1 could not do it (object not f
 server unreachable, an object that failed) — or, for ``conflicts`` and ``audit``, "conflicts
 predicted" / "findings", where every error is 2 instead (like diff: CI must not mistake an error for
 a result); 2 usage or input errors (bad flags or arguments, files that cannot be read or parsed,
-managedFields or FieldsV1 that do not decode, a malformed selector); 130 interrupted.
+managedFields or FieldsV1 that do not decode, a malformed selector); 130 interrupted; 143 a write
+run ended by SIGTERM.
 ``FIELDOWN_DEBUG=1`` lets exceptions through with their traceback, for bug reports.
 
 Commands wrap their body in :func:`handle_errors`; commands that go on after a failed object
@@ -21,12 +22,15 @@ from typing import Any, ParamSpec, TypeVar, overload
 
 from ..fieldpath import FieldsV1Error, PathSyntaxError
 from ..managedfields import ManagedFieldsError
-from ..value import escape_controls
+from ..redact import scrub_credentials
+from ..value import bounded_message, escape_controls
 
 __all__ = [
     "DEBUG_ENV",
     "EXIT_FAILURE",
+    "EXIT_TERMINATED",
     "EXIT_USAGE",
+    "Terminated",
     "UsageError",
     "debug_enabled",
     "describe",
@@ -39,9 +43,16 @@ DEBUG_ENV = "FIELDOWN_DEBUG"
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
+#: SIGTERM (CI cancelling a job, ``timeout``): 128 + 15, what a shell reports for a program that a
+#: SIGTERM ended — kubectl, which does not catch it, included. Write runs catch it to report first.
+EXIT_TERMINATED = 143
 
 P = ParamSpec("P")
 R = TypeVar("R")
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM during a write run: stops it like Ctrl-C (what was done, the backups), exit 143."""
 
 
 class UsageError(Exception):
@@ -77,15 +88,21 @@ def one_line(text: str) -> str:
     return " ".join(part.strip() for part in str(text).strip().splitlines() if part.strip())
 
 
+def _said(message: str) -> str:
+    """A message as it may be printed: on one line, bounded, no control character (messages quote
+    names and values from files and clusters), and no credential this process uses, whatever put it
+    there."""
+    return escape_controls(bounded_message(one_line(scrub_credentials(str(message)))))
+
+
 def print_error(message: str) -> None:
-    # messages quote names and values from files and clusters: no control character gets through
-    sys.stderr.write(f"error: {escape_controls(one_line(message))}\n")
+    sys.stderr.write(f"error: {_said(message)}\n")
     sys.stderr.flush()
 
 
 def print_note(message: str) -> None:
     """A hint beside the output (stderr, so that ``-o json`` stays a clean document)."""
-    sys.stderr.write(f"note: {escape_controls(one_line(message))}\n")
+    sys.stderr.write(f"note: {_said(message)}\n")
     sys.stderr.flush()
 
 
@@ -117,6 +134,8 @@ def describe(exc: BaseException) -> tuple[str, int] | None:
     if isinstance(exc, OSError) and not isinstance(exc, BrokenPipeError):
         where = f"{exc.filename}: " if exc.filename else ""
         return f"{where}{exc.strerror or exc}", EXIT_USAGE
+    if isinstance(exc, Terminated):
+        return "terminated (SIGTERM)", EXIT_TERMINATED
     if isinstance(exc, KeyboardInterrupt):
         return "interrupted", EXIT_INTERRUPTED
     return None
@@ -168,7 +187,7 @@ def handle_errors(
                 if _is_framework_exception(e) or debug_enabled():
                     raise
                 code = report(e)
-                if failures is not None and code != EXIT_INTERRUPTED:
+                if failures is not None and code not in (EXIT_INTERRUPTED, EXIT_TERMINATED):
                     code = failures
                 raise _exit(code) from None
 

@@ -20,6 +20,7 @@ from . import options
 from .errors import UsageError, handle_errors
 from .select import Selection
 from .writes import (
+    AllObjects,
     AllowValueChanges,
     ApplierOption,
     BackupDir,
@@ -30,6 +31,7 @@ from .writes import (
     Verbose,
     WriteConfig,
     WriteOutput,
+    check_fields,
     in_use,
     parse_applier,
     parse_paths,
@@ -91,18 +93,17 @@ def handover(
     namespace: options.Namespace = None,
     all_namespaces: options.AllNamespaces = False,
     selector: options.Selector = None,
+    all_objects: AllObjects = False,
     kubeconfig: options.Kubeconfig = None,
     context: options.Context = None,
 ) -> int:
-    from ..fieldpath import parse_path
     from ..managedfields import KUBECTL_CLIENT_SIDE_APPLY
     from ..remedies.commands import Handover
 
     paths = list(field or ())
     if not paths:
         raise UsageError("name the fields to hand over with --field PATH (e.g. --field .spec.replicas)")
-    for p in paths:
-        parse_path(p)
+    check_fields(paths)  # before anything is fetched
     if not to or not to.strip():
         raise UsageError("--to MANAGER is required: the manager that takes the fields over")
     if to == KUBECTL_CLIENT_SIDE_APPLY:
@@ -110,7 +111,7 @@ def handover(
     retries = parse_retries(max_retries)
     named = parse_applier(applier)
     cluster = options.ClusterArgs(kubeconfig, context, namespace, all_namespaces)
-    sel = Selection(list(resources or ()), list(filename or ()), recursive, selector, cluster)
+    sel = Selection(list(resources or ()), list(filename or ()), recursive, selector, cluster, all_objects)
     cfg = WriteConfig(f"handover --to {to}", dry_run, output, verbose, backup_dir, retries, allow_value_changes)
 
     def spec_for(obj: dict[str, Any]) -> FixCommand:

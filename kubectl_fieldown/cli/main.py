@@ -46,7 +46,7 @@ Examples:
   kubectl fieldown show deployment/web -n prod
   kubectl fieldown show -i saved.yaml -o blame
   kubectl fieldown conflicts -f web.yaml --field-manager argocd
-  kubectl fieldown migrate --to server-side -n prod --dry-run=client
+  kubectl fieldown migrate --all --to server-side -n prod --dry-run=client
   kubectl fieldown audit -A --fail-on warning
 \b
 Run 'kubectl fieldown help COMMAND' for the options of a command,

@@ -18,6 +18,7 @@ from . import options
 from .errors import UsageError, handle_errors
 from .select import Selection
 from .writes import (
+    AllObjects,
     AllowValueChanges,
     ApplierOption,
     BackupDir,
@@ -111,17 +112,17 @@ Examples:
   kubectl fieldown migrate deploy/web --to server-side
 \b
   # A whole namespace, handing the fields of every kubectl* Update manager to flux
-  kubectl fieldown migrate -n shop --to server-side --from-manager 'kubectl*' --field-manager flux
+  kubectl fieldown migrate --all -n shop --to server-side --from-manager 'kubectl*' --field-manager flux
 \b
   # Do now what Flux's first server-side sync would do (checked: when that would lose a value,
   # it refuses and names the fix that keeps every value)
-  kubectl fieldown migrate -n shop --for flux --dry-run=client
+  kubectl fieldown migrate --all -n shop --for flux --dry-run=client
 \b
   # Back to client-side apply
   kubectl fieldown migrate -f web.yaml --to client-side
 \b
   # Undo a run (the directory is printed at the end of each run)
-  kubectl fieldown undo ~/.kube/fieldown/backups/20260101T120000Z-1a2b3c4d"""
+  kubectl fieldown undo ~/.kube/fieldown/backups/20260101T120000.000Z-1a2b3c4d"""
 
 
 @handle_errors
@@ -186,6 +187,7 @@ def migrate(
     namespace: options.Namespace = None,
     all_namespaces: options.AllNamespaces = False,
     selector: options.Selector = None,
+    all_objects: AllObjects = False,
     kubeconfig: options.Kubeconfig = None,
     context: options.Context = None,
 ) -> int:
@@ -201,7 +203,7 @@ def migrate(
     retries = parse_retries(max_retries)
     named = parse_applier(applier)
     cluster = options.ClusterArgs(kubeconfig, context, namespace, all_namespaces)
-    sel = Selection(list(resources or ()), list(filename or ()), recursive, selector, cluster)
+    sel = Selection(list(resources or ()), list(filename or ()), recursive, selector, cluster, all_objects)
     what = f"migrate --for {for_applier}" if for_applier is not None else f"migrate --to {to.value}"
     cfg = WriteConfig(what, dry_run, output, verbose, backup_dir, retries, allow_value_changes)
     spec: MigrateToServerSide | MigrateToClientSide | MigrateFor

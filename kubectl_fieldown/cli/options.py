@@ -212,7 +212,7 @@ def cluster_options(args: ClusterArgs) -> ClusterOptions:
     if flags.request_timeout is not None:
         # kubectl: one limit for the whole request; 0 means none
         limit = flags.request_timeout or None
-        timeouts = {"connect_timeout": limit, "read_timeout": limit}
+        timeouts = {"connect_timeout": limit, "read_timeout": limit, "request_timeout": limit}
     overrides = ConnectionOverrides(
         server=flags.server, cluster=flags.cluster, user=flags.user, token=flags.token,
         certificate_authority=flags.certificate_authority, client_certificate=flags.client_certificate,

@@ -15,6 +15,7 @@ from . import options
 from .errors import UsageError, handle_errors
 from .select import Selection
 from .writes import (
+    AllObjects,
     AllowValueChanges,
     ApplierOption,
     BackupDir,
@@ -87,6 +88,7 @@ def reset(
     namespace: options.Namespace = None,
     all_namespaces: options.AllNamespaces = False,
     selector: options.Selector = None,
+    all_objects: AllObjects = False,
     kubeconfig: options.Kubeconfig = None,
     context: options.Context = None,
 ) -> int:
@@ -99,7 +101,8 @@ def reset(
     retries = parse_retries(max_retries)
     named = parse_applier(applier)
     cluster = options.ClusterArgs(kubeconfig, context, namespace, all_namespaces)
-    sel = Selection(list(resources or ()), list(filename or ()), recursive, selector, cluster)
+    sel = Selection(list(resources or ()), list(filename or ()), recursive, selector, cluster, all_objects)
+    sel.validate()  # before the warning below
     what = f" --to-manager {to_manager}" if to_manager else "".join(f" --drop-manager {m}" for m in drop_manager or ())
     cfg = WriteConfig("reset" + what, dry_run, output, verbose, backup_dir, retries, allow_value_changes)
     spec: FixCommand

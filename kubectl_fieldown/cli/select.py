@@ -85,11 +85,16 @@ class Selected:
 
 @dataclass(frozen=True)
 class Selection:
+    """The objects a write command names. ``all_objects`` is ``--all``: every object of every type in
+    the namespace (``-n``, else the context's) or the cluster (``-A``) — like ``kubectl delete``, a
+    write over everything must say so."""
+
     args: list[str]
     filenames: list[str]
     recursive: bool
     selector: str | None
     cluster: options.ClusterArgs
+    all_objects: bool = False
 
     def validate(self) -> None:
         if self.filenames and self.args:
@@ -97,12 +102,19 @@ class Selection:
                              "arguments as well")
         if self.filenames and self.selector is not None:
             raise UsageError("-l cannot be used with -f: the manifests name the objects")
-        if not self.args and not self.filenames and self.selector is None and self.cluster.namespace is None \
-                and not self.cluster.all_namespaces:
-            raise UsageError("name the objects: TYPE/NAME, TYPE [NAME...], -f FILE, or a whole namespace "
-                             "(-n NAMESPACE), selection (-l SELECTOR) or cluster (-A)")
+        if self.all_objects and self.filenames:
+            raise UsageError("--all cannot be used with -f: the manifests name the objects")
+        if self.all_objects and self.selector is not None:
+            raise UsageError("cannot set --all and --selector at the same time")
+        if not self.args and not self.filenames and self.selector is None and not self.all_objects:
+            where = "the cluster (-A)" if self.cluster.all_namespaces else \
+                f"namespace {self.cluster.namespace}" if self.cluster.namespace else "the namespace"
+            raise UsageError("name the objects: TYPE/NAME, TYPE [NAME...], -f FILE or -l SELECTOR; to write every "
+                             f"object of every type in {where}, say --all")
         if self.args:
-            parse_live_args(self.args, self.selector, self.cluster.all_namespaces)
+            request = parse_live_args(self.args, self.selector, self.cluster.all_namespaces)
+            if self.all_objects and any(name is not None for _, name in request.targets):
+                raise UsageError("name cannot be provided with --all: it selects every object of the type")
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from . import options
 from .errors import UsageError, handle_errors
 from .select import Selection
 from .writes import (
+    AllObjects,
     AllowValueChanges,
     ApplierOption,
     BackupDir,
@@ -24,6 +25,7 @@ from .writes import (
     Verbose,
     WriteConfig,
     WriteOutput,
+    check_fields,
     own_applier,
     parse_applier,
     parse_paths,
@@ -83,22 +85,21 @@ def strip_last_applied(
     namespace: options.Namespace = None,
     all_namespaces: options.AllNamespaces = False,
     selector: options.Selector = None,
+    all_objects: AllObjects = False,
     kubeconfig: options.Kubeconfig = None,
     context: options.Context = None,
 ) -> int:
-    from ..fieldpath import parse_path
     from ..managedfields import KUBECTL_CLIENT_SIDE_APPLY
     from ..remedies.commands import StripLastApplied
 
     paths = list(field or ())
     if not paths:
         raise UsageError("name the fields to strip with --field PATH (e.g. --field .spec.replicas)")
-    for p in paths:
-        parse_path(p)  # syntax errors before anything is fetched
+    check_fields(paths)  # before anything is fetched
     retries = parse_retries(max_retries)
     named = parse_applier(applier)
     cluster = options.ClusterArgs(kubeconfig, context, namespace, all_namespaces)
-    sel = Selection(list(resources or ()), list(filename or ()), recursive, selector, cluster)
+    sel = Selection(list(resources or ()), list(filename or ()), recursive, selector, cluster, all_objects)
     cfg = WriteConfig("strip-last-applied", dry_run, output, verbose, backup_dir, retries, allow_value_changes)
     managers = tuple(client_side_manager or [KUBECTL_CLIENT_SIDE_APPLY])
 

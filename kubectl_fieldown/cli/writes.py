@@ -31,7 +31,16 @@ import typer
 
 from . import options
 from .completion import complete_resources
-from .errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_USAGE, UsageError, describe, print_error
+from .errors import (
+    EXIT_FAILURE,
+    EXIT_INTERRUPTED,
+    EXIT_TERMINATED,
+    EXIT_USAGE,
+    Terminated,
+    UsageError,
+    describe,
+    print_error,
+)
 from .select import Selected, Selection, select
 
 if TYPE_CHECKING:
@@ -47,6 +56,7 @@ if TYPE_CHECKING:
     from ..schema.types import GroupVersionKind
 
 __all__ = [
+    "AllObjects",
     "AllowValueChanges",
     "ApplierOption",
     "BackupDir",
@@ -57,6 +67,7 @@ __all__ = [
     "Verbose",
     "WriteConfig",
     "WriteOutput",
+    "check_fields",
     "in_use",
     "make_backups",
     "open_client",
@@ -66,6 +77,7 @@ __all__ = [
     "parse_retries",
     "run_all",
     "run_plans",
+    "write_one",
     "write_options",
     "write_planner",
 ]
@@ -120,10 +132,20 @@ Resources = Annotated[
     list[str] | None,
     typer.Argument(
         metavar="[TYPE[.GROUP]/NAME ... | TYPE[.GROUP] [NAME ...]]",
-        help="Objects: TYPE/NAME ..., TYPE followed by names, or TYPE alone with -l / -n / -A. "
-        "Without any, every object of every type in the namespace (-n) or cluster (-A).",
+        help="Objects: TYPE/NAME ..., TYPE followed by names, or TYPE alone (every object of the type, with -l / "
+        "-n / -A). Without any, -l SELECTOR or --all (every object of every type in the namespace or, with -A, "
+        "the cluster).",
         show_default=False,
         autocompletion=complete_resources,
+    ),
+]
+
+AllObjects = Annotated[
+    bool,
+    typer.Option(
+        "--all",
+        help="Write every object of every type in the namespace (-n, else the context's) or, with -A, the "
+        "cluster. Required when no TYPE, NAME, -f or -l names the objects (as kubectl delete requires it).",
     ),
 ]
 
@@ -134,8 +156,9 @@ ApplierOption = Annotated[
         "--applier",
         metavar="KIND[:MANAGER]",
         help="The applier whose next apply the write is checked against: kubectl, kubectl-client-side, argocd, "
-        "flux, helm or ssa, optionally with its manager (flux:helm-controller, ssa:ci). Default: the command's "
-        "own, else the one managing the object.",
+        "flux, helm or ssa, optionally with its manager (flux:helm-controller, ssa:ci) and, for Helm, the "
+        "previous release's apply method (helm:previous=server-side). Default: the command's own, else the one "
+        "managing the object.",
         show_default=False,
     ),
 ]
@@ -151,12 +174,16 @@ AllowValueChanges = Annotated[
 
 
 def parse_retries(text: str) -> int:
+    from ..value import excerpt
+
+    if len(text.strip().lstrip("+-0")) > 3 and text.strip().lstrip("+-").isdigit():
+        raise UsageError(f"--max-retries must be between 0 and 100, not {excerpt(text)}")
     try:
         n = int(text)
     except ValueError:
-        raise UsageError(f"--max-retries must be a whole number, not {text!r}") from None
+        raise UsageError(f"--max-retries must be a whole number, not {excerpt(text)!r}") from None
     if n < 0 or n > 100:
-        raise UsageError(f"--max-retries must be between 0 and 100, not {n}")
+        raise UsageError(f"--max-retries must be between 0 and 100, not {excerpt(text)}")
     return n
 
 
@@ -185,6 +212,22 @@ def path_names(obj: Mapping[str, Any]) -> FieldNames:
     except ManagedFieldsError:
         pass
     return names_in(docs, owned)
+
+
+def check_fields(texts: Sequence[str]) -> None:
+    """``--field`` values, checked before anything is fetched: their syntax, and that a manager can
+    own them at all — ``.kind``, ``.apiVersion``, ``.metadata`` itself, ``.metadata.name`` and the other
+    fields the server strips from every manager's set are nobody's, so nothing can be handed over
+    (and stripping them from the last-applied annotation would break it)."""
+    from ..fieldpath import parse_path
+    from ..managedfields import never_owned
+    from ..value import excerpt
+
+    for text in texts:
+        why = never_owned(parse_path(text))
+        if why is not None:
+            raise UsageError(f"--field {excerpt(text)}: {why}; name a field a manager can own "
+                             "(under .spec, .metadata.labels, .metadata.annotations, ...)")
 
 
 def parse_paths(texts: Sequence[str], obj: Mapping[str, Any]) -> list[FieldPath]:
@@ -246,6 +289,34 @@ def failed_outcome(where: str, error: BaseException) -> WriteOutcome:
     return WriteOutcome(api_version="", kind="", namespace=None, name=where, result=Result.failed, error=message)
 
 
+def write_one(client: ClusterClient, target: ObjectTarget, plan: Callable[[dict[str, Any]], WritePlan],
+              wopts: WriteOptions, backups: BackupRun | None) -> WriteOutcome:
+    """``kube.writes.execute``, and a Secret's values scrubbed from everything its outcome says (notes,
+    errors, refusals, patches): the last resort behind the structural redaction (redact.py), for a
+    value that reached a message some other way — a server's error text, a simulated 500."""
+    import dataclasses
+
+    from ..kube.writes import execute
+    from ..redact import scrub_credentials, scrub_value, secret_texts
+    from ..value import bounded_message
+
+    seen: list[Mapping[str, Any]] = []
+
+    def recorded(obj: dict[str, Any]) -> WritePlan:
+        seen.append(obj)
+        return plan(obj)
+
+    out = execute(client, target, recorded, wopts, backups)
+    if out.error:
+        out.error = bounded_message(scrub_credentials(out.error))  # printed on stdout, not by print_error
+    texts = secret_texts(target.initial, target.manifest, *seen) if out.is_secret else frozenset()
+    if not texts:
+        return out
+    said = ("notes", "error", "changes", "problems", "edits", "alternative", "alternative_edits", "patches",
+            "requests")
+    return dataclasses.replace(out, **{k: scrub_value(getattr(out, k), texts) for k in said})
+
+
 def run_all(
     client: ClusterClient,
     items: Sequence[Selected],
@@ -266,6 +337,8 @@ def run_all(
     interrupted = False
     in_flight: str | None = None
     input_errors = 0
+    terminated = False
+    restore_sigterm = _sigterm_interrupts()
     try:
         for i, sel in enumerate(items, start=1):
             if sel.target is None:
@@ -289,10 +362,12 @@ def run_all(
                 progress.clear()
                 render_outcome(outcome, out, verbose=cfg.verbose)
                 out.flush()
-    except KeyboardInterrupt:
-        # Ctrl-C: what was done, the object under way and the backups are still reported
+    except KeyboardInterrupt as e:
+        # Ctrl-C or SIGTERM: what was done, the object under way and the backups are still reported
         interrupted = True
+        terminated = isinstance(e, Terminated)
     finally:
+        restore_sigterm()
         progress.clear()
     backup_dir = backups.directory if backups is not None and backups.used else None
     if text:
@@ -305,12 +380,12 @@ def run_all(
     out.flush()
     if interrupted:
         rest = len(items) - len(outcomes) - (1 if in_flight else 0)
-        print_error("interrupted" + (f" while writing {in_flight} (it may or may not have been written)"
-                                     if in_flight else "")
+        print_error(("terminated (SIGTERM)" if terminated else "interrupted")
+                    + (f" while writing {in_flight} (it may or may not have been written)" if in_flight else "")
                     + f"; {len(outcomes)} of {counted(len(items), 'object')} done, {rest} not started; "
                     "running the command again is safe"
                     + (f"; backups: {backup_dir}" if backup_dir is not None else ""))
-        return EXIT_INTERRUPTED
+        return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
     if fatal is not None:
         done = len(outcomes)
         print_error(f"{fatal} (stopped after {done} of {counted(len(items), 'object')}; a write that was under way "
@@ -327,6 +402,27 @@ def run_all(
     return 0
 
 
+def _sigterm_interrupts() -> Callable[[], None]:
+    """Until the returned function is called, SIGTERM (CI cancelling a job, ``timeout``, ``kill``)
+    stops the run as Ctrl-C does — the summary, the object under way, the backup directory — and
+    exits 143. Left alone where SIGTERM is ignored (the parent asked for that) or off the main thread."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread() \
+            or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return lambda: None
+
+    def stop(signum: int, frame: object) -> None:
+        raise Terminated()
+
+    def restore() -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+    signal.signal(signal.SIGTERM, stop)
+    return restore
+
+
 def run_plans(
     cluster: options.ClusterArgs,
     sel: Selection,
@@ -335,7 +431,6 @@ def run_plans(
 ) -> int:
     """Select, then plan, check and write each object with the same planning function."""
     from ..kube.kindrules import KindRules
-    from ..kube.writes import execute
 
     sel.validate()
     client = open_client(cluster)
@@ -344,7 +439,7 @@ def run_plans(
         plan_for = planner(KindRules(client=client))
         backups = make_backups(client, cfg)
         wopts = write_options(cfg)
-        return run_all(client, items, lambda t: execute(client, t, plan_for(t), wopts, backups), cfg, backups)
+        return run_all(client, items, lambda t: write_one(client, t, plan_for(t), wopts, backups), cfg, backups)
     finally:
         client.close()
 
@@ -400,6 +495,18 @@ def write_planner(
                 gvk = GroupVersionKind.from_api_version(api_version, kind)
                 res = client.discovery.resolve_kind(api_version, kind)
                 schema = kinds.lookup(gvk, res)
+                chosen = applier or default_applier(obj, spec)
+                at = applier_version(obj, chosen, target.manifest)
+                if at != api_version and at in kinds.versions(gvk) and kinds.converts_by_renaming(gvk):
+                    # The applier applies at another version of this CRD than the one read (discovery's
+                    # preferred): plan, check and write there, where its entries and manifest name their
+                    # fields by that version's schema. Conversion None: the object only renames its
+                    # apiVersion, and the executor sends the write to that version's endpoint.
+                    obj = {**obj, "apiVersion": at}
+                    api_version = at
+                    gvk = GroupVersionKind.from_api_version(api_version, kind)
+                    res = client.discovery.resolve_kind(api_version, kind)
+                    schema = kinds.lookup(gvk, res)
                 deduced = schema.source.startswith(DEDUCED_SOURCE)
                 if needs_schema and deduced:
                     # planning on a deduced schema (every list atomic) would record wrong ownership
@@ -409,13 +516,12 @@ def write_planner(
                 if gvk not in kind_rules:
                     # without a real schema nothing is simulated
                     kind_rules[gvk] = None if deduced else rules_for(schema, "status" in res.subresources,
-                                                                     kinds.is_builtin(gvk))
+                                                                     kinds.is_builtin(gvk), kinds.versions(gvk))
                 rules = kind_rules[gvk]
                 root = schema.root if needs_schema else DEDUCED
                 # a write to the main resource cannot own the status of a kind with a status subresource
                 reset = FieldSet([path_from_fields("status")]) if "status" in res.subresources else None
                 ctx = PlanContext(root, reset, target.manifest)
-                chosen = applier or default_applier(obj, spec)
                 paths = parse_paths(keep, obj) if keep else []
                 if receiver is not None and chosen is not None and chosen.manager == receiver:
                     # handed to the applier itself: its manifest sets them from now on
@@ -427,6 +533,49 @@ def write_planner(
         return for_target
 
     return factory
+
+
+def applier_version(obj: Mapping[str, Any], applier: Applier | None, manifest: Mapping[str, Any] | None) -> str:
+    """The apiVersion ``applier`` will apply ``obj`` at: its manifest's (``-f``), else the version of
+    its own entries (its Apply entry; else the newest Update entry of its name or of the client-side
+    manager: Helm 3, kubectl before it went server-side), else that of the last-applied annotation,
+    else the version the object was read at."""
+    import json
+
+    from ..managedfields import (
+        APPLY,
+        KUBECTL_CLIENT_SIDE_APPLY,
+        LAST_APPLIED_ANNOTATION,
+        UPDATE,
+        ManagedFieldsError,
+        decode_entries,
+    )
+
+    read = str(obj.get("apiVersion") or "")
+    if manifest is not None and isinstance(manifest.get("apiVersion"), str):
+        return str(manifest["apiVersion"])
+    if applier is None:
+        return read
+    try:
+        entries = [e for e in decode_entries((obj.get("metadata") or {}).get("managedFields")) if not e.subresource]
+    except ManagedFieldsError:
+        return read
+    applies = [e for e in entries if e.manager == applier.manager and e.operation == APPLY]
+    if applies:
+        return applies[0].api_version
+    updaters = {applier.manager, KUBECTL_CLIENT_SIDE_APPLY}
+    updates = sorted((e for e in entries if e.manager in updaters and e.operation == UPDATE),
+                     key=lambda e: e.time or "")
+    if updates:
+        return updates[-1].api_version
+    la = ((obj.get("metadata") or {}).get("annotations") or {}).get(LAST_APPLIED_ANNOTATION)
+    try:
+        doc = json.loads(la) if isinstance(la, str) else None
+    except ValueError:
+        doc = None
+    if isinstance(doc, dict) and isinstance(doc.get("apiVersion"), str):
+        return str(doc["apiVersion"])
+    return read
 
 
 def own_applier(obj: dict[str, Any], spec: FixCommand) -> Applier | None:
@@ -443,16 +592,13 @@ def in_use(obj: dict[str, Any], spec: FixCommand) -> Applier | None:
 
 
 def parse_applier(text: str | None) -> Applier | None:
-    """``--applier KIND`` or ``KIND:MANAGER`` (``flux:helm-controller``, ``ssa:ci``)."""
-    from ..appliers import APPLIER_KINDS, Applier, ApplierError
+    """``--applier KIND``, ``KIND:MANAGER`` (``flux:helm-controller``, ``ssa:ci``) or Helm's
+    ``helm:previous=server-side``."""
+    from ..appliers import ApplierError, parse_applier_spec
 
     if text is None:
         return None
-    kind, _, manager = text.partition(":")
-    if kind not in APPLIER_KINDS:
-        raise UsageError(f"--applier must be one of {', '.join(APPLIER_KINDS)} (optionally KIND:MANAGER), not "
-                         f"{text!r}")
     try:
-        return Applier.of(kind, manager or None)
+        return parse_applier_spec(text)
     except ApplierError as e:
-        raise UsageError(f"--applier {text}: {e}") from None
+        raise UsageError(f"--applier {e}") from None

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..managedfields import ManagedFieldsEntry, ManagedFieldsError, decode_entries
 from ..typed.compare import Comparison, compare
-from ..typed.validate import duplicate_errors, null_errors, prune_non_nullable_nulls
+from ..typed.validate import duplicate_errors, null_errors, prune_non_nullable_nulls, scale_errors, type_errors
 from ..value import values_equal
 from . import structuredmerge
 from .errors import BadRequest, FieldManagerError, Invalid
@@ -20,7 +20,7 @@ from .lastapplied import apply_with_last_applied
 from .managed import Managed, decode_live_or_new, encode, without_managed_fields
 from .request import WriteRequest
 from .rules import ResourceRules, empty_object
-from .strategy import apply_defaults, coerce_object_meta, invalid, prepare_for_write
+from .strategy import apply_defaults, coerce_object_meta, invalid, prepare_for_write, value_errors
 
 
 @dataclass
@@ -85,8 +85,10 @@ def simulate_apply(
         elif rules.custom_resource:
             result = coerce_object_meta(result)
         result = copy_json(result)  # the one copy: defaulting writes into it
-        apply_defaults(result, rules.root)
+        if rules.defaults_objects:
+            apply_defaults(result, rules.root)
         errs = null_errors(result, rules.root) if rules.custom_resource else []
+        errs += value_errors(result, None if creating else live_obj, rules)
         if errs:
             raise invalid(result, rules, errs)
     out = encode(result, managed, copy=not changed)
@@ -127,7 +129,8 @@ def simulate_update(
     if rules.custom_resource and rules.normalize is None:
         new_obj = prune_non_nullable_nulls(new_obj, rules.root, keep=("metadata",))
     new_obj = copy_json(new_obj)
-    apply_defaults(new_obj, rules.root)
+    if rules.defaults_objects:
+        apply_defaults(new_obj, rules.root)
     tracked = True
     if not managed.fields and not creating and not _has_uid_empty(live_obj):
         # an existing object with empty managedFields: the write is not tracked
@@ -137,10 +140,14 @@ def simulate_update(
         managed = structuredmerge.update(live_obj, new_obj, managed, req)
     new_obj = prepare_for_write(new_obj, live_obj, rules, subresource)
     if rules.custom_resource and rules.normalize is None:
-        # the CRD validator: nulls in lists, repeated items of sets and keys of list-maps (metadata
-        # is ObjectMeta's business: coerced above)
+        # the CRD validator, in its order: the schema's (nulls in lists, values of another type, value
+        # constraints; ratcheted), the scale subresource's values, then repeated items of sets and
+        # keys of list-maps (metadata is ObjectMeta's business: coerced above)
         body = {k: v for k, v in new_obj.items() if k != "metadata"}
-        errs = null_errors(body, rules.root) + duplicate_errors(body, rules.root)
+        old_body = None if creating else {k: v for k, v in live_obj.items() if k != "metadata"}
+        errs = null_errors(body, rules.root) + type_errors(body, rules.root, old_body)
+        errs += value_errors(new_obj, None if creating else live_obj, rules)
+        errs += scale_errors(body, rules.schema.scale_paths) + duplicate_errors(body, rules.root)
         if errs:
             raise invalid(new_obj, rules, errs)
     out = encode(new_obj, managed)

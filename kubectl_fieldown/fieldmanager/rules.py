@@ -26,9 +26,19 @@ class ResourceRules:
     """For built-in kinds: the object as the server's Go types would hold it (zero values of
     non-omitempty fields, non-pointer structs as ``{}``). None for custom resources."""
     custom_resource: bool = True
-    """Custom resources go through the CRD validator, which refuses nulls the schema does not allow
-    (the only validation the simulation models). Built-in kinds are validated by Go code we do not
-    reproduce."""
+    """Custom resources go through the CRD validator: nulls the schema does not allow, repeated set
+    items and list-map keys, and the schema's value constraints (typed.constraints; not CEL rules).
+    Built-in kinds are validated by Go code we do not reproduce."""
+    versions: Mapping[str, Type] = field(default_factory=dict)
+    """The root types of the kind's versions (apiVersion → root), for a custom resource served
+    at several versions with conversion None: the server reconciles, compares and prunes each
+    managedFields entry at the entry's own version, with that version's schema (the object itself
+    converts by renaming its apiVersion). An entry of a version not listed is read with this
+    version's schema."""
+    defaults_objects: bool = True
+    """The server defaults the object (the schema's ``default``s) before the field manager sees it, as
+    the API server does; False plays structured-merge-diff alone, where a default only completes a
+    list item's key (its own test suites run so, tests/engine/test_smd_upstream.py)."""
 
     @classmethod
     def for_kind(
@@ -37,6 +47,7 @@ class ResourceRules:
         status_subresource: bool,
         normalize: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
         custom_resource: bool = True,
+        versions: Mapping[str, Type] | None = None,
     ) -> ResourceRules:
         reset: dict[str, FieldSet] = {}
         if status_subresource:
@@ -45,7 +56,7 @@ class ResourceRules:
                 # apiextensions statusStrategy.GetResetFields: a status write keeps nothing but status
                 status_reset = [path_from_fields(f) for f in ("apiVersion", "kind", "metadata", "spec")]
             reset = {"": FieldSet([path_from_fields("status")]), "status": FieldSet(status_reset)}
-        return cls(schema, reset, normalize, custom_resource)
+        return cls(schema, reset, normalize, custom_resource, dict(versions or {}))
 
     @property
     def api_version(self) -> str:
@@ -54,6 +65,17 @@ class ResourceRules:
     @property
     def root(self) -> Type:
         return self.schema.root
+
+    def root_at(self, api_version: str) -> Type:
+        """The schema an entry recorded at ``api_version`` is read with."""
+        if api_version == self.api_version:
+            return self.schema.root
+        return self.versions.get(api_version, self.schema.root)
+
+    def unknown_version(self, api_version: str) -> bool:
+        """An entry's version that the CRD does not have (when its versions are known): the server
+        cannot convert the object to it, and the field manager fails."""
+        return bool(self.versions) and api_version != self.api_version and api_version not in self.versions
 
     def reset(self, subresource: str) -> FieldSet:
         return self.reset_fields.get(subresource, FieldSet())

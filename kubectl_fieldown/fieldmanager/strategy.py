@@ -16,6 +16,7 @@ from typing import Any
 from ..fieldpath.element import FIELD
 from ..fieldpath.lookup import MISSING
 from ..schema.types import NO_DEFAULT, Type
+from ..typed.constraints import constraint_errors
 from ..typed.items import LIST, MAP, side
 from .errors import Invalid
 from .jsondata import copy_json
@@ -155,6 +156,29 @@ def prepare_for_write(obj: dict[str, Any], live: dict[str, Any], rules: Resource
 # --- validation --------------------------------------------------------------------------------
 
 
+def value_errors(obj: Mapping[str, Any], old: Mapping[str, Any] | None, rules: ResourceRules) -> list[tuple[str, str]]:
+    """The CRD validator's value constraints (enum, bounds, lengths, patterns, counts, required) on
+    the object a write would store, ratcheted against the stored one (``old``; None on a create)."""
+    schema = rules.schema.validation
+    if not rules.custom_resource or schema is None:
+        return []
+    errs = constraint_errors(obj, schema) if old is None else constraint_errors(obj, schema, old)
+    return [(e.field, e.message) for e in errs]
+
+
+#: the cause reasons of apiextensions' 422, by the start of the message (field.ErrorType)
+_REASONS = (("Duplicate value", "FieldValueDuplicate"), ("Required value", "FieldValueRequired"),
+            ("Unsupported value", "FieldValueNotSupported"), ("Too long", "FieldValueTooLong"),
+            ("Too many", "FieldValueTooMany"))
+
+
+def _reason(message: str) -> str:
+    for prefix, reason in _REASONS:
+        if message.startswith(prefix):
+            return reason
+    return "FieldValueTypeInvalid" if "must be of type" in message else "FieldValueInvalid"
+
+
 def invalid(obj: Mapping[str, Any], rules: ResourceRules, errs: list[tuple[str, str]]) -> Invalid:
     """The CRD validator's 422 for ``(field, message)`` errors."""
     name = (obj.get("metadata") or {}).get("name", "")
@@ -163,6 +187,5 @@ def invalid(obj: Mapping[str, Any], rules: ResourceRules, errs: list[tuple[str, 
     text = ", ".join(f"{f}: {m}" for f, m in errs)
     return Invalid(
         f'{what} "{name}" is invalid: ' + (text if len(errs) == 1 else f"[{text}]"),
-        [{"reason": "FieldValueDuplicate" if m.startswith("Duplicate") else "FieldValueTypeInvalid",
-          "message": m, "field": f} for f, m in errs],
+        [{"reason": _reason(m), "message": m, "field": f} for f, m in errs],
     )

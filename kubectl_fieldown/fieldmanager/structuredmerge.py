@@ -14,7 +14,6 @@ from typing import Any
 
 from ..fieldpath import FieldSet
 from ..managedfields import APPLY, STRIPPED_METADATA, UPDATE, ManagerIdentity
-from ..schema.types import Type
 from ..typed.compare import Comparison, compare
 from ..typed.merge import merge
 from ..typed.remove import ensure_named_fields_are_members, reconcile_with_schema, remove_items
@@ -42,13 +41,19 @@ def update(
     rules, subresource = req.rules, req.subresource
     gv = rules.api_version
     ident = ManagerIdentity(req.manager, UPDATE, gv, subresource)
-    t = rules.root
     ignored = rules.reset(subresource)
     m = managed.copy()
-    _reconcile(m, live, t)
+    if any(rules.unknown_version(o.api_version) for o in m.fields.values()):
+        # SMD cannot convert the object to that version, the Update fails, and UpdateNoErrors writes
+        # the object with no managedFields at all
+        return Managed()
+    _reconcile(m, live, rules)
     current = ManagerIdentity("current-operation", UPDATE, gv, subresource)
-    c = _update_managers(live, new, m, current, True, t, ignored)
-    written = c.modified.union(c.added).difference(c.removed).recursive_difference(ignored)
+    c = _update_managers(live, new, m, current, True, rules, ignored)
+    # SMD's Update for the temporary current-operation manager: its (empty) set less the removed
+    # fields, union the modified and added ones — so a path both removed and added (an item that
+    # becomes or stops being duplicated) is the writer's
+    written = c.modified.union(c.added).recursive_difference(ignored)
     written = written.difference(STRIPPED_METADATA)
     m.fields.pop(current, None)
     if not written.is_empty():
@@ -85,7 +90,7 @@ def apply(
             + (errs[0] if len(errs) == 1 else "errors:\n" + "\n".join("  " + e for e in errs))
         )
     m = managed.copy()
-    new_obj, m = _smd_apply(live, cfg, gv, m, ident, req.force, rules.root, rules.reset(req.subresource))
+    new_obj, m = _smd_apply(live, cfg, gv, m, ident, req.force, rules, rules.reset(req.subresource))
     # strip metadata from the applier's set
     strip(m, ident)
     if new_obj is not None:
@@ -100,44 +105,58 @@ def _smd_apply(
     managed: Managed,
     ident: ManagerIdentity,
     force: bool,
-    t: Type,
+    rules: ResourceRules,
     ignored: FieldSet,
 ) -> tuple[dict[str, Any] | None, Managed]:
-    _reconcile(managed, live, t)
+    t = rules.root
+    _reconcile(managed, live, rules)
     merged = merge(live, cfg, t)
     last = managed.fields.get(ident)
     s = to_field_set(cfg, t)
-    last_set = last.fields if last is not None else FieldSet()
     if not ignored.is_empty():
         s = s.recursive_difference(ignored)
     managed.fields[ident] = Owned(s, gv, True)
     managed.times.setdefault(ident, None)
-    merged = _prune(merged, managed, last_set, t, s)
-    c = _update_managers(live, merged, managed, ident, force, t, ignored)
+    if last is not None:
+        merged = _prune(merged, managed, last, rules, s, gv)
+    c = _update_managers(live, merged, managed, ident, force, rules, ignored)
     managed.last_comparison = c
     if values_equal(live, merged):
         return None, managed
     return merged, managed
 
 
-def _prune(merged: Any, managed: Managed, last: FieldSet, t: Type, applied: FieldSet) -> Any:
-    """Delete what the applier owned last time, no longer applies, and nobody else owns."""
-    if last.is_empty() or last.difference(applied).is_empty():
+def _prune(merged: Any, managed: Managed, last: Owned, rules: ResourceRules, applied: FieldSet, gv: str) -> Any:
+    """Delete what the applier owned last time, no longer applies, and nobody else owns (SMD
+    ``prune``): the applier's previous set is read at its own version, and every manager's fields
+    are added back at theirs. With conversion None the object is the same at every version; only
+    the schema that names its fields changes."""
+    versions = {o.api_version for o in managed.fields.values()} | {last.api_version}
+    one_schema = all(rules.root_at(v) is rules.root for v in versions)
+    if last.fields.is_empty() or (one_schema and last.fields.difference(applied).is_empty()):
         # Nothing the applier owned is dropped: N(last) ⊆ N(applied) ⊆ N(all owned), so SMD's
         # remove-and-add-back below would put every removed node back.
         return merged
-    n_last = ensure_named_fields_are_members(last, t)
-    pruned = remove_items(merged, n_last, t)
-    # add back what any manager (including the applier's new set) still owns
-    owned = FieldSet()
+    lv = last.api_version
+    tl = rules.root_at(lv)
+    n_last = ensure_named_fields_are_members(last.fields, tl)
+    pruned = remove_items(merged, n_last, tl)
+    # add back what any manager (including the applier's new set) still owns, version by version,
+    # the last set's version first (SMD addBackOwnedItems)
+    owned_at: dict[str, FieldSet] = {}
     for o in managed.fields.values():
-        owned = owned.union(o.fields)
-    merged_set = ensure_named_fields_are_members(to_field_set(merged, t), t)
-    pruned_set = ensure_named_fields_are_members(to_field_set(pruned, t), t)
-    pruned = remove_items(merged, merged_set.difference(pruned_set.union(ensure_named_fields_are_members(owned, t))), t)
-    # and only remove what the applier owned last time
-    pruned_set = ensure_named_fields_are_members(to_field_set(pruned, t), t)
-    return remove_items(merged, merged_set.difference(pruned_set).intersection(n_last), t)
+        owned_at[o.api_version] = owned_at.get(o.api_version, FieldSet()).union(o.fields)
+    order = ([lv] if lv in owned_at else []) + sorted(v for v in owned_at if v != lv)
+    for v in order:
+        tv = rules.root_at(v)
+        merged_set = ensure_named_fields_are_members(to_field_set(merged, tv), tv)
+        pruned_set = ensure_named_fields_are_members(to_field_set(pruned, tv), tv)
+        owned = ensure_named_fields_are_members(owned_at[v], tv)
+        pruned = remove_items(merged, merged_set.difference(pruned_set.union(owned)), tv)
+    # and only remove what the applier owned last time (SMD addBackDanglingItems, at its version)
+    merged_set = ensure_named_fields_are_members(to_field_set(merged, tl), tl)
+    pruned_set = ensure_named_fields_are_members(to_field_set(pruned, tl), tl)
+    return remove_items(merged, merged_set.difference(pruned_set).intersection(n_last), tl)
 
 
 # --- both --------------------------------------------------------------------------------------
@@ -149,16 +168,26 @@ def _update_managers(
     managed: Managed,
     ident: ManagerIdentity,
     force: bool,
-    t: Type,
+    rules: ResourceRules,
     ignored: FieldSet,
 ) -> Comparison:
-    c = compare(old, new, t).exclude(ignored)
-    changed = c.modified.union(c.added)
+    """SMD ``update``: every other manager's fields that the write changes conflict (or are taken,
+    with force), and those it removes are let go — each compared at the manager's own version."""
+    c = compare(old, new, rules.root).exclude(ignored)
+    by_version: dict[str, tuple[FieldSet, FieldSet]] = {}
+
+    def at(version: str) -> tuple[FieldSet, FieldSet]:
+        t = rules.root_at(version)
+        if version not in by_version:
+            cv = c if t is rules.root else compare(old, new, t).exclude(ignored)
+            by_version[version] = (cv.modified.union(cv.added), cv.removed)
+        return by_version[version]
+
     conflicts: dict[ManagerIdentity, FieldSet] = {}
     for other, owned in managed.fields.items():
         if other == ident:
             continue
-        cs = owned.fields.intersection(changed)
+        cs = owned.fields.intersection(at(owned.api_version)[0])
         if cs:
             conflicts[other] = cs
     if conflicts and not force:
@@ -170,8 +199,9 @@ def _update_managers(
         fs = owned.fields
         if other in conflicts:
             fs = fs.difference(conflicts[other])
-        if c.removed:
-            fs = fs.difference(c.removed)
+        removed = at(owned.api_version)[1]
+        if removed:
+            fs = fs.difference(removed)
         if fs is not owned.fields:
             managed.fields[other] = Owned(fs, owned.api_version, owned.applied)
     for other in list(managed.fields):
@@ -180,9 +210,9 @@ def _update_managers(
     return c
 
 
-def _reconcile(managed: Managed, live: Any, t: Type) -> None:
+def _reconcile(managed: Managed, live: Any, rules: ResourceRules) -> None:
     for ident, owned in list(managed.fields.items()):
-        r = reconcile_with_schema(owned.fields, live, t)
+        r = reconcile_with_schema(owned.fields, live, rules.root_at(owned.api_version))
         if r is not None:
             managed.fields[ident] = Owned(r, owned.api_version, owned.applied)
 

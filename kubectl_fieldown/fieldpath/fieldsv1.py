@@ -15,6 +15,8 @@ from typing import Any
 
 from ..value import (
     MAX_DEPTH,
+    escape_controls,
+    excerpt,
     go_json,
     go_json_float,
     go_json_string_html,
@@ -133,7 +135,10 @@ def parse_element(s: str) -> PathElement:
         pe = (KEY, tuple(sorted((n, value_key(x)) for n, x in v.items())))
     elif kind == "i":
         if not _INDEX_RE.match(body):
-            raise FieldsV1Error(f"index element {s!r} is not a decimal integer")
+            raise FieldsV1Error(f"index element {excerpt(s)!r} is not a decimal integer")
+        if len(body.lstrip("+-0")) > 19 or not -(2**63) <= int(body) < 2**63:
+            # Go's strconv.Atoi: out of an int's range (and Python refuses to read 4,300+ digits)
+            raise FieldsV1Error(f"index element {excerpt(s)!r} is out of range")
         pe = (INDEX, int(body))
     else:
         raise _UnknownElement(s)
@@ -245,7 +250,9 @@ def _where(where: _Where) -> str:
     if len(chain) > 8:
         # one readable line, however deep: the start says where, the end what
         chain = [*chain[:4], f"… ({len(chain) - 6} more)", *chain[-2:]]
-    return "fieldsV1 " + (" > ".join(chain) if chain else "(top level)")
+    # the keys come from the input: each is an escaped excerpt, so that an error is one short line
+    # whatever they hold (a newline, an escape sequence, 5,000 characters)
+    return "fieldsV1 " + (" > ".join(excerpt(escape_controls(k)) for k in chain) if chain else "(top level)")
 
 
 # --- encoding ----------------------------------------------------------------------------------

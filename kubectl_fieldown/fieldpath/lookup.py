@@ -42,13 +42,73 @@ def child_value(node: Any, pe: PathElement) -> Any:
 
 
 def value_at(obj: Any, path: Path) -> Any:
-    """The value at ``path`` in ``obj``, or :data:`MISSING` when the object does not set it."""
+    """The value at ``path`` in ``obj``, or :data:`MISSING` when the object does not set it.
+
+    A keyed list is scanned at each call: for many paths of one object, use :class:`Lookup`."""
     node = obj
     for pe in path:
         node = child_value(node, pe)
         if node is MISSING:
             return MISSING
     return node
+
+
+# below this many items a scan is cheaper than building an index
+_INDEX_FROM = 16
+
+
+class Lookup:
+    """:func:`value_at` and :func:`child_value` for many paths of one object, each keyed list indexed
+    once (its items by key, or by value for a set), so that looking up every item of a list of N
+    items takes O(N), not O(N²).
+
+    The object must not change while the lookup is used (an index would be stale): make one for a
+    loop over paths, not one that outlives a change to the object."""
+
+    __slots__ = ("_indexes", "obj")
+
+    def __init__(self, obj: Any) -> None:
+        self.obj = obj
+        # (id(list), KEY or VALUE, key names) -> (the list, kept so that its id stays its own; its index)
+        self._indexes: dict[tuple[int, int, tuple[str, ...]], tuple[list[Any], dict[Any, Any]]] = {}
+
+    def child(self, node: Any, pe: PathElement) -> Any:
+        kind = pe[0]
+        if kind in (KEY, VALUE) and type(node) is list and len(node) >= _INDEX_FROM:
+            payload = pe[1]
+            names = tuple(n for n, _ in payload) if kind == KEY else ()
+            hit = self._indexes.get((id(node), kind, names))
+            if hit is None or hit[0] is not node:
+                hit = (node, _index(node, names) if kind == KEY else _set_index(node))
+                self._indexes[(id(node), kind, names)] = hit
+            key = tuple(vk for _, vk in payload) if kind == KEY else payload
+            return hit[1].get(key, MISSING)
+        return child_value(node, pe)
+
+    def at(self, path: Path) -> Any:
+        """The value at ``path``, or :data:`MISSING`."""
+        node = self.obj
+        for pe in path:
+            node = self.child(node, pe)
+            if node is MISSING:
+                return MISSING
+        return node
+
+
+def _index(items: list[Any], names: tuple[str, ...]) -> dict[Any, Any]:
+    """The first item of each key, as :func:`child_value` finds it."""
+    out: dict[Any, Any] = {}
+    for item in items:
+        if isinstance(item, Mapping) and all(n in item for n in names):
+            out.setdefault(tuple(value_key(item[n]) for n in names), item)
+    return out
+
+
+def _set_index(items: list[Any]) -> dict[Any, Any]:
+    out: dict[Any, Any] = {}
+    for item in items:
+        out.setdefault(value_key(item), item)
+    return out
 
 
 class ObjectFieldNames:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
-from ..value import go_value_string, key_value
+from ..value import excerpt, go_value_string, key_value
 from .element import FIELD, INDEX, KEY, VALUE, Path, PathElement
 
 
@@ -41,7 +41,7 @@ class PathSyntaxError(ValueError):
     def __init__(self, text: str, pos: int, why: str) -> None:
         self.text = text
         self.pos = pos
-        super().__init__(f"invalid path {text!r} at character {pos + 1}: {why}")
+        super().__init__(f"invalid path {excerpt(text)!r} at character {pos + 1}: {why}")
 
 
 class FieldNames(Protocol):
@@ -157,7 +157,10 @@ def _bracket(text: str, i: int) -> tuple[PathElement, int]:
     while j < n and (text[j].isdigit() or (j == i and text[j] == "-")):
         j += 1
     if j > i and j < n and text[j] == "]":
-        return (INDEX, int(text[i:j])), j + 1
+        digits = text[i:j]
+        if len(digits.lstrip("-0")) > 19 or not -(2**63) <= int(digits) < 2**63:
+            raise PathSyntaxError(text, i, "the index is out of range")
+        return (INDEX, int(digits)), j + 1
     pairs: list[tuple[str, Any]] = []
     while True:
         start = i
@@ -206,7 +209,7 @@ def _scalar(text: str, i: int) -> tuple[Any, int]:
     if word and not any(c in word for c in '"[=\\'):
         # people type keys the way kubectl prints selectors: [name=web] for [name="web"]
         return word, j
-    raise PathSyntaxError(text, i, f"{word!r} is not a quoted string, number, bool or null")
+    raise PathSyntaxError(text, i, f"{excerpt(word)!r} is not a quoted string, number, bool or null")
 
 
 _SIMPLE_ESCAPES = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v", "\\": "\\", '"': '"'}

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import dataclasses
 import logging
 import os
 import re
@@ -61,9 +62,11 @@ from urllib3.exceptions import (
     SSLError,
 )
 
-from ..value import escape_controls
+from ._bounded import MAX_RESPONSE_BYTES, Deadline, delivered, discard, read_body, watch_connections
+from ._httplog import log_request, log_response
 from .client import ConnectionOverrides, HTTPResponse, RetryPolicy
-from .errors import ConfigError, Unreachable
+from .credentials import bearer_header
+from .errors import ConfigError, KubeError, Unreachable
 from .proxy import proxy_for
 
 # the library is untyped: give its entry points explicit Any types once, here
@@ -87,6 +90,8 @@ class LoadedConfig:
     source: str  # "kubeconfig <paths>" or "in-cluster"
     configuration: Any  # kubernetes.client.Configuration (untyped library)
     proxy: str | None = None  # the proxy URL for this server, chosen as kubectl chooses it
+    token_file: str | None = None  # the file the bearer token is read from (trimmed at every request)
+    token_origin: str = "the kubeconfig"  # where an inline bearer token comes from, for errors
 
 
 def kubeconfig_paths(explicit: str | None) -> tuple[list[str], bool]:
@@ -224,6 +229,12 @@ def load_config(kubeconfig: str | None, context: str | None,
     except (ConfigException, OSError, ValueError, KeyError) as e:
         raise ConfigError(f'cannot use context "{name}" of kubeconfig {os.pathsep.join(paths)}: {_short(e)}') from None
     user = _node_value(getattr(loader, "_user", None)) or {}
+    token_file = str(user["tokenFile"]) if isinstance(user, Mapping) and user.get("tokenFile") \
+        and not user.get("token") else None
+    token_origin = f'the user of context "{name}"'
+    if cfg.api_key.get("BearerToken"):
+        # refused now rather than at the first request (which checks it again: the library reloads it)
+        bearer_header(str(cfg.api_key["BearerToken"]), token_file=token_file, where=token_origin)
     if isinstance(user, Mapping) and "exec" in user and not cfg.api_key.get("BearerToken") and not cfg.cert_file:
         # the library logs a failing credential plugin and carries on without credentials,
         # which would surface later as a baffling 401/403
@@ -238,7 +249,8 @@ def load_config(kubeconfig: str | None, context: str | None,
     return _overridden(
         LoadedConfig(server=server, context=name, namespace=namespace, source=f"kubeconfig {os.pathsep.join(paths)}",
                      configuration=cfg,
-                     proxy=proxy_for(server, os.environ, str(kubeconfig_proxy) if kubeconfig_proxy else None)),
+                     proxy=proxy_for(server, os.environ, str(kubeconfig_proxy) if kubeconfig_proxy else None),
+                     token_file=token_file, token_origin=token_origin),
         flags, str(kubeconfig_proxy) if kubeconfig_proxy else None)
 
 
@@ -297,14 +309,14 @@ def _overridden(loaded: LoadedConfig, flags: ConnectionOverrides, kubeconfig_pro
         cfg.tls_server_name = flags.tls_server_name
     if flags.token:
         # the flag's token is the bearer token; a kubeconfig's exec plugin must not replace it
-        cfg.api_key = {"authorization": f"Bearer {flags.token}"}
+        cfg.api_key = {"authorization": bearer_header(f"Bearer {flags.token}", token_file=None, where="--token")}
         cfg.api_key_prefix = {}
         cfg.refresh_api_key_hook = None
         cfg.username = cfg.password = None
+        loaded = dataclasses.replace(loaded, token_file=None, token_origin="--token")
     if server == loaded.server:
         return loaded
-    return LoadedConfig(server=server, context=loaded.context, namespace=loaded.namespace, source=loaded.source,
-                        configuration=cfg, proxy=proxy_for(server, os.environ, kubeconfig_proxy))
+    return dataclasses.replace(loaded, server=server, proxy=proxy_for(server, os.environ, kubeconfig_proxy))
 
 
 @contextlib.contextmanager
@@ -339,7 +351,7 @@ def _load_in_cluster() -> LoadedConfig:
         namespace = None
     server = str(cfg.host).rstrip("/")
     return LoadedConfig(server=server, context=None, namespace=namespace, source="in-cluster", configuration=cfg,
-                        proxy=proxy_for(server, os.environ))
+                        proxy=proxy_for(server, os.environ), token_file=SERVICE_TOKEN_FILENAME)
 
 
 def _short(e: BaseException) -> str:
@@ -430,6 +442,11 @@ def _pool_manager(loaded: LoadedConfig) -> Any:
         if not cfg.verify_ssl:
             warnings.filterwarnings("ignore", category=InsecureRequestWarning)
             _warn_insecure(loaded.server)
+    return watch_connections(_plain_pool_manager(loaded, kw))
+
+
+def _plain_pool_manager(loaded: LoadedConfig, kw: dict[str, Any]) -> Any:
+    cfg = loaded.configuration
     proxy = loaded.proxy
     if proxy is None:
         return urllib3.PoolManager(**kw)
@@ -451,36 +468,6 @@ def _pool_manager(loaded: LoadedConfig) -> Any:
     return urllib3.ProxyManager(proxy, proxy_headers=headers or None, **kw)
 
 
-def _log(line: str) -> None:
-    sys.stderr.write(escape_controls(line) + "\n")
-    sys.stderr.flush()
-
-
-def _shown_body(data: bytes | None, limit: int = 1024) -> str:
-    text = (data or b"").decode("utf-8", "replace").strip()
-    return text if len(text) <= limit else text[:limit] + f" [truncated {len(text) - limit} chars]"
-
-
-def _log_request(method: str, url: str, headers: HTTPHeaderDict, body: bytes | None, verbosity: int) -> None:
-    """kubectl's -v=7 (headers) and -v=8 (body): credentials are masked as kubectl masks them."""
-    _log(f"{method} {url}")
-    for key, value in headers.items():
-        if key.lower() in ("authorization", "proxy-authorization"):
-            value = value.split(" ", 1)[0] + " <masked>"
-        canonical = "-".join(part.capitalize() for part in key.split("-"))  # as Go prints header names
-        _log(f"    {canonical}: {value}")
-    if verbosity >= 8 and body:
-        _log(f"Request Body: {_shown_body(body)}")
-
-
-def _log_response(method: str, url: str, resp: Any, started: float, verbosity: int) -> None:
-    reason = getattr(resp, "reason", "") or ""
-    took = round((time.monotonic() - started) * 1000)
-    _log(f"{method} {url} {resp.status} {reason} in {took} milliseconds".replace("  ", " "))
-    if verbosity >= 8:
-        _log(f"Response Body: {_shown_body(resp.data)}")
-
-
 class Transport:
     """HTTP to one API server through a urllib3 pool configured from kubeconfig."""
 
@@ -496,6 +483,8 @@ class Transport:
         sleep: Callable[[float], None] = time.sleep,
         headers: Sequence[tuple[str, str]] = (),
         verbosity: int = 0,
+        request_timeout: float | None = None,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
     ) -> None:
         self.loaded = loaded
         self.server = loaded.server
@@ -512,6 +501,8 @@ class Transport:
             self._base_headers["Accept-Encoding"] = "gzip"
         self._extra_headers = tuple(headers)
         self._verbosity = verbosity
+        self._request_timeout = request_timeout
+        self._max_response_bytes = max_response_bytes
         self.requests_sent = 0
 
     def close(self) -> None:
@@ -522,7 +513,11 @@ class Transport:
         out: dict[str, str] = {}
         for setting in self._cfg.auth_settings().values():
             if setting.get("in") == "header" and setting.get("value"):
-                out[str(setting["key"])] = str(setting["value"])
+                key, value = str(setting["key"]), str(setting["value"])
+                # the library sets the token again at every request (a token file read again, an
+                # exec plugin's renewed token): trimmed and checked every time, as client-go does
+                out[key] = bearer_header(value, token_file=self.loaded.token_file, where=self.loaded.token_origin) \
+                    if key.lower() == "authorization" else value
         return out
 
     def request(
@@ -536,42 +531,74 @@ class Transport:
     ) -> HTTPResponse:
         """Send one request, retrying transient failures: for idempotent requests 429, 500, 502,
         503, 504 and a reset connection; for others only 429 (the server rejected it before
-        doing anything). Raises :class:`Unreachable` when there is no HTTP answer."""
+        doing anything). Raises :class:`Unreachable` when there is no HTTP answer, or none within
+        the request timeout (the whole request and its retries, as kubectl's ``--request-timeout``),
+        and :class:`~.errors.BadResponse` for an answer above the size limit."""
         url = self.server + path
+        shown_url = url.split("?", 1)[0]  # errors name the path; continue tokens are long
         h = HTTPHeaderDict(self._base_headers)
         h.update(self._auth_headers())
         if headers:
             h.update(headers)
         for key, value in self._extra_headers:
             h.add(key, value)  # repeated headers (Impersonate-Group) stay separate lines
+        deadline = Deadline(self._request_timeout)
         attempt = 0
         while True:
             attempt += 1
             self.requests_sent += 1
             started = time.monotonic()
             if self._verbosity >= 7:
-                _log_request(method, url, h, body, self._verbosity)
+                log_request(method, url, h, body, self._verbosity)
+            timeout = urllib3.Timeout(connect=deadline.bound(self._connect_timeout),
+                                      read=deadline.bound(self._read_timeout))
+            deadline.start()
+            resp: Any = None
             try:
                 resp = self._pool.urlopen(method, url, body=body, headers=h, retries=False, redirect=False,
-                                          timeout=self._timeout, preload_content=True, decode_content=True)
+                                          timeout=timeout, preload_content=False, decode_content=False)
+                data = read_body(resp, self._max_response_bytes, f"{method} {shown_url}")
+                if deadline.expired:
+                    raise deadline.error(self.server, resp)  # the body ended when the socket was shut down
                 if self._verbosity >= 6:
-                    _log_response(method, url, resp, started, self._verbosity)
+                    log_response(method, url, resp, data, started, self._verbosity)
+            except KubeError:
+                discard(resp)
+                raise
             except ProtocolError as e:
-                if idempotent and attempt < self._retry.max_attempts:
-                    self._sleep(self._retry.delay(attempt))
+                discard(resp)
+                if deadline.ran_out(e):
+                    raise deadline.error(self.server, resp) from None
+                if idempotent and attempt < self._retry.max_attempts and self._may_wait(deadline, attempt):
                     continue
                 raise Unreachable(self.server, describe_connection_error(e, self._connect_timeout,
-                                                                         self._read_timeout)) from None
+                                                                         self._read_timeout),
+                                  delivered=True) from None
             except (HTTPError, OSError) as e:
+                discard(resp)
+                if deadline.ran_out(e):
+                    raise deadline.error(self.server, resp) from None
                 raise Unreachable(self.server, describe_connection_error(e, self._connect_timeout,
-                                                                         self._read_timeout)) from None
+                                                                         self._read_timeout),
+                                  delivered=delivered(e, resp)) from None
+            finally:
+                deadline.stop()
             status = int(resp.status)
             retry_after = resp.headers.get("Retry-After")
             # a 429 with Retry-After (API priority and fairness) was rejected before any effect,
             # so even a write may be sent again; 5xx after a write may have taken effect
             transient = status in (500, 502, 503, 504, 429) if idempotent else (status == 429 and retry_after)
-            if transient and attempt < self._retry.max_attempts:
-                self._sleep(self._retry.delay(attempt, retry_after))
+            if transient and attempt < self._retry.max_attempts and self._may_wait(deadline, attempt, retry_after):
                 continue
             return HTTPResponse(status=status, headers={k.lower(): v for k, v in resp.headers.items()},
-                            data=bytes(resp.data or b""))
+                                data=data, method=method, url=shown_url)
+
+    def _may_wait(self, deadline: Deadline, attempt: int, retry_after: str | None = None) -> bool:
+        """Wait before the next attempt, unless the wait would outlast the request timeout."""
+        delay = self._retry.delay(attempt, retry_after)
+        left = deadline.remaining()
+        if left is not None and delay >= left:
+            return False
+        self._sleep(delay)
+        return True
+

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 from urllib.parse import urlencode
 
 from . import _json
-from .errors import KubeError, RequestContext, error_from_response
+from .errors import BadResponse, KubeError, RequestContext, answer_excerpt, error_from_response
 
 if TYPE_CHECKING:
     from ._transport import Transport
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ALL_NAMESPACES",
+    "MAX_RESPONSE_BYTES",
     "PATCH_CONTENT_TYPES",
     "AllNamespaces",
     "ClusterClient",
@@ -42,6 +43,12 @@ class AllNamespaces(enum.Enum):
 
 #: pass as ``namespace`` to list across all namespaces (kubectl ``-A``)
 ALL_NAMESPACES: Final = AllNamespaces.ALL
+
+#: The most bytes read for one answer, after decompression (and before it). etcd stores objects of
+#: at most 1.5 MiB (its default --max-request-bytes) and a LIST page of this tool holds at most 500
+#: of them: 750 MiB in the worst case; 1 GiB leaves room for the JSON around them. Real pages are a
+#: few MB. A larger answer is refused with one line instead of growing memory until MemoryError.
+MAX_RESPONSE_BYTES: Final = 1 << 30
 
 PatchType = Literal["apply", "merge", "json", "strategic"]
 
@@ -108,13 +115,20 @@ class ConnectionOverrides:
 class ClusterOptions:
     """How to reach the cluster: the kubectl flags ``--kubeconfig``, ``--context``, ``-n`` and the
     generic ones (``--server``, ``--token``, ``--as``, ...; see :class:`ConnectionOverrides`).
-    A timeout of None waits as long as it takes (kubectl's ``--request-timeout=0``)."""
+    A timeout of None waits as long as it takes (kubectl's ``--request-timeout=0``).
+
+    ``connect_timeout`` and ``read_timeout`` bound each wait on the socket (a read timeout: the
+    longest silence); ``request_timeout`` bounds the whole request — connection, headers, body and
+    retries — as kubectl's ``--request-timeout`` does (None: no overall limit, kubectl's default).
+    ``max_response_bytes`` is the most one answer may hold (:data:`MAX_RESPONSE_BYTES`)."""
 
     kubeconfig: str | None = None
     context: str | None = None
     namespace: str | None = None
     connect_timeout: float | None = 5.0
     read_timeout: float | None = 60.0
+    request_timeout: float | None = None
+    max_response_bytes: int = MAX_RESPONSE_BYTES
     overrides: ConnectionOverrides = field(default_factory=ConnectionOverrides)
     #: kubectl's -v: 6 logs each request, 7 its headers, 8 its bodies
     verbosity: int = 0
@@ -125,14 +139,38 @@ class ClusterOptions:
 
 @dataclass(frozen=True)
 class HTTPResponse:
-    """A raw answer: ``headers`` keys are lower-case."""
+    """A raw answer: ``headers`` keys are lower-case; ``method`` and ``url`` (without the query)
+    say which request it answers, for the errors about it."""
 
     status: int
     headers: Mapping[str, str]
     data: bytes
+    method: str = ""
+    url: str = ""
+
+    def what(self) -> str:
+        """``200 OK (text/html)``: the status and the content type, as an error names them."""
+        return describe_status(self.status, self.headers.get("content-type"))
 
     def json(self) -> Any:
-        return _json.loads(self.data)
+        """The body as JSON; anything else (an HTML page from a proxy, a truncated document) is a
+        :class:`~.errors.BadResponse` that says what came instead."""
+        try:
+            return _json.loads(self.data)
+        except (ValueError, RecursionError):
+            raise BadResponse(f"{self.method} {self.url}: the server answered {self.what()}, not JSON: "
+                              f"{answer_excerpt(self.data)}") from None
+
+
+def describe_status(status: int, content_type: str | None) -> str:
+    import http
+
+    try:
+        phrase = http.HTTPStatus(status).phrase
+    except ValueError:
+        phrase = ""
+    kind = " ".join((content_type or "").split())[:60] or "no content type"
+    return f"{status} {phrase} ({kind})".replace("  ", " ")
 
 
 @dataclass(frozen=True)
@@ -159,6 +197,33 @@ def _metadata(body: Any) -> Mapping[str, Any]:
     return meta if isinstance(meta, Mapping) else {}
 
 
+def _json_type(value: Any) -> str:
+    return {dict: "object", list: "list", str: "string", bool: "boolean", type(None): "null"}.get(
+        type(value), "number")
+
+
+def _list_parts(doc: Any, resp: HTTPResponse) -> tuple[list[dict[str, Any]], Mapping[str, Any]]:
+    """The items and the list metadata of a LIST answer, or a :class:`BadResponse` saying what in
+    it is not what the API server sends (a list whose items are strings, a body that is a list)."""
+    where = f"{resp.method} {resp.url}: the server answered {resp.what()}"
+    if not isinstance(doc, dict):
+        raise BadResponse(f"{where} with a JSON {_json_type(doc)}, not a list object: {answer_excerpt(resp.data)}")
+    items = doc.get("items")
+    if items is None:
+        items = []
+    if not isinstance(items, list):
+        raise BadResponse(f"{where} whose items are a JSON {_json_type(items)}, not a list")
+    for i, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise BadResponse(f"{where} whose items[{i}] is a JSON {_json_type(item)}, not an object")
+    meta = doc.get("metadata")
+    if meta is None:
+        meta = {}
+    if not isinstance(meta, dict):
+        raise BadResponse(f"{where} whose metadata is a JSON {_json_type(meta)}, not an object")
+    return items, meta
+
+
 class ClusterClient:
     """One API server, as selected by :class:`ClusterOptions`.
 
@@ -179,6 +244,8 @@ class ClusterClient:
             gzip=self.options.gzip,
             headers=self.options.overrides.impersonation_headers(),
             verbosity=self.options.verbosity,
+            request_timeout=self.options.request_timeout,
+            max_response_bytes=self.options.max_response_bytes,
         )
         #: the API server URL, e.g. ``https://127.0.0.1:6443``
         self.server: str = loaded.server
@@ -263,7 +330,14 @@ class ClusterClient:
         if resp.status >= 400 and resp.status not in ok:
             ctx = context or RequestContext(verb=method, server=self.server, path=path)
             raise error_from_response(resp.status, resp.data, ctx)
-        return HTTPResponse(status=resp.status, headers=resp.headers, data=resp.data)
+        if resp.status in (301, 302, 303, 307, 308) and resp.status not in ok:
+            # kubectl follows redirects anywhere and sends its token along; we follow a read's redirect
+            # within this server only (above), and say where any other one pointed
+            location = resp.headers.get("location", "")
+            where = f" to {answer_excerpt(location.encode(), 120)}" if location else " without a Location"
+            raise BadResponse(f"{resp.method} {resp.url}: the server answered {resp.what()}, a redirect{where}; "
+                              "not followed (the credentials would go with it)")
+        return resp
 
     def get_raw(self, path: str, *, accept: str | None = None) -> bytes:
         """GET an arbitrary server path (``/version``, ``/openapi/v3``, ...) and return the body."""
@@ -274,7 +348,9 @@ class ClusterClient:
 
     def get_json(self, path: str, *, accept: str | None = None) -> Any:
         """GET an arbitrary server path and parse the JSON answer."""
-        return _json.loads(self.get_raw(path, accept=accept))
+        if not path.startswith("/"):
+            raise ValueError(f"path must start with '/': {path!r}")
+        return self.request("GET", path, headers={"Accept": accept} if accept else None).json()
 
     def server_version(self) -> ServerVersion:
         v = self.get_json("/version")
@@ -298,7 +374,8 @@ class ClusterClient:
     def _object(self, resp: HTTPResponse, ctx: RequestContext) -> dict[str, Any]:
         doc = resp.json()
         if not isinstance(doc, dict):
-            raise KubeError(f"{ctx.verb} {ctx.target()}: the server answered with {type(doc).__name__}, not an object")
+            raise BadResponse(f"{ctx.verb} {ctx.target()}: the server answered {resp.what()} with a JSON "
+                              f"{_json_type(doc)}, not an object: {answer_excerpt(resp.data)}")
         return doc
 
     def get(self, res: ResourceInfo, name: str, namespace: str | None = None, *,
@@ -330,6 +407,9 @@ class ClusterClient:
         ctx = self._ctx("list", res, path, None, ns)
         kind = res.kind
         token: str | None = None
+        # a server that hands out a continue token it handed out before would be listed forever
+        seen_tokens: set[str] = set()
+        pages = 0
         while True:
             query: dict[str, str | int | bool | None] = {
                 "limit": limit if limit > 0 else None,
@@ -337,10 +417,10 @@ class ClusterClient:
                 "fieldSelector": field_selector,
                 "continue": token,
             }
-            doc = self.request("GET", path, query=query, context=ctx).json()
-            if not isinstance(doc, dict):
-                raise KubeError(f"list {ctx.target()}: the server answered with {type(doc).__name__}, not a list")
-            items = doc.get("items") or []
+            resp = self.request("GET", path, query=query, context=ctx)
+            doc = resp.json()
+            items, meta = _list_parts(doc, resp)
+            pages += 1
             api_version = doc.get("apiVersion") or res.api_version
             for item in items:
                 if "kind" not in item:
@@ -348,9 +428,16 @@ class ClusterClient:
                 if "apiVersion" not in item:
                     item["apiVersion"] = api_version
             yield items
-            token = (doc.get("metadata") or {}).get("continue") or None
+            token = meta.get("continue") or None
             if not token:
                 return
+            if not isinstance(token, str):
+                raise BadResponse(f"list {ctx.target()}: the server answered a continue token that is a "
+                                  f"{_json_type(token)}, not a string")
+            if token in seen_tokens:
+                raise BadResponse(f"list {ctx.target()}: the server answered a continue token it had already "
+                                  f"given (after {pages} pages); stopped instead of listing the same pages forever")
+            seen_tokens.add(token)
 
     def list(
         self,

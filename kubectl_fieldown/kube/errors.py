@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 __all__ = [
     "AlreadyExists",
     "ApiError",
+    "BadResponse",
     "ConfigError",
     "Conflict",
     "Forbidden",
@@ -26,6 +27,7 @@ __all__ = [
     "Unauthorized",
     "UnknownResourceType",
     "Unreachable",
+    "answer_excerpt",
     "error_from_response",
     "is_fatal",
     "one_line",
@@ -115,14 +117,25 @@ class ConfigError(KubeError):
 
 
 class Unreachable(KubeError):
-    """No HTTP answer: connection refused, timeout, TLS failure, connection reset."""
+    """No (complete) HTTP answer: connection refused, timeout, TLS failure, connection reset.
+
+    ``delivered``: the request may have reached the server (it was sent and the answer did not come
+    back in time, or the connection broke after it was sent) — for a write, "it may have been made".
+    False when no connection was made (refused, no TLS handshake, name not resolved)."""
 
     fatal = True
 
-    def __init__(self, server: str, reason: str) -> None:
+    def __init__(self, server: str, reason: str, *, delivered: bool = False) -> None:
         self.server = server
         self.reason = reason
+        self.delivered = delivered
         super().__init__(f"cannot reach the API server at {server}: {reason}")
+
+
+class BadResponse(KubeError):
+    """The server answered, but not with something the API server sends: HTML from a proxy or a
+    login page, invalid JSON, a redirect that is not followed, a LIST whose items are not objects,
+    an answer above the size limit, a continue token that never ends. The message says what came."""
 
 
 class UnknownResourceType(KubeError):
@@ -215,6 +228,15 @@ def _body_excerpt(body: bytes, limit: int = 200) -> str:
         return ""  # a JSON document that is not a Status (e.g. the 404 path index): not a message
     text = " ".join(text.split())
     return text[:limit] + ("…" if len(text) > limit else "")
+
+
+def answer_excerpt(body: bytes, limit: int = 80) -> str:
+    """The start of an answer's body on one line, quoted: ``"<html><head><title>Sign in…"``."""
+    text = " ".join(body[: limit * 4].decode("utf-8", "replace").split())
+    if not text:
+        return "an empty body"
+    return json.dumps(text[:limit] + ("…" if len(text) > limit or len(body) > limit * 4 else ""),
+                      ensure_ascii=False)
 
 
 _GENERIC = {

@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..schema.registry import SchemaRegistry
-from ..schema.types import GroupVersionKind, KindSchema
+from ..schema.types import GroupVersionKind, KindSchema, Type
 
 if TYPE_CHECKING:
     from ..fieldmanager import ResourceRules
@@ -44,12 +45,15 @@ def _gotypes() -> Any:
         return None
 
 
-def rules_for(schema: KindSchema, status_subresource: bool, builtin: bool) -> ResourceRules:
-    """The engine's rules for a kind: a built-in kind also gets its Go zero values and round trip."""
+def rules_for(schema: KindSchema, status_subresource: bool, builtin: bool,
+              versions: Mapping[str, Type] | None = None) -> ResourceRules:
+    """The engine's rules for a kind: a built-in kind also gets its Go zero values and round trip;
+    a custom resource the schemas of its CRD's other versions (``versions``, apiVersion → root:
+    the server reads each managedFields entry at its own version)."""
     from ..fieldmanager import ResourceRules
 
     if not builtin:
-        return ResourceRules.for_kind(schema, status_subresource)
+        return ResourceRules.for_kind(schema, status_subresource, versions=versions)
     gotypes = _gotypes()
     normalize = None
     if gotypes is not None:
@@ -77,6 +81,8 @@ class KindRules:
             self._asked.add(gvk)
             self._from_cluster(gvk, res)
         schema = self.registry.lookup(gvk)
+        if not schema.resource and res is not None and res.resource:
+            schema = dataclasses.replace(schema, resource=res.resource)
         note = self._notes.get(gvk.api_version)
         if schema.deduced and note:
             schema = dataclasses.replace(schema, source=f"{schema.source} ({note})")
@@ -102,7 +108,15 @@ class KindRules:
 
     def rules(self, gvk: GroupVersionKind, status_subresource: bool,
               res: ResourceInfo | None = None) -> ResourceRules:
-        return rules_for(self.lookup(gvk, res), status_subresource, self.is_builtin(gvk))
+        return rules_for(self.lookup(gvk, res), status_subresource, self.is_builtin(gvk), self.versions(gvk))
+
+    def converts_by_renaming(self, gvk: GroupVersionKind) -> bool:
+        """A custom resource whose CRD converts by renaming the apiVersion (strategy None)."""
+        return self.registry.converts_by_renaming(gvk)
+
+    def versions(self, gvk: GroupVersionKind) -> dict[str, Type]:
+        """The schemas of every version of ``gvk``'s CRD (after :meth:`lookup`; empty for other kinds)."""
+        return self.registry.crd_versions(gvk)
 
     # -- the cluster's sources ----------------------------------------------------------------
 

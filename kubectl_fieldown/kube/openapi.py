@@ -24,7 +24,7 @@ from .cache import server_cache_dir, write_bytes_atomic
 from .errors import KubeError, NotFound, RequestContext
 
 if TYPE_CHECKING:
-    from .client import ClusterClient
+    from .client import ClusterClient, HTTPResponse
 
 __all__ = ["OpenAPIV3", "fetch_openapi_v3", "openapi_v3_key"]
 
@@ -113,8 +113,9 @@ class OpenAPIV3:
                 self._memory[key] = (h, doc)
                 self.last_source = "disk"
                 return doc
-        data, h = self._download(key, url)
-        doc = _json.loads(data)
+        resp, h = self._download(key, url)
+        data = resp.data
+        doc = resp.json()
         if not isinstance(doc, dict):
             raise KubeError(f"unexpected OpenAPI v3 document for {group_version} from {self._client.server}")
         cache_file = self._cache_file(key, h)
@@ -129,13 +130,13 @@ class OpenAPIV3:
         self.last_source = "server"
         return doc
 
-    def _download(self, key: str, url: str) -> tuple[bytes, str | None]:
+    def _download(self, key: str, url: str) -> tuple[HTTPResponse, str | None]:
         """GET the document; the server redirects (301) an outdated hash to the current one."""
         for _ in range(3):
             ctx = RequestContext(verb="get", server=self._client.server, path=url)
             resp = self._client.request("GET", url, context=ctx, ok=(301, 302, 303, 307, 308))
             if resp.status < 300:
-                return resp.data, _hash_of(url)
+                return resp, _hash_of(url)
             location = resp.headers.get("location", "")
             if not location.startswith("/openapi/v3/"):
                 break  # only follow to the same server: our credentials go with the request

@@ -4,9 +4,10 @@ The one place where ownership rewrites touch a cluster. For one object, :func:`e
 
     GET → plan (a pure function: object → WritePlan: the plan, its requests and the engine's check
           of the values) → unchanged? done → values lost? refused, unless allowed
-        → save a backup (once per object and run, before its first write)
+        → save a backup (before its first write; the object as first read in the run)
         → send each request, the resourceVersion returned by one filling in the guard of the next
           (``remedies.requests.RESOURCE_VERSION``)
+          and record each in the backup
         → check that the server recorded what the engine predicted (or, without merge rules, the
           planned managedFields)
 
@@ -15,7 +16,9 @@ object was read can be overwritten. When the object changed meanwhile — 409, o
 server answers when a ``test`` op fails — the object is read again and the plan made again (plans
 are idempotent, so a half-written plan re-plans to the rest of it), at most ``max_retries`` times
 with a jittered backoff; then the object is reported as failed. A 422 whose object did not change
-is a real rejection and fails at once.
+is a real rejection and fails at once. A write answered 5xx or not at all may have been made: the
+object is read again (:mod:`._uncertain`) and re-planned if it changed; if it cannot be read, it
+fails as ``maybe_written``, and running the command again reads it and converges.
 
 Dry runs: ``client`` plans and returns the patches, sends nothing and saves nothing; ``server``
 sends every patch with ``dryRun=All`` against the live object. The first patch of a two-patch
@@ -23,37 +26,39 @@ plan is not persisted by a dry run, so each later patch is tested against the li
 instead of the one the first would have returned: the server checks each step on its own, and since
 the later patch (managedFields) changes no field, its answer shows exactly the planned entries.
 
-Backups: one JSON file per object and run, ``<root>/<UTC time>-<run id>/<group>_<kind>_<namespace>_<name>.json``
-(directory 0700, files 0600: they hold whole objects, Secrets included), the full object as read
-plus a header (command, server, context, resourceVersion, uid, time). ``root`` is ``--backup-dir``,
-else ``$FIELDOWN_BACKUP_DIR``, else ``~/.kube/fieldown/backups`` — not under the cache directory,
-which people and tools wipe freely.
+Backups (:mod:`.backups`): the object as read is saved before its first write, whole or not at all
+(nothing is sent without it), and each request sent is recorded in it, so that ``undo`` can tell the
+tool's writes from later writers'.
 """
 
 from __future__ import annotations
 
-import contextlib
-import datetime as _dt
 import enum
-import json
-import os
 import random
-import re
-import secrets
 import time
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..objects import ObjectRef, is_secret
-from .errors import Conflict, Invalid, KubeError, is_fatal
+from . import _faults
+from ._uncertain import MaybeWritten, Uncertain, read_back
+from .backups import (
+    BACKUP_DIR_ENV,
+    BACKUP_FORMAT,
+    Backup,
+    BackupError,
+    BackupRun,
+    backup_files,
+    default_backup_root,
+    load_backup,
+)
+from .errors import ApiError, Conflict, Invalid, KubeError, Unreachable, is_fatal
 
 if TYPE_CHECKING:
     from ..managedfields import ManagedFieldsEntry
-    from ..remedies.plans import Migration
     from ..remedies.requests import WriteRequest
-    from ..remedies.restore import BackupContent
     from ..remedies.writeplan import OwnershipMove, WritePlan
     from .client import ClusterClient
     from .discovery import ResourceInfo
@@ -74,9 +79,6 @@ __all__ = [
     "execute",
     "load_backup",
 ]
-
-BACKUP_DIR_ENV = "FIELDOWN_BACKUP_DIR"
-BACKUP_FORMAT = "fieldown.backup/v2"
 
 DryRunMode = Literal["none", "client", "server"]
 
@@ -135,6 +137,9 @@ class WriteOutcome:
     """What to change in the manifest along with ``alternative``."""
     edits: list[str] = field(default_factory=list)
     """What to change in the manifest for the write's check to hold (a scaler's field to leave out)."""
+    maybe_written: bool = False
+    """A failed write that the server may have made all the same: answered 5xx or not at all, and
+    the object could not be read back to tell (running the command again does)."""
 
     @property
     def is_secret(self) -> bool:
@@ -160,201 +165,6 @@ class WriteOptions:
         """Seconds before retry ``attempt`` (from 1), jittered so that bulk runs racing the same
         writer do not retry in lockstep."""
         return float(min(self.backoff_max, self.backoff_base * 2 ** (attempt - 1)) * random.uniform(0.5, 1.5))
-
-
-# --- backups -------------------------------------------------------------------------------------
-
-
-class BackupError(KubeError):
-    """A backup that cannot be written or read; nothing is written to the cluster without one."""
-
-
-class BadBackupArgument(BackupError):
-    """``undo`` named something that is not a backup it may restore from: an input error (exit 2)."""
-
-    exit_code = 2
-
-
-def default_backup_root() -> Path:
-    explicit = os.environ.get(BACKUP_DIR_ENV)
-    if explicit:
-        return Path(explicit).expanduser()
-    return Path.home() / ".kube" / "fieldown" / "backups"
-
-
-_UNSAFE = re.compile(r"[^A-Za-z0-9.\-]+")
-
-
-def _file_part(text: str) -> str:
-    return _UNSAFE.sub("-", text).strip("-") or "_"
-
-
-@dataclass
-class BackupRun:
-    """The backups of one command run, in one directory made at the first save."""
-
-    root: Path
-    command: str
-    server: str = ""
-    context: str | None = None
-    run_id: str = field(default_factory=lambda: secrets.token_hex(4))
-    started: float = field(default_factory=time.time)
-    _saved: dict[str, Path] = field(default_factory=dict)
-
-    @property
-    def directory(self) -> Path:
-        stamp = _dt.datetime.fromtimestamp(self.started, tz=_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-        return self.root / f"{stamp}-{self.run_id}"
-
-    @property
-    def used(self) -> bool:
-        return bool(self._saved)
-
-    def save(self, res: ResourceInfo, obj: Mapping[str, Any], plan: Migration | None = None) -> Path:
-        """Write ``obj``'s backup, with the plan's target (what the write leaves, for ``undo``); an
-        object already saved in this run keeps its first backup (the state before the run)."""
-        from ..remedies.restore import backup_document
-
-        md = obj.get("metadata") or {}
-        uid = str(md.get("uid") or "")
-        key = uid or f"{res.group_resource}/{md.get('namespace')}/{md.get('name')}"
-        done = self._saved.get(key)
-        if done is not None:
-            return done
-        directory = self.directory
-        try:
-            if not self.root.exists():
-                # the root of everyone's backups holds whole objects too: private from the start
-                self.root.mkdir(parents=True, mode=0o700)
-            directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-            with contextlib.suppress(OSError):
-                os.chmod(directory, 0o700)
-            # "_" never occurs in a namespace, so "_cluster" cannot be mistaken for one
-            ns = _file_part(str(md["namespace"])) if md.get("namespace") else "_cluster"
-            stem = "_".join((_file_part(res.group or "core"), _file_part(res.kind), ns,
-                             _file_part(str(md.get("name")))))
-            path = directory / f"{stem}.json"
-            n = 1
-            while path.exists():  # two objects whose names flatten to the same file name
-                n += 1
-                path = directory / f"{stem}.{n}.json"
-            header = {
-                "command": self.command,
-                "server": self.server,
-                "context": self.context,
-                "takenAt": _dt.datetime.now(tz=_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            }
-            resource = {"group": res.group, "version": res.version, "resource": res.resource, "kind": res.kind,
-                        "namespaced": res.namespaced}
-            doc = backup_document(obj, resource, header, plan)
-            data = (json.dumps(doc, indent=1, sort_keys=False) + "\n").encode()
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-        except OSError as e:
-            raise BackupError(f"cannot save the backup of {md.get('name')!r} under {directory}: "
-                              f"{e.strerror or e}; nothing was written") from None
-        self._saved[key] = path
-        return path
-
-
-@dataclass(frozen=True)
-class Backup:
-    """A backup file as read back by ``undo``."""
-
-    path: Path
-    content: BackupContent
-
-    @property
-    def object(self) -> dict[str, Any]:
-        return self.content.object
-
-    @property
-    def server(self) -> str:
-        return str(self.content.header.get("server") or "")
-
-    @property
-    def uid(self) -> str:
-        return self.content.uid
-
-    @property
-    def resource_version(self) -> str:
-        return self.content.resource_version
-
-    @property
-    def group(self) -> str:
-        return str(self.content.resource.get("group") or "")
-
-    @property
-    def version(self) -> str:
-        return str(self.content.resource.get("version") or "")
-
-    @property
-    def resource(self) -> str:
-        return str(self.content.resource.get("resource") or "")
-
-    @property
-    def kind(self) -> str:
-        return str(self.content.resource.get("kind") or self.object.get("kind") or "")
-
-    @property
-    def namespaced(self) -> bool:
-        return bool(self.content.resource.get("namespaced", True))
-
-    @property
-    def api_version(self) -> str:
-        return f"{self.group}/{self.version}" if self.group else self.version
-
-    @property
-    def name(self) -> str:
-        return str((self.object.get("metadata") or {}).get("name") or "")
-
-    @property
-    def namespace(self) -> str | None:
-        ns = (self.object.get("metadata") or {}).get("namespace")
-        return str(ns) if ns else None
-
-
-def load_backup(path: Path) -> Backup:
-    from ..remedies.restore import BackupError as ContentError
-    from ..remedies.restore import read_backup_document
-
-    try:
-        doc = json.loads(path.read_bytes())
-    except OSError as e:
-        raise BadBackupArgument(f"{path}: {e.strerror or e}") from None
-    except ValueError as e:
-        raise BadBackupArgument(f"{path}: not a fieldown backup (not JSON: {e})") from None
-    try:
-        return Backup(path, read_backup_document(doc, str(path)))
-    except ContentError as e:
-        raise BadBackupArgument(str(e)) from None
-
-
-def backup_files(paths: Iterable[str | Path], root: Path) -> list[Path]:
-    """Backup files named directly, or every ``*.json`` of a run directory (sorted). Files must lie
-    under ``root`` (the backup directory: ``--backup-dir``, ``$FIELDOWN_BACKUP_DIR`` or the default):
-    ``undo`` restores what this tool saved, not any file that looks like it."""
-    out: list[Path] = []
-    top = root.expanduser().resolve()
-    for p in paths:
-        path = Path(p).expanduser()
-        if path.is_dir():
-            found = sorted(f for f in path.glob("*.json") if f.is_file())
-            if not found:
-                raise BadBackupArgument(f"{path}: no backup files (*.json) in this directory")
-        elif path.exists():
-            found = [path]
-        else:
-            raise BadBackupArgument(f"{path}: no such file or directory")
-        for f in found:
-            if not f.resolve().is_relative_to(top):
-                raise BadBackupArgument(f"{f}: not under the backup directory {root}; name that directory with "
-                                  "--backup-dir to restore from it")
-        out.extend(found)
-    return out
 
 
 # --- the executor ------------------------------------------------------------------------------
@@ -402,10 +212,11 @@ def execute(
     latest: dict[str, Any] | None = dict(target.initial) if target.initial is not None else None
     notes: list[str] = []
     edits: list[str] = []
+    answered: list[str] = []  # writes answered 5xx (or not at all) that the server had made
 
     def outcome(result: Result, **kw: Any) -> WriteOutcome:
         return WriteOutcome.for_target(target, result, retries=retries, patches_sent=sent, backup=backup,
-                                       notes=notes, dry_run=options.dry_run, edits=edits, **kw)
+                                       notes=[*notes, *answered], dry_run=options.dry_run, edits=edits, **kw)
 
     while True:
         try:
@@ -418,6 +229,11 @@ def execute(
                                                     "nothing more was written")
             wp = plan(obj)
             m = wp.migration
+            if m.ref.api_version and m.ref.api_version != target.res.api_version:
+                # planned at the version its applier applies at (another version of the same CRD,
+                # conversion None): read and write there, guarded by the same resourceVersion
+                target = replace(target, res=client.discovery.resolve_kind(m.ref.api_version,
+                                                                         target.res.kind))
             notes = list(m.notes)
             edits = list(wp.edits)
             if not m.changed:
@@ -438,15 +254,39 @@ def execute(
                                problems=list(wp.problems))
             if options.dry_run == "server":
                 return _server_dry_run(client, target, wp, notes, changes, moves)
-            if backups is not None and backup is None:
+            if backups is not None:
+                # on every (re)plan: the newest plan's target, and the object as read while not yet written
                 backup = backups.save(target.res, obj, m)
             rv = m.resource_version
             out: dict[str, Any] | None = None
-            for req in wp.requests:
-                out = _send(client, target, req.with_resource_version(rv), rv)
+            unrecorded: str | None = None
+            try:
+                for i, req in enumerate(wp.requests):
+                    out = _send(client, target, req.with_resource_version(rv), rv)
+                    sent += 1
+                    if backups is not None and backup is not None:
+                        # what this request did, for undo to tell the tool's writes from later writers'
+                        unrecorded = backups.record(backup, rv, out, complete=i == len(wp.requests) - 1) \
+                            or unrecorded
+                    rv = _rv(out)
+            except MaybeWritten as e:
                 sent += 1
-                rv = _rv(out)
+                # read it again: changed (the write was made, or another writer's) → re-plan, which
+                # finds the work done or finishes it; unchanged → this write was not made
+                latest = read_back(client, target, e, rv)
+                answered.append(f"a write {e.answered} ({e.error}); read back, the object had changed (the write "
+                                "was made, or another writer's): planned again from it")
+                if len(answered) > options.max_retries:
+                    return outcome(Result.failed, maybe_written=True,
+                                   error=f"{e.error}; gave up after {len(answered)} writes answered so "
+                                         "(run the command again)")
+                continue
             assert out is not None
+            if backups is not None and backup is not None:
+                unrecorded = backups.completed(backup) or unrecorded
+            if unrecorded:
+                notes.append(f"the write is done but its record in the backup is not: {unrecorded} (undo then "
+                             "judges later changes from the planned ownership)")
             mismatch = _check_written(out, wp)
             if mismatch:
                 return outcome(Result.failed, error=mismatch, changes=changes, moves=moves)
@@ -462,6 +302,8 @@ def execute(
                 # the first retry has a fresh read in hand (most often the first read was a stale LIST
                 # copy); waiting only pays when the object keeps changing
                 options.sleep(options.backoff(retries))
+        except Uncertain as e:
+            return outcome(Result.failed, error=str(e), maybe_written=e.maybe)
         except (MigrationError, ManagedFieldsError, BackupError) as e:
             return outcome(Result.failed, error=_unprefixed(str(e), target))
         except KubeError as e:
@@ -500,39 +342,13 @@ def _shown(req: WriteRequest, placeholder: str) -> list[dict[str, Any]] | dict[s
     return req.body
 
 
-#: test-only fault injection for the kill tests (tests/cli/test_write_kills.py): ``N:kill`` sends
-#: SIGKILL to this process right after its N-th write, ``N:int`` SIGINT (Ctrl-C), ``N:down`` makes
-#: every later write fail as if the server had gone away — interruptions at exact points, not timings
-FAULT_ENV = "FIELDOWN_TEST_FAULT"
-_fault = {"writes": 0, "down": False}
-
-
-def _after_write() -> None:
-    spec = os.environ.get(FAULT_ENV)
-    if not spec:
-        return
-    _fault["writes"] += 1
-    count, _, action = spec.partition(":")
-    if _fault["writes"] != int(count):
-        return
-    import signal
-
-    if action == "kill":
-        os.kill(os.getpid(), signal.SIGKILL)
-    elif action == "int":
-        os.kill(os.getpid(), signal.SIGINT)
-    elif action == "down":
-        _fault["down"] = True
-
-
 def _send(client: ClusterClient, target: ObjectTarget, req: WriteRequest, tested: str, *,
           dry_run: bool = False) -> dict[str, Any]:
     from ..remedies.requests import ApplyRequest
 
-    if _fault["down"]:
-        from .errors import Unreachable
-
-        raise Unreachable(str(getattr(client, "server", "the server")), "connection refused (FIELDOWN_TEST_FAULT)")
+    server = str(getattr(client, "server", "the server"))
+    if _faults.writes_down():
+        raise Unreachable(server, "connection refused (FIELDOWN_TEST_FAULT)")
     try:
         if isinstance(req, ApplyRequest):
             out = client.patch(target.res, target.name, target.namespace, req.body, "apply",
@@ -541,7 +357,7 @@ def _send(client: ClusterClient, target: ObjectTarget, req: WriteRequest, tested
             out = client.patch(target.res, target.name, target.namespace, list(req.ops), "json",
                                field_manager=req.field_manager, dry_run=dry_run)
         if not dry_run:
-            _after_write()
+            _faults.after_write(server)
         return out
     except Conflict:
         raise _Changed() from None
@@ -552,6 +368,13 @@ def _send(client: ClusterClient, target: ObjectTarget, req: WriteRequest, tested
         if _rv(latest) != tested:
             raise _Changed(latest) from None
         raise e
+    except (ApiError, Unreachable) as e:
+        # a 5xx (a proxy's 504, an API server timing out on etcd) or an answer that never came: the
+        # server may have committed the write all the same
+        uncertain = e.code >= 500 if isinstance(e, ApiError) else e.delivered
+        if uncertain and not dry_run:
+            raise MaybeWritten(e) from None
+        raise
 
 
 def _check_written(out: Mapping[str, Any], wp: WritePlan) -> str | None:

@@ -29,7 +29,7 @@ from typing import Any
 from ..appliers import Applier, ApplierKind, applier_for_manager
 from ..fieldmanager import ResourceRules
 from ..fieldpath import FieldSet, Path, is_prefix, path_from_fields, path_string
-from ..fieldpath.lookup import MISSING, value_at
+from ..fieldpath.lookup import MISSING, Lookup, value_at
 from ..managedfields import (
     APPLY,
     KUBECTL_CLIENT_SIDE_APPLY,
@@ -349,9 +349,10 @@ def only_its_own(live: Mapping[str, Any], applier: Applier) -> bool:
 def _owned_and_set(live: Mapping[str, Any], sources: Sequence[str], manifest: Mapping[str, Any]) -> list[Path]:
     """The leaves the source managers own on the main resource that the manifest sets."""
     out: set[Path] = set()
+    look = Lookup(manifest)
     for e in _entries(live):
         if not e.subresource and any(fnmatch.fnmatchcase(e.manager, g) for g in sources):
-            out.update(p for p in e.fields.leaves().sorted_paths() if value_at(manifest, p) is not MISSING)
+            out.update(p for p in e.fields.leaves().sorted_paths() if look.at(p) is not MISSING)
     return sorted(out)
 
 

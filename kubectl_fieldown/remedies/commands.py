@@ -27,6 +27,7 @@ from .intent import annotation_is_its, is_own_identity
 from .manifests import inferred_manifest
 from .plans import (
     Migration,
+    MigrationError,
     plan_drop_managers,
     plan_handover,
     plan_reset,
@@ -148,7 +149,8 @@ class MigrateFor:
                        *(f"{o}*" for o in a.override_managers))
             return MigrateToServerSide(sources, a.manager)
         if a.kind is ApplierKind.helm:
-            return MigrateToServerSide((a.manager,), a.manager)
+            # its own Update entry (Helm 4's csaupgrade); helm-controller's --override-manager names too
+            return MigrateToServerSide((a.manager, *a.override_managers), a.manager)
         if a.kind is ApplierKind.kubectl:
             return MigrateToServerSide((KUBECTL_CLIENT_SIDE_APPLY,), a.manager)
         raise ValueError(f"migrate --for takes {', '.join(k.value for k in MIGRATE_FOR_KINDS)}, not {a.kind.value}")
@@ -158,7 +160,7 @@ class MigrateFor:
 
     def args(self) -> list[str]:
         a = self.for_applier
-        words = ["--for", a.kind.value if a.manager == Applier.of(a.kind).manager else f"{a.kind.value}:{a.manager}"]
+        words = ["--for", a.spec(previous=False)]
         if a.kind is ApplierKind.argocd and a.csa_manager != KUBECTL_CLIENT_SIDE_APPLY:
             words += ["--from-manager", a.csa_manager]
         for o in a.override_managers:
@@ -217,6 +219,12 @@ class Handover:
         return applier_for_manager(self.to)
 
     def plan(self, obj: Mapping[str, Any], ctx: PlanContext) -> Migration:
+        for p in self.paths:
+            if ctx.reset_fields is not None and any(p[: len(r)] == r for r in ctx.reset_fields.sorted_paths()):
+                # the registry resets them on every write to the main resource: an Apply entry there
+                # would record ownership that its own next apply can never exercise
+                raise MigrationError(f"{path_string(p)} is written through the status subresource: no Apply entry "
+                                     "of the main resource can own it (hand it over with its status writer)")
         return plan_handover(obj, self.paths, self.to, ctx.root)
 
     def args(self) -> list[str]:

@@ -15,6 +15,7 @@ from typing import Any
 from ..appliers import Applier, run_applier
 from ..fieldmanager import ResourceRules
 from ..fieldpath.lookup import MISSING, value_at
+from ..redact import scrub
 from ..value import values_equal
 from .verify import ValueChange, Verification, value_changes
 
@@ -35,7 +36,7 @@ def own_migration_notes(live: Mapping[str, Any], applier: Applier, manifest: Map
         notes.append(f"{who}'s own migration would fail at its first sync ({own.error.purpose}): "
                      f"{own.error.message}; after this one it does not")
     if own.result is None or mine is None:
-        return notes
+        return [scrub(n, ours.hidden) for n in notes]
     theirs: list[ValueChange] = value_changes(live, own.result, rules)
     for ch in theirs:
         kept = value_at(mine, ch.path)
@@ -44,10 +45,21 @@ def own_migration_notes(live: Mapping[str, Any], applier: Applier, manifest: Map
         if kept is not MISSING and ch.after is not MISSING and values_equal(kept, ch.after):
             continue
         verb = "delete" if ch.after is MISSING else "change"
-        mine_too = ValueChange(ch.path, ch.before, kept)
+        mine_too = ValueChange(ch.path, ch.before, kept, ch.secret)
         ending = "this one keeps it" if kept is not MISSING and ch.before is not MISSING and \
             values_equal(kept, ch.before) else f"after this one: {mine_too.describe()}"
         notes.append(f"{who}'s own migration would {verb} {ch.describe()} at its first sync; {ending}")
+    # and what this one changes that the applier's own keeps: a field its own migration leaves with no
+    # owner (client-go's csaupgrade drops the source entries of other apiVersions) is never pruned
+    for ch in value_changes(live, mine, rules):
+        own_value = value_at(own.result, ch.path)
+        if own_value is MISSING or ch.before is MISSING or not values_equal(own_value, ch.before):
+            continue
+        if any(t.path == ch.path for t in theirs):
+            continue
+        verb = "deletes" if ch.after is MISSING else "changes"
+        notes.append(f"this migration {verb} {ch.describe()} at the first sync; {who}'s own migration would "
+                     "keep it")
     if not notes:
         notes.append(f"values after the first sync are the same as with {who}'s own migration")
-    return notes
+    return [scrub(n, ours.hidden) for n in notes]

@@ -79,6 +79,13 @@ def inferred_manifest(live: Mapping[str, Any], applier: Applier, root: Type,
         return doc
     helm3 = [e for e in entries if e.manager == applier.manager and e.operation == UPDATE and not e.subresource] \
         if applier.kind is ApplierKind.helm else []
+    if helm3:
+        # Helm 3 leaves one Update entry per apiVersion it wrote at (an upgrade to a chart with
+        # another version adds one): its chart is what they own together
+        fields = helm3[0].fields
+        for e in helm3[1:]:
+            fields = fields.union(e.fields)
+        helm3 = [helm3[0].with_fields(fields)]
     if own:
         doc = _extracted(live, own[0], root)
         if helm3:
@@ -144,11 +151,13 @@ def without_paths(manifest: Mapping[str, Any], paths: Any) -> dict[str, Any]:
 def with_live_fields(manifest: Mapping[str, Any], obj: Mapping[str, Any], paths: Any) -> dict[str, Any]:
     """``manifest`` also setting the fields at ``paths`` to their live values (the fields handed to the
     applier itself: from now on its manifest sets them)."""
+    from ..fieldpath.lookup import Lookup
     from .plans import _manifest_of
 
     doc = copy.deepcopy(dict(manifest))
+    look = Lookup(obj)
     for p in paths:
-        _merge_into(doc, _manifest_of(obj, p))
+        _merge_into(doc, _manifest_of(look, p))
     return doc
 
 

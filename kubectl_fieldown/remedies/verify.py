@@ -29,6 +29,8 @@ from ..fieldmanager import ResourceRules
 from ..fieldpath import FieldSet, Path, is_prefix, path_from_fields, path_string
 from ..fieldpath.lookup import MISSING, value_at
 from ..managedfields import LAST_APPLIED_ANNOTATION, ManagedFieldsEntry, decode_entries
+from ..objects import is_secret_object
+from ..redact import scrub, secret_texts, shown_value
 from ..typed.compare import compare
 from ..typed.tofieldset import to_field_set
 from ..value import values_equal
@@ -56,6 +58,8 @@ class ValueChange:
     before: Any
     after: Any
     """:data:`~kubectl_fieldown.fieldpath.lookup.MISSING` where the field is absent."""
+    secret: bool = False
+    """A change of a Secret: :meth:`describe` shows its values through the one redaction."""
 
     @property
     def kind(self) -> str:
@@ -66,11 +70,15 @@ class ValueChange:
         return "changed"
 
     def describe(self) -> str:
+        """``.spec.x (1 -> 2)``: the path and both values (short), a Secret's redacted."""
+
         def show(v: Any) -> str:
             if v is MISSING:
                 return "unset"
             import json
 
+            if self.secret:
+                v = shown_value(self.path, v)
             text = json.dumps(v, sort_keys=True, ensure_ascii=False)
             return text if len(text) <= 40 else text[:39] + "…"
 
@@ -78,13 +86,15 @@ class ValueChange:
 
 
 def value_changes(before: Mapping[str, Any], after: Mapping[str, Any], rules: ResourceRules) -> list[ValueChange]:
-    """Every field whose value differs (leaves, atomic values and whole items), bookkeeping aside."""
+    """Every field whose value differs (leaves, atomic values and whole items), bookkeeping aside;
+    a Secret's changes say so (their values are shown redacted)."""
+    secret = is_secret_object(before) or is_secret_object(after)
     before, after = _without_bookkeeping(before), _without_bookkeeping(after)
     c = compare(before, after, rules.root).exclude(BOOKKEEPING)
     out: list[ValueChange] = []
     for fs in (c.removed, c.modified, c.added):
         for p in _topmost(fs):
-            out.append(ValueChange(p, value_at(before, p), value_at(after, p)))
+            out.append(ValueChange(p, value_at(before, p), value_at(after, p), secret))
     return sorted(out, key=lambda ch: ch.path)
 
 
@@ -129,6 +139,9 @@ class Verification:
     """Fields the previous configuration set that the manifest dropped and that stay (with their
     owners after the apply): they are never pruned."""
     intent: Intent | None = None
+    hidden: frozenset[str] = frozenset()
+    """A Secret's values (:func:`~kubectl_fieldown.redact.secret_texts`), scrubbed from the problems:
+    an error of the fix or of the next apply can quote them (the typed conversion's 500 does)."""
 
     @property
     def apply_error(self) -> str | None:
@@ -157,7 +170,7 @@ class Verification:
             out.append(f"the next apply would fail: {self.apply_error}")
         out += [f"the next apply would {'delete' if c.kind == 'deleted' else 'change'} {c.describe()}"
                 for c in self.unexpected]
-        return out
+        return [scrub(x, self.hidden) for x in out]
 
 
 def verify(
@@ -179,11 +192,12 @@ def verify(
     count as the previous configuration's); ``also_own`` names further managers that are the
     applier's own previous identities (the applier a client-side migration comes back from). Without
     an applier or a manifest only the fix itself is checked."""
+    hidden = secret_texts(live, next_manifest, previous_manifest)
     try:
         fixed = simulate_requests(live, fix, rules, now=now)
     except RequestFailed as e:
-        return Verification(None, fix_error=f"{e.message} ({e.status})")
-    v = Verification(fixed)
+        return Verification(None, fix_error=f"{e.message} ({e.status})", hidden=hidden)
+    v = Verification(fixed, hidden=hidden)
     v.fix_changes = value_changes(live, fixed, rules)
     if applier is None or next_manifest is None:
         return v

@@ -3,7 +3,7 @@
 The JSON document is a contract (docs/audit.md): keys are only ever added, never renamed or
 removed, and ``version`` changes if that promise is ever broken::
 
-    {"kind": "FieldownAudit", "version": 1, "complete", "interrupted", "failed", "failOn",
+    {"kind": "FieldownAudit", "version": 1, "complete", "interrupted", "failed", "nothingAudited", "failOn",
      "scope": {"namespace", "allNamespaces", "selector", "fieldManager", "types": [...]},
      "summary": {"objects", "objectsByType", "findings", "bySeverity", "byId", "byKind", "byNamespace"},
      "items": [{"id", "severity", "apiVersion", "kind", "namespace", "name", "resource",
@@ -54,6 +54,8 @@ class AuditReport:
     field_manager: str | None = None
     interrupted: bool = False
     seconds: float = 0.0
+    nothing_audited: bool = False
+    """No type could be listed (forbidden, failed) or there was none: the audit looked at nothing."""
 
     @property
     def complete(self) -> bool:
@@ -73,6 +75,7 @@ def to_document(report: AuditReport) -> dict[str, Any]:
         "complete": report.complete,
         "interrupted": report.interrupted,
         "failed": report.failed,
+        "nothingAudited": report.nothing_audited,
         "failOn": report.fail_on,
         "scope": {
             "namespace": report.namespace,
@@ -170,14 +173,18 @@ def render_junit(report: AuditReport, out: TextIO) -> None:
     if report.interrupted:
         summary_fail = (f'<failure type="interrupted" message="interrupted: partial results">'
                         f"{xml_escape(summary)}</failure>")
+    elif report.nothing_audited:
+        summary_fail = (f'<failure type="nothing-audited" message="nothing was audited: no type could be listed">'
+                        f"{xml_escape(summary)}</failure>")
+    summary_failed = 1 if summary_fail else 0
     suites.append(
-        f'  <testsuite name="summary" tests="1" failures="{1 if report.interrupted else 0}" errors="0" '
+        f'  <testsuite name="summary" tests="1" failures="{summary_failed}" errors="0" '
         f'skipped="0" time="{report.seconds:.3f}">\n'
         f'    <testcase classname="fieldown.audit" name="scope" time="{report.seconds:.3f}">{summary_fail}'
         f"<system-out>{xml_escape(summary)}</system-out></testcase>\n"
         "  </testsuite>\n")
     total += 1
-    failures += 1 if report.interrupted else 0
+    failures += summary_failed
 
     for rule_id in [r for r in RULES if r in by_id] + sorted(set(by_id) - set(RULES)):
         cases: list[str] = []
@@ -231,6 +238,8 @@ def render_text(report: AuditReport, out: TextIO) -> None:
         head.append("no findings", style="green")
     if report.interrupted:
         head.append("  (interrupted: partial results)", style="bold red")
+    elif report.nothing_audited:
+        head.append("  (nothing audited: no type could be listed)", style="bold red")
     console.print(head)
     if not findings:
         return

@@ -213,6 +213,11 @@ def _prediction_lines(report: ConflictReport, *, verbose: bool, details: bool) -
         lines.append(Text(f"{INDENT}stays (still owned by {_and(list(owners))}): ") +
                      Text(", ".join(path_label(p) for p in paths), style="magenta"))
     for owners, paths in _grouped(report.never_pruned):
+        if not owners:
+            lines.append(Text(f"{INDENT}never pruned (not in the manifest, and the run drops the entry that "
+                              f"owned {'it' if len(paths) == 1 else 'them'}: owned by no one): ") +
+                         Text(", ".join(path_label(p) for p in paths), style="magenta"))
+            continue
         lines.append(Text(f"{INDENT}never pruned (not in the manifest, only {_and(list(owners))} "
                           f"own{'s' if len(owners) == 1 else ''} {'it' if len(paths) == 1 else 'them'}): ") +
                      Text(", ".join(path_label(p) for p in paths), style="magenta"))

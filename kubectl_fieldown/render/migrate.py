@@ -104,6 +104,7 @@ def outcome_to_dict(o: WriteOutcome) -> dict[str, Any]:
         "ownership": [m.to_json() for m in o.moves],
         "problems": list(o.problems),
         "edits": list(o.edits),
+        "maybeWritten": o.maybe_written,
         "alternative": {"command": list(o.alternative), "edits": list(o.alternative_edits)}
         if o.alternative or o.alternative_edits else None,
     }
@@ -114,10 +115,11 @@ def outcome_to_dict(o: WriteOutcome) -> dict[str, Any]:
 
 
 def summary_counts(outcomes: Sequence[WriteOutcome]) -> dict[str, int]:
-    counts = {"changed": 0, "unchanged": 0, "failed": 0, "retries": 0}
+    counts = {"changed": 0, "unchanged": 0, "failed": 0, "retries": 0, "maybeWritten": 0}
     for o in outcomes:
         counts[o.result.value] += 1
         counts["retries"] += o.retries
+        counts["maybeWritten"] += o.maybe_written
     return counts
 
 
@@ -150,41 +152,53 @@ def _result_text(o: WriteOutcome) -> str:
 
 
 def render_outcome(o: WriteOutcome, out: TextIO, *, verbose: bool = False) -> None:
-    """One object: its line, then notes (``-v``), steps and dry-run patches."""
+    """One object: its line, then notes (``-v``), steps and dry-run patches. Every line goes through
+    :func:`~.common.terminal_safe`: names, manager names, errors and notes quote the cluster and the
+    command line, and an escape sequence in them must not drive the terminal."""
+
+    def write(line: str) -> None:
+        out.write(terminal_safe(line) + "\n")
+
     extra = []
     if o.retries:
         extra.append(f"{o.retries} retr{'y' if o.retries == 1 else 'ies'}")
     if verbose and o.patches_sent:
         extra.append(f"{o.patches_sent} patch{'es' if o.patches_sent != 1 else ''}")
     suffix = f" ({', '.join(extra)})" if extra else ""
-    out.write(f"{object_label(o)}: {_result_text(o)}{suffix}\n")
+    write(f"{object_label(o)}: {_result_text(o)}{suffix}")
     for p in o.problems:
-        out.write(f"  ! {p}\n")
+        write(f"  ! {p}")
     if o.alternative or o.alternative_edits:
         from .fixes import command_line
 
         if o.alternative:
-            out.write(f"  instead, this keeps every value: {terminal_safe(command_line(o.alternative))}\n")
+            write(f"  instead, this keeps every value: {command_line(o.alternative)}")
         for e in o.alternative_edits:
-            out.write(f"  {'then: ' if o.alternative else 'instead: '}{terminal_safe(e)}\n")
+            write(f"  {'then: ' if o.alternative else 'instead: '}{e}")
     if not o.alternative:
         for e in o.edits:
-            out.write(f"  then: {terminal_safe(e)}\n")
+            write(f"  then: {e}")
     if verbose or o.dry_run != "none" or (o.problems and o.notes):
         for n in o.notes:
-            out.write(f"  - {n}\n")
+            write(f"  - {n}")
+    else:
+        from ..remedies.restore import NOT_RESTORED
+
+        for n in o.notes:
+            if n.startswith(NOT_RESTORED):  # what an undo could not put back is never only in -v
+                write(f"  ! {n}")
     if o.dry_run != "none":
         if o.moves:
             _write_moves(o.moves, out)
         if verbose or not o.moves:
             for c in o.changes:
-                out.write(f"  {c}\n")
+                write(f"  {c}")
     if o.dry_run != "none" and verbose:
         for r, p in zip(_redacted_requests(o), redacted_patches(o), strict=False):
             what = "apply" if r.get("type") == "apply" else "patch"
-            out.write(f"  {what} (fieldManager {r.get('fieldManager')}): {json.dumps(p)}\n")
+            write(f"  {what} (fieldManager {r.get('fieldManager')}): {json.dumps(p)}")
     if verbose and o.backup is not None:
-        out.write(f"  backup: {o.backup}\n")
+        write(f"  backup: {o.backup}")
 
 
 _PATH_COLUMN_MAX = 56
@@ -213,6 +227,9 @@ def render_summary(outcomes: Sequence[WriteOutcome], backup_dir: Path | None, dr
     line = f"{c['changed']} {changed}, {c['unchanged']} unchanged, {c['failed']} failed"
     if c["retries"]:
         line += f" ({c['retries']} retr{'y' if c['retries'] == 1 else 'ies'} after concurrent changes)"
+    if c["maybeWritten"]:
+        line += (f"; {c['maybeWritten']} of the failed may have been written (the server answered 5xx or not at "
+                 "all): run the command again, it reads them and finishes or finds the work done")
     out.write(line + "\n")
     if dry_run != "none":
         out.write("dry run: nothing was written\n")
@@ -231,7 +248,7 @@ class Progress:
 
     def update(self, i: int, label: str) -> None:
         if self.enabled:
-            self.stream.write(f"\r\033[K[{i}/{self.total}] {label}")
+            self.stream.write(f"\r\033[K[{i}/{self.total}] {terminal_safe(label)}")
             self.stream.flush()
             self._shown = True
 

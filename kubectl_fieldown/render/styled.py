@@ -101,13 +101,17 @@ class PlainText:
             if i and self._text:
                 parts.append(self)
             parts.append(line)
+        texts: list[str] = []
+        offset = 0
         for part in parts:
             # as rich joins: an empty part's base style still leaves an (empty) span
-            offset = len(out._text)
             if part._style:
                 out._spans.append((offset, offset + len(part._text), part._style))
             out._spans.extend((a + offset, b + offset, st) for a, b, st in part._spans)
-            out._text += part._text
+            texts.append(part._text)
+            offset += len(part._text)
+        # one join: adding to an attribute string copies it each time (quadratic in the lines)
+        out._text = "".join(texts)
         return out
 
     @property

@@ -180,8 +180,10 @@ def _default_object_meta() -> Type:
     return builtin_kinds().object_meta()
 
 
-def kinds_from_crd(crd: Mapping[str, Any], object_meta: Type | None = None) -> dict[GroupVersionKind, KindSchema]:
-    """One :class:`KindSchema` per served version of a CRD.
+def kinds_from_crd(crd: Mapping[str, Any], object_meta: Type | None = None,
+                   *, include_unserved: bool = False) -> dict[GroupVersionKind, KindSchema]:
+    """One :class:`KindSchema` per served version of a CRD (with ``include_unserved``, per listed
+    version: the field manager reads managedFields entries of any of them).
 
     ``object_meta`` is the ObjectMeta type to reference (default: the newest offline built-in one).
     """
@@ -195,17 +197,23 @@ def kinds_from_crd(crd: Mapping[str, Any], object_meta: Type | None = None) -> d
     namespaced = True if scope == "Namespaced" else False if scope == "Cluster" else None
     preserve = _preserve_unknown_fields(crd)
     source = f"CRD {crd_name(crd)}"
+    plural_name = names.get("plural")
+    plural = plural_name if isinstance(plural_name, str) else ""
 
     meta: Type | None = None
     result: dict[GroupVersionKind, KindSchema] = {}
     for version in _versions(crd):
-        if not version.served:
+        if not version.served and not include_unserved:
             continue
         gvk = GroupVersionKind(group, version.name, kind)
         zero = {"apiVersion": gvk.api_version, "kind": kind}
+        scale = crd_subresources(crd, version.name).scale
+        scale_paths = (scale.spec_replicas_path, scale.status_replicas_path, scale.label_selector_path or "") \
+            if scale is not None else None
         if version.schema is None:
             result[gvk] = KindSchema(
-                gvk=gvk, root=DEDUCED, source=f"{source} (no schema: deduced)", namespaced=namespaced, zero=zero
+                gvk=gvk, root=DEDUCED, source=f"{source} (no schema: deduced)", namespaced=namespaced, zero=zero,
+                resource=plural, scale_paths=scale_paths,
             )
             continue
         if meta is None:
@@ -214,5 +222,6 @@ def kinds_from_crd(crd: Mapping[str, Any], object_meta: Type | None = None) -> d
                 meta = with_unknown_fields_deduced(meta)
         converter = SchemaConverter({}, preserve_unknown_fields=preserve, prebuilt={OBJECT_META: meta})
         root = converter.convert(_with_kube_native(version.schema), where=f"{kind}.{version.name}")
-        result[gvk] = KindSchema(gvk=gvk, root=root, source=source, namespaced=namespaced, zero=zero)
+        result[gvk] = KindSchema(gvk=gvk, root=root, source=source, namespaced=namespaced, zero=zero,
+                                 validation=version.schema, resource=plural, scale_paths=scale_paths)
     return result

@@ -33,6 +33,8 @@ class _CRDSource:
     manifest: Mapping[str, Any]
     origin: str
     kinds: dict[GroupVersionKind, KindSchema] | None = None
+    all_versions: dict[GroupVersionKind, Type] | None = None
+    """Every listed version's root, served or not (:meth:`SchemaRegistry.crd_versions`)."""
 
 
 @dataclass
@@ -138,6 +140,28 @@ class SchemaRegistry:
             if isinstance(source, _CRDSource) and gvk in self._kinds_of(source):
                 return crd_subresources(source.manifest, gvk.version)
         return None
+
+    def crd_versions(self, gvk: GroupVersionKind) -> dict[str, Type]:
+        """The root types of every version of ``gvk``'s kind in the CRD that answers for it, served
+        or not (apiVersion → root); empty for a kind not known from a CRD."""
+        for source in self._explicit:
+            if isinstance(source, _CRDSource) and gvk in self._kinds_of(source):
+                if source.all_versions is None:
+                    every = kinds_from_crd(source.manifest, self._object_meta(), include_unserved=True)
+                    source.all_versions = {k: ks.root for k, ks in every.items()}
+                return {k.api_version: root for k, root in source.all_versions.items() if k.kind == gvk.kind}
+        return {}
+
+    def converts_by_renaming(self, gvk: GroupVersionKind) -> bool:
+        """``gvk`` is a custom resource whose CRD converts between versions by renaming the
+        apiVersion alone (conversion strategy None, the default)."""
+        for source in self._explicit:
+            if isinstance(source, _CRDSource) and gvk in self._kinds_of(source):
+                spec = source.manifest.get("spec")
+                conversion = spec.get("conversion") if isinstance(spec, Mapping) else None
+                strategy = conversion.get("strategy") if isinstance(conversion, Mapping) else None
+                return strategy in (None, "None")
+        return False
 
     def known_kinds(self) -> dict[GroupVersionKind, str]:
         """Kinds from explicit and cluster sources, with the source that answers for each."""

@@ -15,6 +15,7 @@ compared by identity.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -148,6 +149,15 @@ class KindSchema:
     zero: dict[str, Any] | None = None
     hints: tuple[tuple[str, str], ...] = ()
     """The list types a deduced root took from an object's managedFields (see schema.hinted)."""
+    validation: Mapping[str, Any] | None = None
+    """A CRD version's ``openAPIV3Schema`` as written: the value constraints the CRD validator checks
+    (``typed.constraints``); None where unknown (built-in kinds, OpenAPI, deduced)."""
+    resource: str = ""
+    """The plural (``widgets``) when known (a CRD's names, discovery): the server names some
+    errors after ``resource.group`` (an update without resourceVersion)."""
+    scale_paths: tuple[str, str, str] | None = None
+    """A CRD version's scale subresource: ``specReplicasPath``, ``statusReplicasPath`` and
+    ``labelSelectorPath`` ("" when none); the CRD validator checks their values on every write."""
 
     @property
     def deduced(self) -> bool:

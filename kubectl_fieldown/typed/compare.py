@@ -131,7 +131,10 @@ class _Walker:
         return self._leaf(path, lhs, rhs)
 
     def _duplicated(self, path: Path, pe: PathElement, ll: list[Any], rl: list[Any], lt: Any) -> None:
-        """A duplicated element is compared as the opaque list of all items with that element."""
+        """SMD's compare of an element that is duplicated on either side: duplicated on both sides,
+        the items are compared as one atomic list (modified when it differs); an item that stops
+        being duplicated is compared as added (its new single item) and its element removed; one that
+        becomes duplicated, the reverse."""
         from .items import item_element
 
         def group(items: list[Any]) -> list[Any]:
@@ -146,9 +149,14 @@ class _Walker:
 
         lg, rg = group(ll), group(rl)
         p = (*path, pe)
-        if not lg:
-            self.added.insert(p)
-        elif not rg:
+        if len(lg) >= 2 and len(rg) >= 2:
+            if len(lg) != len(rg) or not all(values_equal(a, b) for a, b in zip(lg, rg, strict=True)):
+                self.modified.insert(p)
+        elif len(lg) >= 2:
+            if rg:
+                self.node(p, _ABSENT, rg[0], lt.item)
             self.removed.insert(p)
-        elif len(lg) != len(rg) or (len(lg) > 1) != (len(rg) > 1) or not values_equal(lg, rg):
-            self.modified.insert(p)
+        else:
+            if lg:
+                self.node(p, lg[0], _ABSENT, lt.item)
+            self.added.insert(p)

@@ -73,29 +73,31 @@ def _merge_list(lhs: Any, rhs: Any, lt: ListType) -> Any:
     if not rl:
         return list(ll) if ll else ll
     ll = ll or []
-    lpes, lfirst, ldups = index_items(lt, ll)
-    rpes, rfirst, _rdups = index_items(lt, rl)
-    # SMD indexes each side keeping the first occurrence of an element (duplicates are dropped)
-    lorder = [pe for i, pe in enumerate(lpes) if pe is not None and lfirst[pe] == i]
-    rorder = [pe for i, pe in enumerate(rpes) if pe is not None and rfirst[pe] == i]
+    # SMD's visitListItems: the live side keeps every item, duplicates included (a duplicated element
+    # is merged against null, and a live item the configuration does not name is kept as it is);
+    # the configuration side keeps the first occurrence of each element
+    lpes_all, lfirst, ldups = index_items(lt, ll)
+    rpes_all, rfirst, _rdups = index_items(lt, rl)
+    lpes = [(pe, i) for i, pe in enumerate(lpes_all) if pe is not None]
+    rorder = [pe for i, pe in enumerate(rpes_all) if pe is not None and rfirst[pe] == i]
     it = lt.item
     shared = [pe for pe in rorder if pe in lfirst]
     si = 0
     next_shared = shared[si] if shared else None
+    merged: set[Any] = set()
     out: list[Any] = []
     li = ri = 0
-    ln, rn = len(lorder), len(rorder)
+    ln, rn = len(lpes), len(rorder)
 
-    def lval(pe: Any) -> Any:
-        if pe in ldups:
-            return None  # a duplicated live element is merged against null
-        return ll[lfirst[pe]]
+    def observed(pe: Any) -> Any:
+        return None if pe in ldups else ll[lfirst[pe]]
 
     while li < ln or ri < rn:
         if li < ln and ri < rn:
-            pe = lorder[li]
+            pe = lpes[li][0]
             if pe == rorder[ri]:
-                out.append(_merge(lval(pe), rl[rfirst[pe]], it))
+                merged.add(pe)
+                out.append(_merge(observed(pe), rl[rfirst[pe]], it))
                 li += 1
                 ri += 1
                 si += 1
@@ -105,19 +107,19 @@ def _merge_list(lhs: Any, rhs: Any, lt: ListType) -> Any:
                 li += 1
                 continue
         if li < ln:
-            pe = lorder[li]
+            pe, index = lpes[li]
             if pe not in rfirst:
-                out.append(lval(pe))
+                out.append(ll[index])
                 li += 1
                 continue
+            if pe in merged:
+                li += 1  # already merged with the configuration's item; SMD goes on to the next one
         if ri < rn:
             pe = rorder[ri]
-            out.append(_merge(lval(pe) if pe in lfirst else _ABSENT, rl[rfirst[pe]], it))
+            merged.add(pe)
+            out.append(_merge(observed(pe) if pe in lfirst else _ABSENT, rl[rfirst[pe]], it))
             ri += 1
             if next_shared is not None and next_shared == pe:
                 si += 1
                 next_shared = shared[si] if si < len(shared) else None
-            continue
-        # only shared live items that were already merged are left
-        li += 1
     return out

@@ -5,6 +5,13 @@
   ``failed to create typed patch object (...): <path>: <error>``.
 * :func:`null_errors` — explicit nulls where the schema allows none: the CRD validator answers 422
   ``<path> in body must be of type <type>: "null"``.
+* :func:`type_errors` — values of another JSON type than the schema's (a string where an integer
+  goes, a number in a set of strings): the CRD validator answers 422 ``<path> in body must be of
+  type <type>: "<the value's type>"``, except where the value is unchanged from the old object
+  (validation ratcheting, on by default since Kubernetes 1.30).
+* :func:`scale_errors` — the values at a scale subresource's paths (apiextensions
+  ``ValidateScaleSpec``/``ValidateScaleStatus``): replicas must be integers in int32's range, the
+  label selector a string.
 * :func:`duplicate_errors` — repeated items of a set or a list-map (the CRD validator's list-type
   check): 422 ``<path>[i]: Duplicate value: <value>``.
 * :func:`prune_non_nullable_nulls` — what the custom resource decoder drops from a create, an update
@@ -19,7 +26,7 @@ from typing import Any
 from ..fieldpath.element import FIELD, Path
 from ..fieldpath.pathstring import path_string
 from ..schema.types import NO_DEFAULT, Type
-from ..value import go_format_float_v, go_json, go_quote
+from ..value import go_format_float_v, go_json, go_quote, values_equal
 from .items import LIST, MAP, SCALAR, ItemError, item_element, key_type, side
 
 
@@ -174,6 +181,130 @@ def _nulls(v: Any, t: Type, path: tuple[str, ...], out: list[tuple[str, str]]) -
             return
         for i, item in enumerate(v):
             _nulls(item, lt.item, _child_path(path, i), out)
+
+
+def type_errors(v: Any, t: Type, old: Any = None, path: tuple[str, ...] = ()) -> list[tuple[str, str]]:
+    """``(field, message)`` for each value whose JSON type is not the schema's, in the CRD
+    validator's words (kube-openapi ``typeValidator``: a whole float passes for an integer, an
+    integer for a number; nulls are :func:`null_errors`' business). ``old`` is the object before an
+    update: a value equal to the old one at the same position is not checked (ratcheting, as
+    apiserver's ``CorrelatedObject``: list-map items are matched by their keys; set and atomic list
+    items not at all, only the whole list)."""
+    out: list[tuple[str, str]] = []
+    _types(v, t, old, path, out)
+    return out
+
+
+_UNSET: Any = object()
+
+
+def _json_type_of(v: Any) -> str:
+    if isinstance(v, bool):
+        return "boolean"
+    if isinstance(v, int):
+        return "integer"
+    if isinstance(v, float):
+        return "number"
+    if isinstance(v, str):
+        return "string"
+    if isinstance(v, list):
+        return "array"
+    return "object"
+
+
+def _type_fits(want: str, v: Any) -> bool:
+    got = _json_type_of(v)
+    if got == want:
+        return True
+    if want == "integer" and got == "number":
+        return float(v).is_integer()  # swag.IsFloat64AJSONInteger
+    return want == "number" and got == "integer"
+
+
+def _types(v: Any, t: Type, old: Any, path: tuple[str, ...], out: list[tuple[str, str]]) -> None:
+    if v is None or t.is_deduced:
+        return
+    if old is not _UNSET and old is not None and values_equal(old, v):
+        return  # ratcheting: an unchanged value keeps whatever it was
+    want = t.json_type
+    if want and not _type_fits(want, v):
+        field = ".".join(path)
+        got = _json_type_of(v)
+        out.append((field, f'Invalid value: "{got}": {field} in body must be of type {want}: "{got}"'))
+        return
+    s = side(t, v)
+    if s == MAP:
+        m = t.map
+        if m is None or type(v) is not dict:
+            return
+        old_map = old if isinstance(old, dict) else {}
+        for k, x in v.items():
+            f = m.fields.get(k)
+            ct = f.type if f is not None else m.element
+            if ct is not None:
+                _types(x, ct, old_map.get(k, _UNSET), (*path, k), out)
+    elif s == LIST:
+        lt = t.list
+        if lt is None or type(v) is not list:
+            return
+        old_list = old if isinstance(old, list) else []
+        for i, item in enumerate(v):
+            _types(item, lt.item, _correlated(lt, item, old_list), _child_path(path, i), out)
+
+
+def _correlated(lt: Any, item: Any, old_list: list[Any]) -> Any:
+    """The old item an item is compared with for ratcheting (apiserver ``CorrelatedObject``: only
+    list-map items correlate, by their keys)."""
+    if lt.is_map and isinstance(item, dict):
+        key = {k: item.get(k) for k in lt.keys}
+        for o in old_list:
+            if isinstance(o, dict) and {k: o.get(k) for k in lt.keys} == key:
+                return o
+    return _UNSET
+
+
+def scale_errors(obj: Any, paths: tuple[str, str, str] | None) -> list[tuple[str, str]]:
+    """``(field, message)`` for the scale subresource's values (the field is the CRD's path as
+    written, ``.spec.replicas``), after the schema's errors: the replicas paths hold an int64
+    between 0 and 2**31-1 (or nothing), the label selector path a string (or nothing)."""
+    if paths is None:
+        return []
+    spec_path, status_path, selector_path = paths
+    out: list[tuple[str, str]] = []
+    for path in (spec_path, status_path):
+        value, err = _nested(obj, path, "int64")
+        if err:
+            out.append((path, f"Invalid value: 0: {err}"))
+        elif isinstance(value, int) and value < 0:
+            out.append((path, f"Invalid value: {value}: should be a non-negative integer"))
+        elif isinstance(value, int) and value > 2**31 - 1:
+            out.append((path, f"Invalid value: {value}: should be less than or equal to {2**31 - 1}"))
+    if selector_path:
+        _, err = _nested(obj, selector_path, "string")
+        if err:
+            out.append((selector_path, f'Invalid value: "": {err}'))
+    return out
+
+
+def _nested(obj: Any, path: str, want: str) -> tuple[Any, str]:
+    """apimachinery ``unstructured.NestedInt64``/``NestedString`` at a ``.a.b`` path: the value
+    (None when absent) and the accessor's error text."""
+    fields = path.removeprefix(".").split(".")
+    val: Any = obj
+    for i, name in enumerate(fields):
+        if val is None:
+            return None, ""
+        if type(val) is not dict:
+            where = "." + ".".join(fields[: i + 1])
+            return None, (f"{where} accessor error: {_go_v(val)} is of the type {_go_type(val)}, "
+                          "expected map[string]interface{}")
+        if name not in val:
+            return None, ""
+        val = val[name]
+    ok = isinstance(val, str) if want == "string" else isinstance(val, int) and not isinstance(val, bool)
+    if not ok:
+        return None, f".{'.'.join(fields)} accessor error: {_go_v(val)} is of the type {_go_type(val)}, expected {want}"
+    return val, ""
 
 
 def _child_path(path: tuple[str, ...], i: int) -> tuple[str, ...]:

@@ -26,7 +26,7 @@ from typing import Any
 
 from engine.scenarios import API_VERSION, APPLIERS, KINDS, NEW_APPLIERS, generate
 
-from kubectl_fieldown.appliers import Applier
+from kubectl_fieldown.appliers import Applier, parse_applier_spec
 
 FLUX_GROUP = "kustomize.toolkit.fluxcd.io"
 
@@ -64,6 +64,9 @@ APPLIER_VARIANTS: dict[str, Applier] = {
     "helm": Applier.of("helm"),
     "helm-force": Applier.of("helm", force=True),
     "helm-no-upgrade": Applier.of("helm", csa_migration=False),  # a release that was server-side already
+    # as --applier names them: a release Helm 4 applied server-side before, and a HelmRelease
+    "helm-previous-server-side": parse_applier_spec("helm:previous=server-side"),
+    "flux-helm-controller": parse_applier_spec("flux:helm-controller"),
     "ssa": Applier.of("ssa", "alice"),
     "ssa-force": Applier.of("ssa", "alice", force=True),
 }
@@ -118,6 +121,10 @@ def manifests(kind: str, name: str, namespace: str | None) -> dict[str, dict[str
                 "containers": [{"name": "main", "ports": [{"containerPort": 80},
                                                           {"containerPort": 80, "protocol": "TCP"}]}],
             }),
+            # what the CRD validator refuses of a client-side apply: a value of another type, a set
+            # item of another type
+            "wrong-type": obj({"replicas": "two", "color": "red"}),
+            "wrong-set-item": obj({"replicas": 2, "finalizers": ["f1", 2]}),
             "if-not-present": obj({"replicas": 2, "color": "teal"}, annotations={f"{FLUX_GROUP}/ssa": "IfNotPresent"}),
             "merge-annotated": obj({"replicas": 2, "color": "teal"}, annotations={f"{FLUX_GROUP}/ssa": "Merge"}),
         }
@@ -145,6 +152,7 @@ def manifests(kind: str, name: str, namespace: str | None) -> dict[str, dict[str
             "tags": [2, 3, 2**53 + 1],
         }),
         "dropped": obj({"level": 1, "rules": [{"id": 1}]}),
+        "wrong-set-item": obj({"level": 1, "tags": [1, "two"]}),
     }
 
 
@@ -182,6 +190,9 @@ def states(kind: str, name: str, namespace: str | None, original: dict[str, Any]
         "csa-labelled": [{"op": "kubectl-apply", "manifest": original},
                          {"op": "kubectl-label", "args": ["team=y", "--overwrite"]},
                          {"op": "kubectl-annotate", "args": ["note=n1", "--overwrite"]}],
+        # kubectl get -o json, then kubectl replace -f of that file: kubectl rewrites the annotation it
+        # finds from the object it sends (resourceVersion, uid, creationTimestamp included)
+        "csa-replaced": [{"op": "kubectl-apply", "manifest": original}, {"op": "kubectl-replace-saved"}],
         "csa-shared": [{"op": "kubectl-apply", "manifest": original},
                        {"op": "apply", "manager": "bob", "force": False,
                         "body": _body(kind, name, namespace, _SHARED[kind])}],
@@ -213,8 +224,9 @@ def states(kind: str, name: str, namespace: str | None, original: dict[str, Any]
 _FLUX_ONLY_STATES = ("flux-merge-label", "flux-ignore")
 _SMALL_STATES = ("absent", "csa", "csa-edited", "kubectl-ssa", "helm3", "before-first-apply")
 _INVALID_STATES = ("absent", "csa", "csa-edited", "kubectl-ssa", "flux", "helm3")
+_WRONG_TYPE_STATES = ("absent", "csa", "csa-edited", "kubectl-ssa")
 _MANIFESTS = ("original", "changed", "dropped")
-_OPTION_VARIANTS = ("argocd-no-migration", "flux-override-bob", "helm-no-upgrade")
+_OPTION_VARIANTS = ("argocd-no-migration", "flux-override-bob", "helm-no-upgrade", "helm-previous-server-side")
 
 
 def curated_ids(core: bool = False) -> list[str]:
@@ -241,6 +253,9 @@ def curated_ids(core: bool = False) -> list[str]:
         if state in _INVALID_STATES:
             ids += [f"widget/{state}/{a}/invalid" for a in base]
     ids += [f"widget/{state}/flux/{m}" for state in ("absent", "csa") for m in ("if-not-present", "merge-annotated")]
+    ids += [f"widget/{state}/kubectl-client-side/{m}" for state in _WRONG_TYPE_STATES
+            for m in ("wrong-type", "wrong-set-item")]
+    ids += [f"gizmo/{state}/kubectl-client-side/wrong-set-item" for state in _WRONG_TYPE_STATES]
     for kind in ("gadget", "gizmo"):
         for state in _SMALL_STATES:
             ids += [f"{kind}/{state}/{a}/{m}" for a in base for m in manifests_for()]

@@ -15,14 +15,21 @@ Each applier's requests go to the server as its own code sends them:
   exclusion selectors, the forced server dry-run, the cleanup JSON patch, the forced apply unless
   nothing was cleaned up and nothing drifted);
 * ``helm``: Helm 4 ``upgradeClientSideFieldManager`` (a GET and client-go's csaupgrade of its own
-  ``helm`` Update entry, fieldManager ``helm``) and ``patchResourceServerSide``;
+  ``helm`` Update entry, fieldManager ``helm``; only when the previous release was client-side) and
+  ``patchResourceServerSide``; Flux helm-controller (manager ``helm-controller``, whatever kind the
+  tool gives it) is the same with forced conflicts;
 * ``ssa``: one apply.
 
-What these requests carry is computed here, from the upstream rules, without kubectl_fieldown
-(:func:`csaupgrade_patch`, :func:`flux_cleanup_patch`, :func:`flux_drifted`; FieldsV1 sets are
-united by merging their JSON tries), so that the product's own versions are what gets checked.
-kubectl_fieldown is used only to measure: its FieldsV1 decoder turns managedFields into path sets
-for the comparison, as tests/engine/conformance_cases.py does.
+What these requests carry is computed without kubectl_fieldown, so that the product's own versions
+are what gets checked: client-go's csaupgrade patch (Argo CD, Helm 4) by client-go itself
+(:func:`csaupgrade_patch`, through tests/upstream_oracle.py); Flux's cleanup and drift check
+(:func:`flux_cleanup_patch`, :func:`flux_drifted`) from fluxcd/pkg's rules as written in
+``ssa/patch.go`` ``PatchReplaceFieldsManagers``/``PatchRemoveAnnotations``/``PatchRemoveLabels`` and
+``ssa/manager_apply.go`` ``ResourceManager.apply``/``cleanupMetadata`` (read at fluxcd/pkg
+e2cfd1a; no Go build of fluxcd/pkg is available offline, so these few rules are the one place where
+the harness restates upstream; tests/appliers/test_upstream_flux.py checks them against the
+assertions of fluxcd/pkg's own TestApply_Cleanup tests on the lab). FieldsV1 is decoded for the
+comparison by the tests' own decoder (tests/fieldsv1_oracle.py).
 
 :func:`disagreements` compares ``run_applier``'s prediction with what happened: the requests
 (verb, fieldManager, HTTP status, the conflict message of a 409, and what they carried: kubectl's
@@ -43,6 +50,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
+import upstream_oracle
 from engine.conformance_cases import entries_of, object_view
 from engine.conformance_cases import rules_for as case_rules
 from engine.scenarios import (
@@ -55,14 +63,17 @@ from engine.scenarios import (
     Response,
     object_path,
 )
+from fieldsv1_oracle import oracle_paths
 
 from kubectl_fieldown.appliers import Applier, ApplierKind, ApplierRun, Request
 from kubectl_fieldown.fieldmanager import ResourceRules
-from kubectl_fieldown.fieldpath import FieldSet, decode_fields_v1
 from kubectl_fieldown.managedfields import parse_time
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 MANAGED_FIELDS = "/metadata/managedFields"
+
+#: Flux helm-controller's field manager (main.go ``controllerName``)
+HELM_CONTROLLER = "helm-controller"
 
 #: the User-Agent of Argo CD's application controller (argocd_application_controller.go): the server
 #: names a write without fieldManager after it
@@ -263,46 +274,47 @@ def fields_union(a: Any, b: Any) -> Any:
     return out
 
 
+def _go_number(v: Any) -> Any:
+    # a float64 as encoding/json writes it: whole values below 1e21 without a fraction
+    if isinstance(v, float) and v.is_integer() and abs(v) < 1e21:
+        return int(v)
+    if isinstance(v, dict):
+        return {k: _go_number(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_go_number(x) for x in v]
+    return v
+
+
+def smd_roundtrip(fields: Any) -> Any:
+    """A FieldsV1 trie after structured-merge-diff's ``Set.FromJSON`` and ``ToJSON`` (what client-go's
+    csaupgrade and fluxcd/pkg do to the sets they unite): the values in ``v:`` and ``k:`` keys are read
+    by jsoniter as float64 (``ConfigCompatibleWithStandardLibrary``), so an integer beyond 2**53
+    comes back rounded; keys that become equal merge."""
+    if not isinstance(fields, dict):
+        return fields
+    out: dict[str, Any] = {}
+    for k, sub in fields.items():
+        key = k
+        if k[:2] in ("v:", "k:"):
+            value = json.loads(k[2:], parse_int=float)
+            key = k[:2] + json.dumps(_go_number(value), sort_keys=True, separators=(",", ":"))
+        sub = smd_roundtrip(sub)
+        out[key] = fields_union(out[key], sub) if key in out else sub
+    return out
+
+
 def _entries(obj: Mapping[str, Any]) -> list[dict[str, Any]]:
     return list((obj.get("metadata") or {}).get("managedFields") or [])
 
 
-def _upgraded(entries: list[dict[str, Any]], csa: str, ssa: str) -> list[dict[str, Any]]:
-    """client-go ``upgradedManagedFields`` for the main resource."""
-    entries = [dict(e) for e in entries]
-
-    def is_csa(e: Mapping[str, Any]) -> bool:
-        return e.get("manager") == csa and e.get("operation") == "Update" and not e.get("subresource")
-
-    target = next((i for i, e in enumerate(entries) if e.get("manager") == ssa and e.get("operation") == "Apply"
-                   and not e.get("subresource")), None)
-    if target is None:
-        target = next((i for i, e in enumerate(entries) if is_csa(e)), None)
-        if target is None:
-            return entries
-        entries[target] = {**entries[target], "operation": "Apply", "manager": ssa}
-    tgt = entries[target]
-    # unionManagerIntoIndex: only an Update entry of the target's apiVersion is merged
-    source = next((e for e in entries if is_csa(e) and e.get("apiVersion") == tgt.get("apiVersion")), None)
-    if source is not None:
-        entries[target] = {**tgt, "fieldsV1": fields_union(tgt.get("fieldsV1"), source.get("fieldsV1"))}
-    return [e for e in entries if not is_csa(e)]
-
-
 def csaupgrade_patch(obj: Mapping[str, Any], csa_managers: Iterable[str],
                      ssa_manager: str) -> list[dict[str, Any]] | None:
-    """client-go ``csaupgrade.UpgradeManagedFieldsPatch``: two ``replace`` ops (managedFields, and the
-    resourceVersion with itself), or None when nothing changes. Go iterates the names in map order;
-    with one name (Argo CD, Helm) that is no matter."""
-    before = _entries(obj)
-    after = before
-    for csa in sorted(set(csa_managers)):
-        after = _upgraded(after, csa, ssa_manager)
-    if after == before:
-        return None
-    rv = (obj.get("metadata") or {}).get("resourceVersion", "")
-    return [{"op": "replace", "path": "/metadata/managedFields", "value": after},
-            {"op": "replace", "path": "/metadata/resourceVersion", "value": rv}]
+    """client-go ``csaupgrade.UpgradeManagedFieldsPatch`` (k8s.io/client-go/util/csaupgrade/upgrade.go),
+    computed by client-go itself (tests/upstream_oracle.py builds it from the lab's Debian sources):
+    two ``replace`` ops (managedFields, and the resourceVersion with itself), or None when nothing
+    changes. Argo CD sends it from gitops-engine ``pkg/sync/sync_context.go``
+    ``performCSAUpgradeMigration``; Helm 4 from ``pkg/kube/client.go`` ``upgradeClientSideFieldManager``."""
+    return upstream_oracle.shared().csaupgrade_patch(obj, csa_managers, ssa_manager)
 
 
 def any_in_metadata(obj: Mapping[str, Any] | None, pairs: Mapping[str, str]) -> bool:
@@ -348,7 +360,7 @@ def patch_replace_fields_managers(obj: Mapping[str, Any], managers: Sequence[tup
             else:
                 # mergeManagedFieldsV1: a missing side leaves the other as it is
                 if e.get("fieldsV1") is not None:
-                    prev["fieldsV1"] = fields_union(prev.get("fieldsV1"), e["fieldsV1"]) \
+                    prev["fieldsV1"] = smd_roundtrip(fields_union(prev.get("fieldsV1"), e["fieldsV1"])) \
                         if prev.get("fieldsV1") is not None else copy.deepcopy(e["fieldsV1"])
             edited = True
             continue
@@ -450,6 +462,10 @@ class Appliers:
             self._kubectl(rep, argv, manifest)
         elif kind is ApplierKind.kubectl_client_side:
             self._kubectl(rep, ["apply"], manifest)
+        elif applier.manager == HELM_CONTROLLER:
+            # whatever the tool calls it: Flux helm-controller drives the Helm SDK under its own name
+            # and forces conflicts on server-side apply (internal/action/upgrade.go)
+            self._helm(rep, applier, target, manifest, force=True)
         elif kind is ApplierKind.argocd:
             self._argocd(rep, applier, target, manifest)
         elif kind is ApplierKind.flux:
@@ -541,7 +557,8 @@ class Appliers:
 
     # --- Helm 4 ---
 
-    def _helm(self, rep: Replay, applier: Applier, target: Target, manifest: Mapping[str, Any]) -> None:
+    def _helm(self, rep: Replay, applier: Applier, target: Target, manifest: Mapping[str, Any], *,
+              force: bool | None = None) -> None:
         strict = [("fieldValidation", "Strict")]
         live = self.wire.get(target.path)
         if live is not None and applier.csa_migration:
@@ -552,7 +569,7 @@ class Appliers:
                                    extra=strict)
                 if resp.status >= 300:
                     return
-        self._apply(rep, target, manifest, applier.manager, applier.force, extra=strict)
+        self._apply(rep, target, manifest, applier.manager, applier.force if force is None else force, extra=strict)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -583,7 +600,7 @@ def _entry_view(raw: Any) -> Any:
         return raw
     out = {k: v for k, v in raw.items() if k not in ("fieldsV1", "time")}
     try:
-        out["fieldsV1"] = decode_fields_v1(raw.get("fieldsV1")) if raw.get("fieldsV1") is not None else None
+        out["fieldsV1"] = oracle_paths(raw.get("fieldsV1")) if raw.get("fieldsV1") is not None else None
     except Exception as e:  # an entry the decoder refuses: compare its raw form
         out["fieldsV1"] = f"undecodable: {e}: {raw.get('fieldsV1')}"
     return out
@@ -622,8 +639,8 @@ def _entries_differ(want: list[Any], got: list[Any]) -> str:
             out.append(f"entry {k} sent only")
         elif w[k] != g[k]:
             a, b = w[k].get("fieldsV1"), g[k].get("fieldsV1")
-            if isinstance(a, FieldSet) and isinstance(b, FieldSet):
-                out.append(f"entry {k}: predicted only {a.difference(b)!r}, sent only {b.difference(a)!r}")
+            if isinstance(a, frozenset) and isinstance(b, frozenset):
+                out.append(f"entry {k}: predicted only {sorted(a - b)!r}, sent only {sorted(b - a)!r}")
             else:
                 out.append(f"entry {k}: predicted {a!r}, sent {b!r}")
     return "; ".join(out)
@@ -675,6 +692,9 @@ def disagreements(run: ApplierRun, rep: Replay) -> list[str]:
                 got_message = s.message or rep.stderr
                 if r.message not in got_message:
                     out.append(f"409 message: predicted {r.message!r}, the server said {got_message[:600]!r}")
+            elif r.status >= 400 and s.message and r.message != s.message:
+                # a refusal's words are part of the prediction (the 422 of the CRD validator, the store)
+                out.append(f"{r.status} message: predicted {r.message!r}, the server said {s.message[:600]!r}")
     if refused and not (rep.rc != 0 and not rep.sent):
         out.append(f"kubectl refuses to patch ({refused[0].message}) in the prediction, but it exited {rep.rc} "
                    f"after sending {_describe(rep.sent)}")

@@ -6,7 +6,12 @@ against the server itself):
 
 * writes other than applies go through the custom resource decoder and the CRD validator: nulls of
   typed map fields are dropped (``PruneNonNullableNullsWithoutDefaults``), a null item of a typed
-  list and a repeated item of a set or key of a list-map (after defaulting) are a 422;
+  list, a value or a set item of another type than the schema's, a scale subresource's replicas
+  that are no integer, and a repeated item of a set or key of a list-map (after defaulting) are a
+  422 (``widget/*/kubectl-client-side/wrong-type``, ``*/kubectl-client-side/wrong-set-item``);
+* a client-side apply after ``kubectl replace -f`` of a file saved by ``kubectl get``: the
+  annotation holds the resourceVersion, kubectl's three-way patch removes it, and the store refuses
+  an update of a custom resource without one (``widget/csa-replaced/kubectl-client-side/*``);
 * Flux's selectors are labels or annotations, compared case-insensitively, and
   ``kustomize.toolkit.fluxcd.io/ssa: Ignore`` or ``IfNotPresent`` mean no request at all.
 """
@@ -14,6 +19,7 @@ against the server itself):
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import pytest
@@ -21,6 +27,7 @@ from engine.conformance_cases import CASES, load, rules_for
 
 from kubectl_fieldown.appliers import Applier, run_applier
 from kubectl_fieldown.fieldmanager import FieldManagerError, simulate_update
+from kubectl_fieldown.managedfields import LAST_APPLIED_ANNOTATION as LAST_APPLIED
 
 NOW = "2026-11-25T00:00:00Z"
 WIDGET = load(CASES / "cur-ports-defaulted-protocol-key.json")
@@ -45,6 +52,15 @@ def _update(case: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
     # kubectl patch --type=merge -p '{"spec":{"args":[null]}}'
     (WIDGET, {"args": [None]},
      'spec.args[0]: Invalid value: "null": spec.args[0] in body must be of type string: "null"'),
+    # kubectl apply (client-side) of replicas "two": the schema's type, then the scale subresource's path
+    (WIDGET, {"replicas": "two"},
+     '[spec.replicas: Invalid value: "string": spec.replicas in body must be of type integer: "string", '
+     '.spec.replicas: Invalid value: 0: .spec.replicas accessor error: two is of the type string, expected int64]'),
+    # kubectl apply (client-side) of a set item of another type
+    (WIDGET, {"finalizers": ["f1", 2]},
+     'spec.finalizers[1]: Invalid value: "integer": spec.finalizers[1] in body must be of type string: "integer"'),
+    (GIZMO, {"tags": [1, "two"]},
+     'spec.tags[1]: Invalid value: "string": spec.tags[1] in body must be of type integer: "string"'),
 ])
 def test_the_crd_validator_refuses_updates(case: dict[str, Any], spec: dict[str, Any], message: str) -> None:
     with pytest.raises(FieldManagerError) as e:
@@ -108,3 +124,24 @@ def test_flux_if_not_present_only_creates() -> None:
                           "IfNotPresent")
     assert _flux(_client_side_live(), manifest) == []
     assert [v for v, _ in _flux(None, manifest)] == ["apply"]
+
+
+def test_client_side_apply_after_a_replace_of_a_saved_file_is_refused() -> None:
+    live = _client_side_live()
+    live["metadata"].update(resourceVersion="7", uid="0a7c4e52-9f3b-4d3e-8a0e-3f1d2c4b5a69")  # as the server sets
+    # kubectl get -o json > f; kubectl replace -f f: kubectl rewrites the annotation it finds from the
+    # object it sends, resourceVersion and uid included
+    saved = copy.deepcopy(live)
+    md = saved["metadata"]
+    md.pop("managedFields", None)
+    md["annotations"].pop(LAST_APPLIED, None)
+    replaced = copy.deepcopy(live)
+    replaced["metadata"]["annotations"][LAST_APPLIED] = json.dumps(saved)
+    run = run_applier(Applier.of("kubectl-client-side"), replaced, WIDGET["apply"]["manifest"], rules_for(WIDGET),
+                      now=NOW)
+    (req,) = run.requests
+    assert req.body["metadata"]["resourceVersion"] is None and req.body["metadata"]["uid"] is None
+    assert (req.verb, req.status) == ("merge-patch", 422)
+    assert req.message == (f'widgets.example.com "{md["name"]}" is invalid: metadata.resourceVersion: '
+                           "Invalid value: 0: must be specified for an update")
+    assert not run.ok and run.result == replaced

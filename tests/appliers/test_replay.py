@@ -59,6 +59,13 @@ DEFAULT_CASES = 60
 DEFAULT_BASE_SEED = 11
 
 
+#: random cases that once disagreed (found by hack/explore.sh or a soak run): replayed on every run
+#: besides the seeded ones, so that a fixed disagreement stays fixed
+REGRESSION_SEEDS: tuple[int, ...] = (
+    2300062,  # Flux folds an Apply entry owning a set item 2**53+1: fluxcd/pkg unites FieldsV1 through SMD (float64)
+)
+
+
 def _case_ids() -> list[str]:
     only = os.environ.get(ONLY_ENV, "").replace(",", " ").split()
     if only:
@@ -67,7 +74,9 @@ def _case_ids() -> list[str]:
     curated = {"all": curated_ids, "core": core_ids, "none": list}[which]()
     n = int(os.environ.get(CASES_ENV, DEFAULT_CASES))
     base = int(os.environ.get(SEED_ENV, DEFAULT_BASE_SEED))
-    return [*curated, *(f"random/{base * 100000 + i}" for i in range(1, n + 1))]
+    seeded = [base * 100000 + i for i in range(1, n + 1)]
+    kept = [s for s in REGRESSION_SEEDS if s not in seeded]
+    return [*curated, *(f"random/{s}" for s in (*kept, *seeded))]
 
 
 @dataclass
@@ -192,6 +201,12 @@ class Runner:
                 verb = step["op"].removeprefix("kubectl-")
                 proc = self.cluster.kubectl(verb, *target.resource, *step["args"], check=False)
                 steps.append({**step, "rc": proc.returncode, "stderr": proc.stderr.strip()})
+            elif step["op"] == "kubectl-replace-saved":
+                flush()
+                saved = self.cluster.kubectl("get", *target.resource, "-o", "json", check=False)
+                proc = self.cluster.kubectl("replace", "-f", "-", input=saved.stdout, check=False)
+                steps.append({**step, "rc": saved.returncode or proc.returncode,
+                              "stderr": (saved.stderr + proc.stderr).strip()})
             else:
                 pending.append(step)
         flush()

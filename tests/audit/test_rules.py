@@ -101,8 +101,9 @@ def test_catalogue_ids_and_severities() -> None:
         "last-applied-drift": "warning",
         "ancient-changes": "info",
         "untracked": "info",
-        "type-forbidden": "warning",
-        "type-error": "warning",
+        # an audit that could not list a type fails under the default --fail-on (issue 18, item 15)
+        "type-forbidden": "error",
+        "type-error": "error",
     }
     assert all(r.rationale and r.title for r in RULES.values())
     assert Severity.info.rank < Severity.warning.rank < Severity.error.rank
@@ -309,7 +310,7 @@ def test_ignore() -> None:
 
 def test_type_findings_and_sort_order() -> None:
     t = type_finding("type-forbidden", "example.com/v1", "Gadget", "gadgets.example.com", "ns", "forbidden")
-    assert (t.name, t.severity, t.details) == (None, Severity.warning, {"resource": "gadgets.example.com"})
+    assert (t.name, t.severity, t.details) == (None, Severity.error, {"resource": "gadgets.example.com"})
     a = one(widget(entry("kubectl-edit"), name="b"), "imperative-writer")
     b = one(widget(name="a"), "untracked")
     c = one(widget(CSA, name="a", la=manifest(SPEC)), "client-side-apply")
@@ -420,3 +421,18 @@ def test_a_kind_without_a_schema_is_played_on_the_hinted_schema_as_conflicts_pla
                         where="-", status_subresource=True, status_source="-")
     assert report.blocked and run_applier(applier, live, nxt, real_rules, now="2026-01-01T00:00:01Z").conflicts
     assert [c["path"] for f in found for c in f.details["conflicts"]] == ['.spec.containers[name="y"].image']
+
+
+def test_a_secret_is_audited_without_its_values() -> None:
+    """Issue 18, item 1: the predicted-conflict error of a Secret (the server's 500 quotes a badly
+    typed value) shows no value (the fix's problems go through ValueChange: tests/remedies/test_verify.py)."""
+    from remedies.test_verify import RULES as SECRET_RULES
+    from remedies.test_verify import TOKEN, edited_secret, secret_manifest
+
+    live = edited_secret()
+    bad = secret_manifest(token=[TOKEN])
+    found = audit_object(live, AuditContext(applier=Applier.of("kubectl"), manifests={object_key(bad): bad},
+                                            rules_for=lambda a, k: SECRET_RULES if k == "Secret" else None))
+    text = json.dumps([f.to_json() if hasattr(f, "to_json") else repr(f) for f in found])
+    assert "predicted-conflict" in text and "expected string" in text
+    assert TOKEN[:6] not in text and "dXNlcg" not in text

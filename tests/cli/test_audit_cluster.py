@@ -412,8 +412,14 @@ def test_predicted_conflicts_outside_the_scan_are_fetched(objs: Objects, inproc:
     # -l selects only the clean object; the manifest's object is read on its own (namespace from -n)
     r = inproc("-n", objs.ns, "--kinds", "widgets", "-l", "audit-case=clean", "--field-manager", "flux",
                "-f", str(m), "-o", "json")
-    assert [(i["name"], i["id"]) for i in r.json()["items"] if i["id"] == "predicted-conflict"] == \
+    doc = r.json()
+    assert [(i["name"], i["id"]) for i in doc["items"] if i["id"] == "predicted-conflict"] == \
         [("edit", "predicted-conflict")]
+    # it is audited like a scanned object: its other findings, its fix, and it counts
+    assert {i["id"] for i in doc["items"] if i["name"] == "edit"} > {"predicted-conflict"}
+    assert [o["name"] for o in doc["objects"]].count("edit") == 1
+    clean = inproc("-n", objs.ns, "--kinds", "widgets", "-l", "audit-case=clean", "-o", "json").json()
+    assert doc["summary"]["objects"] == clean["summary"]["objects"] + 1
 
 
 # --- usage errors ---------------------------------------------------------------------------------------

@@ -134,3 +134,19 @@ def test_kubectl_plugin_completion(cluster: lab.Cluster, namespace: str) -> None
     assert kubectl_complete(cluster, "conflicts", "--field-m") [0].startswith("--field-manager")
     # nothing to offer (a file name): kubectl lets the shell complete files
     assert kubectl_complete(cluster, "show", "-i", "") == [":0"]
+
+
+def test_undo_completes_the_backup_runs(cluster: lab.Cluster, tmp_path: Path) -> None:
+    from kubectl_fieldown.kube import ResourceInfo
+    from kubectl_fieldown.kube.writes import BackupRun
+
+    res = ResourceInfo(group="example.com", version="v1", resource="widgets", kind="Widget", namespaced=True)
+    root = tmp_path / "backups"
+    runs = []
+    for i, command in enumerate(("migrate --to server-side", "reset")):
+        run = BackupRun(root, command, started=1_700_000_000 + i)
+        run.save(res, {"apiVersion": "example.com/v1", "kind": "Widget",
+                       "metadata": {"name": "w", "namespace": "ns", "uid": "u", "resourceVersion": "1"}})
+        runs.append(str(run.directory))
+    assert sorted(bash_complete(cluster, "kubectl-fieldown undo ", FIELDOWN_BACKUP_DIR=str(root))[0]) == runs
+    assert bash_complete(cluster, f"kubectl-fieldown undo --backup-dir {root} {runs[1][:-3]}")[0] == [runs[1]]

@@ -248,6 +248,42 @@ def test_request_timeout_bounds_a_request(silent_server: int, tmp_path: Path) ->
             "--request-timeout", "1s")
     assert r.code == 1
     assert r.err_lines[-1] == (f"error: cannot reach the API server at https://127.0.0.1:{silent_server}: "
-                               "no answer within 1s (read timeout)")
+                               "no complete answer within 1s (request timeout)")
 
 
+
+
+TOKEN = "eyJhbGciOiJSUzI1NiJ9.c2VjcmV0LXRva2VuLXZhbHVl"
+
+
+def test_a_token_file_ending_in_a_newline_is_trimmed_like_client_go(cluster: lab.Cluster, obj: dict[str, Any],
+                                                                   tmp_path: Path) -> None:
+    """``echo "$TOKEN" > file`` writes a newline: client-go's file token source trims it (issue 18,
+    item 2); the tool crashed with an internal error that printed the token. The lab authenticates the
+    client certificate, so the request succeeds once the header is sent at all."""
+    token_file = tmp_path / "token"
+    token_file.write_text(TOKEN + "\n")
+    config = _kubeconfig(cluster)
+    for u in config["users"]:
+        u["user"]["tokenFile"] = str(token_file)
+    path = tmp_path / "token.kubeconfig"
+    path.write_text(yaml.safe_dump(config))
+    r = fieldown(cluster, "show", obj["ref"], "-n", obj["namespace"], "--kubeconfig", str(path), "-o", "json")
+    assert r.code == 0, r.err
+    assert r.json()["items"][0]["name"] == "w"
+    token_file.write_text(" \n")
+    empty = fieldown(cluster, "show", obj["ref"], "-n", obj["namespace"], "--kubeconfig", str(path))
+    assert empty.code == 1
+    assert empty.err.splitlines() == [f'error: read empty token from file "{token_file}"'], empty.err
+
+
+@pytest.mark.parametrize("token", [TOKEN + "\n", TOKEN + "\r\nX-Injected: 1", "\x1b]0;" + TOKEN])
+def test_no_error_prints_a_token_that_no_header_can_carry(cluster: lab.Cluster, obj: dict[str, Any],
+                                                          token: str) -> None:
+    """An inline token goes as it is in client-go, and Go's HTTP client refuses a control character
+    in a header: so does the tool, one line, without the token."""
+    r = fieldown(cluster, "show", obj["ref"], "-n", obj["namespace"], "--token", token)
+    assert r.code == 1
+    assert r.err.splitlines() == ["error: the bearer token of --token contains a line break or another control "
+                                  "character, which no HTTP header can carry (kubectl refuses it too)"], r.err
+    assert TOKEN[:12] not in r.err + r.out

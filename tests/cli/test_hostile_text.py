@@ -125,3 +125,45 @@ def test_error_lines_escape_control_characters(tmp_path: Path) -> None:
     assert r.code == 2
     assert r.err == (f"error: {f}: document 1: ConfigMap c\\u001b]0;pwned\\u0007: managedFields[0]: "
                      "managedFields is not a list\n")
+
+
+def test_the_server_refuses_control_characters_in_manager_names(cluster: Any, namespace: str, tmp_path: Path) -> None:
+    """The 1.36 server validates managedFields managers (422, "invalid character U+001B"), so a
+    manager name with an escape reaches the write commands only from an older server or the command
+    line; render/migrate escapes every line either way (tests/render/test_migrate.py)."""
+    from kubectl_fieldown.kube import ClusterClient, ClusterOptions, Invalid
+
+    manifest = tmp_path / "w.yaml"
+    manifest.write_text(yaml.safe_dump({"apiVersion": "example.com/v1", "kind": "Widget",
+                                        "metadata": {"name": "w", "namespace": namespace}, "spec": {"color": "red"}}))
+    cluster.kubectl("apply", "-f", str(manifest))
+    client = ClusterClient(ClusterOptions(kubeconfig=str(cluster.kubeconfig)))
+    try:
+        widgets = client.discovery.resolve("widgets")
+        entries = client.get(widgets, "w", namespace)["metadata"]["managedFields"]
+        for bad in ("ev\x1b]0;pwned\x07il", "ev\x9b31mil"):
+            with pytest.raises(Invalid, match="invalid character U\\+00"):
+                client.patch(widgets, "w", namespace, {"metadata": {"managedFields": [
+                    {**e, "manager": bad} for e in entries]}}, "merge")
+    finally:
+        client.close()
+
+
+@pytest.mark.parametrize("dry_run", ["--dry-run=client", "--dry-run=none"])
+def test_write_commands_escape_from_manager(cluster: Any, namespace: str, tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch, dry_run: str) -> None:
+    """Issue 18, item 4: a --from-manager value is echoed escaped in the notes (``no entries of … to
+    move``, printed with -v)."""
+    monkeypatch.setenv("KUBECONFIG", str(cluster.kubeconfig))
+    monkeypatch.setenv("FIELDOWN_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("FIELDOWN_BACKUP_DIR", str(tmp_path / "backups"))
+    manifest = tmp_path / "w.yaml"
+    manifest.write_text(yaml.safe_dump({"apiVersion": "example.com/v1", "kind": "Widget",
+                                        "metadata": {"name": "w", "namespace": namespace},
+                                        "spec": {"replicas": 2, "color": "red"}}))
+    cluster.kubectl("apply", "-f", str(manifest))
+    evil = "kubectl-client-side-apply\x1b]0;pwned\x07"
+    r = run("migrate", "widgets/w", "-n", namespace, "--to", "server-side", "--from-manager", evil, dry_run, "-v")
+    assert r.code == 0, r.out + r.err
+    assert not CONTROL.search(r.out + r.err), repr(r.out + r.err)
+    assert "\\u001b]0;pwned\\u0007" in r.out, r.out

@@ -3,6 +3,7 @@ and memory (docs/show.md, "Input limits"). Each case was found by fuzzing (issue
 
 from __future__ import annotations
 
+import copy
 import json
 import subprocess
 import sys
@@ -244,3 +245,33 @@ def test_bad_live_objects_of_conflicts(tmp_path: Path, force: list[str], metadat
         f"error: {manifest}: document 1: ConfigMap default/c (v1): cannot predict against the --live object "
         f"{live}: document 1",
     ]
+
+
+def _secret_item(**type_meta: Any) -> dict[str, Any]:
+    item = copy.deepcopy(SECRET_LIST["items"][0])  # type: ignore[index]
+    return {**type_meta, **item}
+
+
+@pytest.mark.parametrize("output", OUTPUTS)
+@pytest.mark.parametrize(("doc", "readable"), [
+    pytest.param({**SECRET_LIST, "items": [_secret_item(apiVersion="v1")]}, False, id="items-with-apiVersion-no-kind"),
+    pytest.param({**SECRET_LIST, "items": [_secret_item(kind="Secret")]}, False, id="items-with-kind-no-apiVersion"),
+    pytest.param({"kind": "List", "apiVersion": "v1", "items": [SECRET_LIST]}, True, id="List-holding-a-SecretList"),
+    pytest.param({"kind": "List", "apiVersion": "v1", "items": [
+        {"kind": "List", "apiVersion": "v1", "items": [{**SECRET_LIST, "items": [_secret_item(apiVersion="v1")]}]}]},
+        False, id="lists-in-lists"),
+])
+def test_no_secret_in_a_list_is_shown(tmp_path: Path, output: str, doc: dict[str, Any], readable: bool) -> None:
+    """Issue 18, item 3. kubectl flattens lists inside lists (FlattenListVisitor), so a SecretList in a
+    List holds Secrets. An item of a typed list takes the list's kind and apiVersion only when it has
+    neither (apimachinery's unstructured decoder); with one of them kubectl refuses it ("Object 'Kind'
+    is missing", quoting it whole), and the tool refuses it too — without quoting it."""
+    f = write(tmp_path, "secrets.json", json.dumps(doc))
+    r = run("show", "-i", f, "-o", output, "--show-unowned")
+    assert "aHVudGVyMg==" not in r.out + r.err and "hunter2" not in r.out + r.err
+    if readable:
+        assert r.code == 0, r.err
+        assert "<redacted>" in r.out
+    else:
+        assert r.code == 2, r.out + r.err
+        assert "an item of a SecretList without " in r.err

@@ -418,7 +418,7 @@ def test_undo_restores_ownership_exactly(sc: Scenario, command: tuple[str, ...])
     u = run("undo", str(run_dir), "-o", "json")
     assert u.code == 0, u.err
     doc = u.json()
-    assert doc["summary"] == {"changed": 2, "unchanged": 0, "failed": 0, "retries": 0}
+    assert doc["summary"] == {"changed": 2, "unchanged": 0, "failed": 0, "retries": 0, "maybeWritten": 0}
     for n in "wv":
         assert ownership(sc.live(n)) == ownership(before[n])
     # undoing twice changes nothing; the undo itself has a backup
@@ -540,7 +540,7 @@ def test_selection_forms_and_manifests(sc: Scenario) -> None:
     assert [i["name"] for i in r.json()["items"]] == ["a"]
     r = sc.fd("migrate", "--to", "server-side", "-f", str(m), "-o", "json")
     assert [(i["name"], i["result"]) for i in r.json()["items"]] == [("a", "unchanged")]
-    r = sc.fd("migrate", "--to", "server-side", "-o", "json")  # the whole namespace, every type
+    r = sc.fd("migrate", "--to", "server-side", "--all", "-o", "json")  # the whole namespace, every type
     assert sorted((i["name"], i["result"]) for i in r.json()["items"]) == [("a", "unchanged"), ("b", "changed")]
 
 

@@ -115,24 +115,56 @@ class Writer(threading.Thread):
         self.last: dict[str, int] = {}
         self.writes = 0
         self.errors: list[str] = []
+        self.lock = threading.Lock()
+        self.counter = 0
+
+    def write(self, name: str) -> None:
+        """One write of the annotation (from the loop, or forced just before one of the tool's
+        patches)."""
+        with self.lock:
+            self.counter += 1
+            counter = self.counter
+        body = {"metadata": {"annotations": {ANNOTATION: str(counter)}}}
+        try:
+            self.client.patch(self.widgets, name, self.namespace, body, "merge", field_manager="writer")
+        except Exception as e:  # recorded, and the test fails on it: the writer must never fail
+            self.errors.append(f"{name}: {e}")
+            return
+        with self.lock:
+            if counter > self.last.get(name, 0):
+                self.last[name] = counter
+            self.writes += 1
 
     def run(self) -> None:
         rnd = random.Random(99003)
-        counter = 0
         try:
             while not self.stop.is_set():
-                name = f"w{rnd.randrange(N):03d}"
-                counter += 1
-                body = {"metadata": {"annotations": {ANNOTATION: str(counter)}}}
-                try:
-                    self.client.patch(self.widgets, name, self.namespace, body, "merge", field_manager="writer")
-                except Exception as e:  # recorded, and the test fails on it: the writer must never fail
-                    self.errors.append(f"{name}: {e}")
-                    continue
-                self.last[name] = counter
-                self.writes += 1
+                self.write(f"w{rnd.randrange(N):03d}")
         finally:
             self.client.close()
+
+
+#: the tool's patches (counted over the test) before which the writer is made to write the same
+#: object: whatever the machine's speed, these collide, and the server's answer must make the tool retry
+FORCED = frozenset({0, 40, 80, 160})
+
+
+def force_collisions(monkeypatch: pytest.MonkeyPatch, writer: Writer) -> dict[str, int]:
+    from kubectl_fieldown.kube import writes
+
+    seen = {"sends": 0, "forced": 0}
+    send = writes._send
+
+    def colliding(client: Any, target: Any, req: Any, tested: str, **kw: Any) -> dict[str, Any]:
+        if not kw.get("dry_run"):
+            if seen["sends"] in FORCED:
+                writer.write(target.name)
+                seen["forced"] += 1
+            seen["sends"] += 1
+        return send(client, target, req, tested, **kw)
+
+    monkeypatch.setattr(writes, "_send", colliding)
+    return seen
 
 
 def owners(obj: dict[str, Any], path: str | tuple[Any, ...]) -> set[str]:
@@ -140,30 +172,35 @@ def owners(obj: dict[str, Any], path: str | tuple[Any, ...]) -> set[str]:
     return {e["manager"] for e in obj["metadata"].get("managedFields") or [] if decode_fields_v1(e["fieldsV1"]).has(p)}
 
 
-def test_bulk_rewrites_race_a_writer_and_lose_nothing(cluster: lab.Cluster, namespace: str, tmp_path: Path) -> None:
+def test_bulk_rewrites_race_a_writer_and_lose_nothing(cluster: lab.Cluster, namespace: str, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     ns = namespace
     t0 = time.monotonic()
     cluster.kubectl("apply", "-f", str(write_manifests(tmp_path / "all.yaml", [manifest(i, ns) for i in range(N)])))
     t_create = time.monotonic() - t0
 
     writer = Writer(cluster.kubeconfig, ns)
+    forced = force_collisions(monkeypatch, writer)
     writer.start()
     figures: dict[str, Any] = {"objects": N, "create_s": round(t_create, 1)}
     try:
         time.sleep(0.3)  # the writer is under way before the first LIST
 
         t = time.monotonic()
-        done = run_until_done("migrate", "--to", "server-side", "-n", ns)
+        done = run_until_done("migrate", "--to", "server-side", "--all", "-n", ns)
         figures["migrate_s"] = round(time.monotonic() - t, 1)
         assert done["changed"] == N, done
         figures["migrate"] = done
+        # the 200 objects take at least 200 patches: the collisions forced before patches 0, 40, 80
+        # and 160 happened, and each made the server refuse the tool's guarded write once
+        assert forced["forced"] == len(FORCED) and done["retries"] >= len(FORCED), (forced, done)
 
         t = time.monotonic()
-        code, out, err = run("migrate", "--to", "server-side", "-n", ns, "-o", "json")
+        code, out, err = run("migrate", "--to", "server-side", "--all", "-n", ns, "-o", "json")
         figures["migrate_again_s"] = round(time.monotonic() - t, 1)
         assert code == 0, err
         again = json.loads(out)["summary"]
-        assert again == {"changed": 0, "unchanged": N, "failed": 0, "retries": 0}, again
+        assert again == {"changed": 0, "unchanged": N, "failed": 0, "retries": 0, "maybeWritten": 0}, again
 
         t = time.monotonic()
         done = run_until_done("strip-last-applied", "widgets", "-n", ns, "-l", "group=b", "--field", ".spec.replicas")

@@ -1,12 +1,14 @@
 """Every write command, interrupted between its writes, converges when run again (real API server).
 
 For each command an object is written without interruption (the reference), and for each write
-``N`` of that run and each way of stopping — SIGKILL, Ctrl-C (SIGINT) and the server going away —
+``N`` of that run and each way of stopping — SIGKILL, Ctrl-C (SIGINT), SIGTERM and the server going away —
 a twin object with the same history is written by a run that stops right after its N-th write
-(``FIELDOWN_TEST_FAULT=N:kill|int|down``: exact points, no timing). Then the same command runs again
-and must exit 0 and leave the twin exactly as the reference (values, the last-applied annotation,
-and ownership as path sets per manager), and ``undo`` of the interrupted run's backups must put the
-original back. Ctrl-C and the outage must also report what was done and where the backups are.
+(``FIELDOWN_TEST_FAULT=N:kill|int|term|down``: exact points, no timing; kube/_faults.py). Then the
+same command runs again and must exit 0 and leave the twin exactly as the reference (values, the
+last-applied annotation, and ownership as path sets per manager), and ``undo`` of the interrupted
+run's backups must put the original back. Ctrl-C, SIGTERM and the outage must also report what was
+done and where the backups are. A write whose answer is lost (504, timeout) after the server made it
+converges in the same run.
 """
 
 from __future__ import annotations
@@ -149,7 +151,8 @@ def test_an_interrupted_write_converges_when_run_again(case: Case, cluster: lab.
     want = state(o.live("ref"))
 
     for n in range(1, writes + 1):
-        for action, code in (("kill", -9), ("int", 130), ("down", 1)):
+        # SIGTERM (CI cancelling a job) stops a run as Ctrl-C does, with exit 143 (128 + 15)
+        for action, code in (("kill", -9), ("int", 130), ("term", 143), ("down", 1)):
             if action == "down" and n == writes:
                 continue  # an outage after the last write interrupts nothing
             name = f"t{n}{action}"
@@ -172,18 +175,86 @@ def test_an_interrupted_write_converges_when_run_again(case: Case, cluster: lab.
             assert state(o.live(name)) == original, name
 
 
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_a_write_answered_504_that_the_server_made_converges(case: Case, cluster: lab.Cluster,
+                                                             tmp_path: Path) -> None:
+    """A write the server committed but whose answer was lost (a proxy's 504, a read timeout) is read
+    back and the object re-planned: the run itself ends as an uninterrupted one (issue 18, item 8)."""
+    o = Objects(cluster, tmp_path)
+    case.history(o, "ref")
+    done = o.fieldown(*case.argv[:1], *o.ref("ref"), *case.argv[1:], "-o", "json", backups=tmp_path / "ref")
+    assert done.returncode == 0, done.stdout + done.stderr
+    writes = json.loads(done.stdout)["items"][0]["patchesSent"]
+    want = state(o.live("ref"))
+    for n in range(1, writes + 1):
+        for fault, answered in (("504", "was answered 504"), ("timeout", "got no answer")):
+            name = f"t{n}{fault}"
+            case.history(o, name)
+            cut = o.fieldown(*case.argv[:1], *o.ref(name), *case.argv[1:], "-o", "json", "-v", fault=f"{n}:{fault}",
+                             backups=tmp_path / f"backups-{name}")
+            assert cut.returncode == 0, f"{name}: {cut.stdout}{cut.stderr}"
+            item = json.loads(cut.stdout)["items"][0]
+            assert item["result"] == "changed" and item["maybeWritten"] is False
+            assert item["retries"] == 0  # no concurrent change
+            assert any(note.startswith(f"a write {answered} (") and note.endswith(
+                "read back, the object had changed (the write was made, or another writer's): planned again from it")
+                for note in item["notes"]), item["notes"]
+            assert state(o.live(name)) == want, name
+
+
+def test_a_write_that_may_have_been_made_says_so_and_a_rerun_converges(cluster: lab.Cluster, tmp_path: Path) -> None:
+    """A 504 that the object cannot be read back after: "may have been written", in text and JSON, never
+    "failed" as if nothing was sent; running the command again finishes (issue 18, item 8)."""
+    o = Objects(cluster, tmp_path)
+    argv = ["migrate", "--to", "server-side"]
+    _csa_scaled_labelled(o, "ref")
+    assert o.fieldown(argv[0], *o.ref("ref"), *argv[1:], backups=tmp_path / "ref").returncode == 0
+    want = state(o.live("ref"))
+    for output in ("text", "json"):
+        name = f"blind-{output}"
+        _csa_scaled_labelled(o, name)
+        backups = tmp_path / f"backups-{name}"
+        cut = o.fieldown(argv[0], *o.ref(name), *argv[1:], "-o", output, fault="1:504-blind", backups=backups)
+        assert cut.returncode == 1, cut.stdout + cut.stderr
+        if output == "json":
+            doc = json.loads(cut.stdout)
+            (item,) = doc["items"]
+            assert item["result"] == "failed" and item["maybeWritten"] is True and item["patchesSent"] == 1
+            assert doc["summary"]["maybeWritten"] == 1
+            assert "it may have been written (reading it back failed: " in item["error"]
+            assert doc["backupDir"] == str(_backup_dir(backups))
+        else:
+            first = cut.stdout.splitlines()[0]
+            assert first.startswith(f"widget.example.com/{name} -n {o.ns}: failed: patch ") and \
+                "(504 Timeout)" in first and "it may have been written (reading it back failed: " in first, first
+            assert "1 of the failed may have been written (the server answered 5xx or not at all): run the " \
+                   "command again" in cut.stdout
+            assert f"backups: {_backup_dir(backups)}" in cut.stdout
+        again = o.fieldown(argv[0], *o.ref(name), *argv[1:], backups=tmp_path / f"again-{name}")
+        assert again.returncode == 0, again.stdout + again.stderr
+        assert state(o.live(name)) == want
+
+
 def test_json_output_of_an_interrupted_run_says_what_was_done(cluster: lab.Cluster, tmp_path: Path) -> None:
     o = Objects(cluster, tmp_path)
     for name in ("a", "b", "c"):
         _csa_labelled(o, name)
     backups = tmp_path / "backups"
-    cut = o.fieldown("migrate", "-n", o.ns, "--to", "server-side", "-o", "json", fault="1:int", backups=backups)
+    cut = o.fieldown("migrate", "--all", "-n", o.ns, "--to", "server-side", "-o", "json", fault="1:int",
+                     backups=backups)
     assert cut.returncode == 130, cut.stdout + cut.stderr
     doc = json.loads(cut.stdout)
     assert doc["interrupted"] is True
     assert doc["backupDir"] == str(_backup_dir(backups))
     assert doc["inFlight"] == f"widgets.example.com/a -n {o.ns}"
     assert "interrupted while writing widgets.example.com/a" in cut.stderr and "backups: " in cut.stderr
+    # SIGTERM the same, as "terminated"
+    backups = tmp_path / "backups-term"
+    cut = o.fieldown("migrate", "-n", o.ns, "--to", "server-side", "-o", "json", fault="1:term", backups=backups)
+    assert cut.returncode == 143, cut.stdout + cut.stderr
+    doc = json.loads(cut.stdout)
+    assert doc["interrupted"] is True and doc["backupDir"] == str(_backup_dir(backups))
+    assert "terminated (SIGTERM) while writing widgets.example.com/" in cut.stderr and "backups: " in cut.stderr
 
 
 @pytest.mark.parametrize("action", ["kill", "int"])

@@ -453,3 +453,16 @@ def test_nesting_limit_of_values_in_keys(prefix: str, n: int) -> None:
 def test_lone_surrogates_in_keys_read_as_the_replacement_character() -> None:
     s = decode({"f:a\ud800": {'v:"x\\udfffy"': {}, 'k:{"n\\ud800":"v"}': {}}})
     assert s == FieldSet([(field("a\ufffd"), set_value("x\ufffdy")), (field("a\ufffd"), key({"n\ufffd": "v"}))])
+
+
+@pytest.mark.parametrize("index", ["9" * 5000, "9223372036854775808", "-9223372036854775809"])
+def test_index_out_of_an_ints_range_is_an_error_not_a_crash(index: str) -> None:
+    """Go's strconv.Atoi refuses them; Python refuses to read more than 4,300 digits at all."""
+    with pytest.raises(FieldsV1Error, match="out of range") as ei:
+        decode({"f:spec": {f"i:{index}": {}}})
+    assert len(str(ei.value)) < 400
+
+
+def test_index_at_the_edge_of_the_range() -> None:
+    fs = decode({"f:spec": {"i:9223372036854775807": {}, "i:-9223372036854775808": {}}})
+    assert {p[-1] for p in fs.sorted_paths()} == {index(2**63 - 1), index(-(2**63))}

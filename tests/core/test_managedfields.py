@@ -291,3 +291,16 @@ def test_strict_decoding_refuses_keys_the_server_would_drop() -> None:
     assert lenient.fields == FieldSet([path_from_fields("spec")])  # as the server reads it
     with pytest.raises(ManagedFieldsError, match="unknown key 'x:bogus'"):
         decode_entries([entry], strict=True)
+
+
+@pytest.mark.parametrize(("path", "never"), [
+    (".kind", True), (".apiVersion", True), (".metadata", True), (".metadata.name", True),
+    (".metadata.managedFields[0]", True), (".metadata.uid.x", True), (".kind.x", True),
+    (".metadata.labels.a", False), (".metadata.annotations", False), (".spec", False), (".spec.kind", False),
+])
+def test_never_owned(path: str, never: bool) -> None:
+    from kubectl_fieldown.fieldpath import parse_path
+    from kubectl_fieldown.managedfields import never_owned
+
+    assert (never_owned(parse_path(path)) is not None) is never
+    assert never_owned(()) is not None

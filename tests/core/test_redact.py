@@ -15,6 +15,9 @@ from kubectl_fieldown.redact import (
     redact_patch_op,
     redact_request_body,
     redact_secret,
+    scrub,
+    secret_texts,
+    shown_value,
 )
 
 LA = "kubectl.kubernetes.io/last-applied-configuration"
@@ -114,3 +117,34 @@ def test_redact_secret_copies_and_keeps_keys() -> None:
                                               "other": "keep"}
     cm = {"kind": "ConfigMap", "data": {"a": "b"}}
     assert redact_secret(cm) is cm
+
+
+@pytest.mark.parametrize(("path", "value", "shown"), [
+    (".data.a", "c2VjcmV0", REDACTED),
+    (".data.a", None, None),  # a removal says nothing of the value
+    (".stringData", {"a": "x"}, REDACTED),
+    (path_from_fields("metadata", "annotations", LA), "{}", REDACTED),
+    (".metadata.annotations", {LA: "{}", "o": "k"}, {LA: REDACTED, "o": "k"}),
+    (".metadata", {"name": "s", "annotations": {LA: "{}"}}, {"name": "s", "annotations": {LA: REDACTED}}),
+    (".metadata.labels", {"team": "a"}, {"team": "a"}),
+])
+def test_shown_value(path: Any, value: Any, shown: Any) -> None:
+    assert shown_value(parse_path(path) if isinstance(path, str) else path, value) == shown
+
+
+def test_shown_value_of_the_whole_object() -> None:
+    assert shown_value((), {"data": {"a": "x"}, "type": "Opaque"}) == {
+        "apiVersion": "v1", "kind": "Secret", "data": {"a": REDACTED}, "type": "Opaque"}
+
+
+def test_secret_texts_and_scrub() -> None:
+    la = '{"data":{"a":"c2VjcmV0"}}'
+    secret = {**_secret(data={"a": "c2VjcmV0", "b": None, "c": ["nested-value"]}, stringData={"q": 'say "hi"!'}),
+              "metadata": {"name": "s", "annotations": {LA: la}}}
+    texts = secret_texts(secret, None, {"apiVersion": "v1", "kind": "ConfigMap", "data": {"x": "visible"}})
+    assert {"c2VjcmV0", "nested-value", 'say "hi"!', 'say \\"hi\\"!', la} <= texts
+    assert "visible" not in texts
+    assert scrub('got "c2VjcmV0" and nested-value, \'say \\"hi\\"!\'', texts) == \
+        f'got "{REDACTED}" and {REDACTED}, \'{REDACTED}\''
+    # values too short to scrub without garbling every message are left to the structural redaction
+    assert secret_texts(_secret(data={"a": "abc"})) == frozenset()

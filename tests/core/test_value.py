@@ -483,3 +483,16 @@ def test_integers_beyond_2_53_meet_floats_as_float64() -> None:
 ])
 def test_value_on_one_line(v: object, limit: int, text: str) -> None:
     assert value_on_one_line(v, limit) == text
+
+
+def test_excerpt_and_bounded_message() -> None:
+    from kubectl_fieldown.value import MESSAGE_LIMIT, bounded_message, excerpt
+
+    assert excerpt("short") == "short"
+    long = "9" * 5000
+    assert excerpt(long) == "9" * 79 + "… (5,000 characters)"
+    assert bounded_message(f"--x must be small, not {long}") == f"--x must be small, not {excerpt(long)}"
+    words = " ".join(["word"] * 2000)  # a long message of short words loses its middle
+    out = bounded_message(words)
+    assert len(out) < MESSAGE_LIMIT + 60 and "characters left out" in out
+    assert out.startswith("word word") and out.endswith("word word")

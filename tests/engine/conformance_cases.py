@@ -7,13 +7,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from fieldsv1_oracle import OraclePath, oracle_entries
+
 from kubectl_fieldown.fieldmanager import (
     ApplyConflict,
     FieldManagerError,
     ResourceRules,
     simulate_apply,
 )
-from kubectl_fieldown.fieldpath import FieldSet, decode_fields_v1
 from kubectl_fieldown.schema.types import GroupVersionKind
 
 CASES = Path(__file__).resolve().parent.parent / "conformance"
@@ -42,7 +43,10 @@ def rules_for(case: dict[str, Any]) -> ResourceRules:
         gvk = GroupVersionKind.from_api_version(case["live"]["apiVersion"], case["live"]["kind"])
         ks = kinds[gvk]
         sub = crd_subresources(crd, gvk.version)
-        return ResourceRules.for_kind(ks, sub.status)
+        # a CRD served at several versions (tests/conformance/multiversion): every version's schema
+        every = kinds_from_crd(crd, include_unserved=True)
+        versions = {k.api_version: s.root for k, s in every.items() if k.kind == gvk.kind}
+        return ResourceRules.for_kind(ks, sub.status, versions=versions)
     from kubectl_fieldown.schema.builtin import builtin_kinds
 
     b = case["builtin"]
@@ -59,17 +63,15 @@ def rules_for(case: dict[str, Any]) -> ResourceRules:
 class Outcome:
     status: int
     conflicts: set[tuple[str, str]]
-    entries: dict[tuple[str, str, str, str], FieldSet]
+    entries: dict[tuple[str, str, str, str], frozenset[OraclePath]]
     obj: dict[str, Any] | None
     message: str = ""
 
 
-def entries_of(obj: dict[str, Any]) -> dict[tuple[str, str, str, str], FieldSet]:
-    out = {}
-    for e in obj.get("metadata", {}).get("managedFields") or []:
-        key = (e["manager"], e["operation"], e.get("apiVersion", ""), e.get("subresource", ""))
-        out[key] = decode_fields_v1(e.get("fieldsV1"))
-    return out
+def entries_of(obj: dict[str, Any]) -> dict[tuple[str, str, str, str], frozenset[OraclePath]]:
+    """managedFields as path sets, decoded by the tests' own decoder (the server's entries and the
+    predicted ones alike: the product's codec does not judge itself)."""
+    return oracle_entries(obj)
 
 
 def expected(answer: dict[str, Any]) -> Outcome:

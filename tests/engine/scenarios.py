@@ -1058,16 +1058,6 @@ def build_case(sc: Scenario, steps: list[dict[str, Any]], live: dict[str, Any], 
 
 
 # A 422 the engine is not meant to model: any validation error other than a typed null.
-_MODELED_422 = re.compile(r'in body must be of type \w+: "null"')
-
-
-def unmodeled_422(answer: dict[str, Any]) -> bool:
-    if answer.get("status") != 422:
-        return False
-    causes = answer.get("causes") or [{"message": answer.get("message", "")}]
-    return any(not _MODELED_422.search(str(c.get("message", ""))) for c in causes)
-
-
 def _more_differences(exp: Outcome, got: Outcome) -> list[str]:
     """Beyond conformance_cases.differences (spec, labels, annotations): the rest of the object
     that scenarios change, i.e. status (reset by the main endpoint of a kind with a status

@@ -53,4 +53,21 @@ def test_text_lines_and_summary(tmp_path: Path) -> None:
     assert outcome_to_dict(ok) == {"apiVersion": "example.com/v1", "kind": "Widget", "namespace": "ns", "name": "a",
                                    "result": "changed", "retries": 2, "patchesSent": 2, "notes": [], "backup": None,
                                    "error": None, "changes": [], "ownership": [], "problems": [], "edits": [],
-                                   "alternative": None}
+                                   "maybeWritten": False, "alternative": None}
+
+
+def test_every_text_line_is_safe_for_a_terminal() -> None:
+    """Issue 18, item 4: a manager name with an escape sequence (from the server's managedFields, or
+    given with --from-manager) is written escaped in every line, as ``show`` writes it."""
+    evil = "evil\x1b]0;pwned\x07\x9b31m"
+    o = WriteOutcome(api_version="example.com/v1", kind="Widget", namespace="ns", name="w", result=Result.failed,
+                     dry_run="client", notes=[f"moved the fields of {evil} into kubectl (Apply)"],
+                     problems=[f"the next apply would fail: conflict with \"{evil}\": .spec.x"],
+                     changes=[f"- {evil} (Update, example.com/v1) (owned .spec.x)"],
+                     edits=[f"remove .spec.x from your manifest ({evil})"], error=f"refused: {evil}",
+                     requests=[{"type": "apply", "fieldManager": evil}], patches=[{"a": evil}])
+    out = io.StringIO()
+    render_outcome(o, out, verbose=True)
+    text = out.getvalue()
+    assert "\x1b" not in text and "\x07" not in text and "\x9b" not in text
+    assert text.count("evil\\u001b]0;pwned\\u0007\\u009b31m") >= 5, text

@@ -1,0 +1,585 @@
+// port-smd-tests reads structured-merge-diff's merge/*_test.go with go/parser and writes their
+// TestCase tables as JSON (stdout), so that the tests run them through kubectl_fieldown: nothing is
+// transcribed by hand. Run by hack/port-upstream-tests.py with the lab's Go.
+//
+// Usage: port-smd-tests DIR          (DIR: sigs.k8s.io/structured-merge-diff/v6/merge)
+//        port-smd-tests -tables DIR  (DIR: .../typed: every package-level `var xCases = []T{...}`
+//                                     table as data, positional struct literals named by T's fields)
+//
+// A case whose operations or expectations use something this extractor cannot express as data
+// (converters, ChangeParser, *Object operations, ignored fields) is written with "unsupported" set
+// to the reason, so that the report can count it.
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+type parserDef struct {
+	YAML string `json:"yaml"`
+	Type string `json:"type"`
+}
+
+type tcase struct {
+	File        string                 `json:"file"`
+	Func        string                 `json:"func"`
+	Name        string                 `json:"name"`
+	Parser      string                 `json:"parser"`
+	Ops         []map[string]any       `json:"ops"`
+	Object      *string                `json:"object"`
+	APIVersion  string                 `json:"apiVersion"`
+	Managed     map[string]any         `json:"managed"`
+	Unsupported string                 `json:"unsupported,omitempty"`
+	ExpectError bool                   `json:"expectError,omitempty"`
+	Extra       map[string]interface{} `json:"-"`
+}
+
+type unsupported struct{ why string }
+
+func fail(format string, a ...any) { panic(unsupported{fmt.Sprintf(format, a...)}) }
+
+func str(e ast.Expr) string {
+	switch v := e.(type) {
+	case *ast.BasicLit:
+		if v.Kind == token.STRING {
+			s, err := strconv.Unquote(v.Value)
+			if err != nil {
+				fail("string %s: %v", v.Value, err)
+			}
+			return s
+		}
+	case *ast.CallExpr: // typed.YAMLObject(`...`), fieldpath.APIVersion("v1")
+		if len(v.Args) == 1 {
+			return str(v.Args[0])
+		}
+	case *ast.Ident:
+		if c, ok := consts[v.Name]; ok {
+			return c
+		}
+	case *ast.BinaryExpr:
+		if v.Op == token.ADD {
+			return str(v.X) + str(v.Y)
+		}
+	}
+	fail("not a string: %T", e)
+	return ""
+}
+
+var consts = map[string]string{}
+
+func lit(e ast.Expr) any {
+	switch v := e.(type) {
+	case *ast.BasicLit:
+		switch v.Kind {
+		case token.STRING:
+			return str(v)
+		case token.INT:
+			n, _ := strconv.ParseInt(v.Value, 0, 64)
+			return n
+		case token.FLOAT:
+			f, _ := strconv.ParseFloat(v.Value, 64)
+			return f
+		}
+	case *ast.Ident:
+		switch v.Name {
+		case "true":
+			return true
+		case "false":
+			return false
+		case "nil":
+			return nil
+		}
+	case *ast.UnaryExpr:
+		if v.Op == token.SUB {
+			switch x := lit(v.X).(type) {
+			case int64:
+				return -x
+			case float64:
+				return -x
+			}
+		}
+	}
+	fail("not a literal: %T", e)
+	return nil
+}
+
+func callName(c *ast.CallExpr) string {
+	switch f := c.Fun.(type) {
+	case *ast.Ident:
+		return f.Name
+	case *ast.SelectorExpr:
+		if x, ok := f.X.(*ast.Ident); ok {
+			return x.Name + "." + f.Sel.Name
+		}
+	}
+	return ""
+}
+
+// element: {"f": name} | {"v": value} | {"k": {name: value}} | {"i": n}
+func pathOf(c *ast.CallExpr) []map[string]any {
+	if n := callName(c); n != "_P" && n != "fieldpath.MakePathOrDie" {
+		fail("path %s", n)
+	}
+	var out []map[string]any
+	for _, a := range c.Args {
+		switch v := a.(type) {
+		case *ast.BasicLit:
+			if v.Kind == token.STRING {
+				out = append(out, map[string]any{"f": str(v)})
+			} else if v.Kind == token.INT {
+				n, _ := strconv.Atoi(v.Value)
+				out = append(out, map[string]any{"i": n})
+			} else {
+				fail("path element %s", v.Value)
+			}
+		case *ast.CallExpr:
+			switch callName(v) {
+			case "_V", "value.NewValueInterface":
+				out = append(out, map[string]any{"v": lit(v.Args[0])})
+			case "_KBF", "fieldpath.KeyByFields":
+				key := map[string]any{}
+				for i := 0; i+1 < len(v.Args); i += 2 {
+					key[str(v.Args[i])] = lit(v.Args[i+1])
+				}
+				out = append(out, map[string]any{"k": key})
+			default:
+				fail("path element %s", callName(v))
+			}
+		default:
+			fail("path element %T", a)
+		}
+	}
+	return out
+}
+
+func setOf(e ast.Expr) [][]map[string]any {
+	c, ok := e.(*ast.CallExpr)
+	if !ok || (callName(c) != "_NS" && callName(c) != "fieldpath.NewSet") {
+		fail("set %T", e)
+	}
+	var out [][]map[string]any
+	for _, a := range c.Args {
+		pc, ok := a.(*ast.CallExpr)
+		if !ok {
+			fail("set member %T", a)
+		}
+		out = append(out, pathOf(pc))
+	}
+	return out
+}
+
+func fields(cl *ast.CompositeLit) map[string]ast.Expr {
+	out := map[string]ast.Expr{}
+	for _, el := range cl.Elts {
+		kv, ok := el.(*ast.KeyValueExpr)
+		if !ok {
+			fail("positional field")
+		}
+		out[kv.Key.(*ast.Ident).Name] = kv.Value
+	}
+	return out
+}
+
+func typeName(cl *ast.CompositeLit) string {
+	switch t := cl.Type.(type) {
+	case *ast.Ident:
+		return t.Name
+	case *ast.SelectorExpr:
+		return t.Sel.Name
+	}
+	return ""
+}
+
+func operation(e ast.Expr) map[string]any {
+	if u, ok := e.(*ast.UnaryExpr); ok && u.Op == token.AND {
+		e = u.X
+	}
+	cl, ok := e.(*ast.CompositeLit)
+	if !ok {
+		fail("operation %T", e)
+	}
+	kind := typeName(cl)
+	if kind != "Apply" && kind != "ForceApply" && kind != "Update" {
+		fail("operation %s", kind)
+	}
+	f := fields(cl)
+	op := map[string]any{"op": kind}
+	for k, v := range f {
+		switch k {
+		case "Manager":
+			op["manager"] = str(v)
+		case "APIVersion":
+			op["apiVersion"] = str(v)
+		case "Object":
+			op["object"] = str(v)
+		case "Conflicts":
+			var conflicts []map[string]any
+			for _, el := range v.(*ast.CompositeLit).Elts {
+				cf := fields(el.(*ast.CompositeLit))
+				conflicts = append(conflicts, map[string]any{"manager": str(cf["Manager"]),
+					"path": pathOf(cf["Path"].(*ast.CallExpr))})
+			}
+			op["conflicts"] = conflicts
+		default:
+			fail("operation field %s", k)
+		}
+	}
+	return op
+}
+
+func managed(e ast.Expr) map[string]any {
+	out := map[string]any{}
+	for _, el := range e.(*ast.CompositeLit).Elts {
+		kv := el.(*ast.KeyValueExpr)
+		c, ok := kv.Value.(*ast.CallExpr)
+		if !ok || callName(c) != "fieldpath.NewVersionedSet" {
+			fail("managed value")
+		}
+		out[str(kv.Key)] = map[string]any{"paths": setOf(c.Args[0]), "apiVersion": str(c.Args[1]),
+			"applied": lit(c.Args[2])}
+	}
+	return out
+}
+
+func oneCase(file, fn, name string, cl *ast.CompositeLit) (tc tcase) {
+	tc = tcase{File: file, Func: fn, Name: name}
+	defer func() {
+		if r := recover(); r != nil {
+			u, ok := r.(unsupported)
+			if !ok {
+				panic(r)
+			}
+			tc.Unsupported = u.why
+			tc.Ops, tc.Managed, tc.Object = nil, nil, nil
+		}
+	}()
+	for k, v := range fields(cl) {
+		switch k {
+		case "Ops":
+			for _, o := range v.(*ast.CompositeLit).Elts {
+				tc.Ops = append(tc.Ops, operation(o))
+			}
+		case "Object":
+			s := str(v)
+			tc.Object = &s
+		case "APIVersion":
+			tc.APIVersion = str(v)
+		case "Managed":
+			tc.Managed = managed(v)
+		default:
+			fail("TestCase field %s", k)
+		}
+	}
+	return tc
+}
+
+// --- the typed package's tables: generic Go literal -> JSON ---------------------------------------
+
+func structFields(f *ast.File, types map[string][]string) {
+	for _, d := range f.Decls {
+		gd, ok := d.(*ast.GenDecl)
+		if !ok || gd.Tok != token.TYPE {
+			continue
+		}
+		for _, sp := range gd.Specs {
+			ts := sp.(*ast.TypeSpec)
+			st, ok := ts.Type.(*ast.StructType)
+			if !ok {
+				continue
+			}
+			var names []string
+			for _, fl := range st.Fields.List {
+				for _, n := range fl.Names {
+					names = append(names, n.Name)
+				}
+			}
+			types[ts.Name.Name] = names
+		}
+	}
+}
+
+func value(e ast.Expr, elemType string, types map[string][]string, strs map[string]string) any {
+	switch v := e.(type) {
+	case *ast.BasicLit:
+		if v.Kind == token.STRING {
+			return str(v)
+		}
+		return lit(v)
+	case *ast.Ident:
+		if s, ok := strs[v.Name]; ok {
+			return s
+		}
+		return lit(v)
+	case *ast.UnaryExpr:
+		if v.Op == token.AND {
+			return value(v.X, elemType, types, strs)
+		}
+		return lit(v)
+	case *ast.CallExpr:
+		switch callName(v) {
+		case "_NS", "fieldpath.NewSet":
+			return map[string]any{"set": setOf(v)}
+		case "_P", "fieldpath.MakePathOrDie":
+			return map[string]any{"path": pathOf(v)}
+		case "typed.YAMLObject":
+			return value(v.Args[0], "", types, strs)
+		}
+		fail("call %s", callName(v))
+	case *ast.CompositeLit:
+		tname := elemType
+		switch t := v.Type.(type) {
+		case *ast.ArrayType:
+			inner := ""
+			if id, ok := t.Elt.(*ast.Ident); ok {
+				inner = id.Name
+			}
+			var out []any
+			for _, el := range v.Elts {
+				out = append(out, value(el, inner, types, strs))
+			}
+			return out
+		case *ast.Ident:
+			tname = t.Name
+		}
+		names, ok := types[tname]
+		if !ok {
+			fail("composite of %q", tname)
+		}
+		out := map[string]any{}
+		for i, el := range v.Elts {
+			if kv, ok := el.(*ast.KeyValueExpr); ok {
+				name := kv.Key.(*ast.Ident).Name
+				out[name] = value(kv.Value, fieldType(tname, name), types, strs)
+			} else {
+				out[names[i]] = value(el, fieldType(tname, names[i]), types, strs)
+			}
+		}
+		return out
+	}
+	fail("expression %T", e)
+	return nil
+}
+
+// fieldTypes: struct name -> field -> the element type name of a []T field
+var fieldTypes = map[string]map[string]string{}
+
+func fieldType(structName, field string) string { return fieldTypes[structName][field] }
+
+func collectFieldTypes(f *ast.File) {
+	for _, d := range f.Decls {
+		gd, ok := d.(*ast.GenDecl)
+		if !ok || gd.Tok != token.TYPE {
+			continue
+		}
+		for _, sp := range gd.Specs {
+			ts := sp.(*ast.TypeSpec)
+			st, ok := ts.Type.(*ast.StructType)
+			if !ok {
+				continue
+			}
+			m := map[string]string{}
+			for _, fl := range st.Fields.List {
+				if at, ok := fl.Type.(*ast.ArrayType); ok {
+					if id, ok := at.Elt.(*ast.Ident); ok {
+						for _, n := range fl.Names {
+							m[n.Name] = id.Name
+						}
+					}
+				}
+			}
+			fieldTypes[ts.Name.Name] = m
+		}
+	}
+}
+
+func tables(dir string) {
+	files, _ := filepath.Glob(filepath.Join(dir, "*_test.go"))
+	sort.Strings(files)
+	fset := token.NewFileSet()
+	types := map[string][]string{}
+	strs := map[string]string{}
+	var parsed []*ast.File
+	for _, path := range files {
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			panic(err)
+		}
+		parsed = append(parsed, f)
+		structFields(f, types)
+		collectFieldTypes(f)
+		for _, d := range f.Decls {
+			gd, ok := d.(*ast.GenDecl)
+			if !ok || gd.Tok != token.VAR {
+				continue
+			}
+			for _, sp := range gd.Specs {
+				vs := sp.(*ast.ValueSpec)
+				for i, n := range vs.Names {
+					if i < len(vs.Values) {
+						if bl, ok := vs.Values[i].(*ast.BasicLit); ok && bl.Kind == token.STRING {
+							strs[n.Name] = str(bl)
+						}
+					}
+				}
+			}
+		}
+	}
+	out := map[string]any{}
+	for i, f := range parsed {
+		for _, d := range f.Decls {
+			gd, ok := d.(*ast.GenDecl)
+			if !ok || gd.Tok != token.VAR {
+				continue
+			}
+			for _, sp := range gd.Specs {
+				vs := sp.(*ast.ValueSpec)
+				for j, n := range vs.Names {
+					if !strings.HasSuffix(n.Name, "Cases") || j >= len(vs.Values) {
+						continue
+					}
+					func() {
+						defer func() {
+							if r := recover(); r != nil {
+								u, ok := r.(unsupported)
+								if !ok {
+									panic(r)
+								}
+								out[n.Name] = map[string]any{"unsupported": u.why}
+							}
+						}()
+						out[n.Name] = map[string]any{"file": filepath.Base(files[i]),
+							"cases": value(vs.Values[j], "", types, strs)}
+					}()
+				}
+			}
+		}
+	}
+	enc := json.NewEncoder(os.Stdout)
+	enc.SetIndent("", " ")
+	if err := enc.Encode(out); err != nil {
+		panic(err)
+	}
+}
+
+func main() {
+	if len(os.Args) == 3 && os.Args[1] == "-tables" {
+		tables(os.Args[2])
+		return
+	}
+	dir := os.Args[1]
+	files, _ := filepath.Glob(filepath.Join(dir, "*_test.go"))
+	sort.Strings(files)
+	fset := token.NewFileSet()
+	parsers := map[string]parserDef{}
+	var cases []tcase
+	for _, path := range files {
+		f, err := parser.ParseFile(fset, path, nil, parser.ParseComments)
+		if err != nil {
+			panic(err)
+		}
+		base := filepath.Base(path)
+		// package-level parsers: var xParser = func() Parser { parser, err := typed.NewParser(`...`) ... parser.Type("t") }()
+		ast.Inspect(f, func(n ast.Node) bool {
+			vs, ok := n.(*ast.ValueSpec)
+			if !ok || len(vs.Names) != 1 || len(vs.Values) != 1 {
+				return true
+			}
+			var yaml, typ string
+			ast.Inspect(vs.Values[0], func(m ast.Node) bool {
+				c, ok := m.(*ast.CallExpr)
+				if !ok {
+					return true
+				}
+				func() {
+					defer func() { _ = recover() }()
+					switch callName(c) {
+					case "typed.NewParser":
+						yaml = str(c.Args[0])
+					case "parser.Type":
+						typ = str(c.Args[0])
+					}
+				}()
+				return true
+			})
+			if yaml != "" {
+				// a *typed.Parser (no .Type call) picks the type named like each operation's version
+				parsers[vs.Names[0].Name] = parserDef{yaml, typ}
+			}
+			return true
+		})
+		for _, decl := range f.Decls {
+			fd, ok := decl.(*ast.FuncDecl)
+			if !ok || !strings.HasPrefix(fd.Name.Name, "Test") || fd.Body == nil {
+				continue
+			}
+			// the parser the loop passes to test.Test(P) or test.TestWithConverter(P, C)
+			parserName, converter, expectError := "", false, false
+			ast.Inspect(fd.Body, func(n ast.Node) bool {
+				// `if test.Test(p) == nil { t.Fatal(...) }`: every case of the table must fail
+				if be, ok := n.(*ast.BinaryExpr); ok && be.Op == token.EQL {
+					if id, ok := be.Y.(*ast.Ident); ok && id.Name == "nil" {
+						if c, ok := be.X.(*ast.CallExpr); ok {
+							if sel, ok := c.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Test" {
+								expectError = true
+							}
+						}
+					}
+				}
+				c, ok := n.(*ast.CallExpr)
+				if !ok {
+					return true
+				}
+				if sel, ok := c.Fun.(*ast.SelectorExpr); ok && (sel.Sel.Name == "Test" || sel.Sel.Name == "TestWithConverter") {
+					if id, ok := c.Args[0].(*ast.Ident); ok {
+						parserName = id.Name
+					}
+					converter = sel.Sel.Name == "TestWithConverter"
+				}
+				return true
+			})
+			ast.Inspect(fd.Body, func(n ast.Node) bool {
+				cl, ok := n.(*ast.CompositeLit)
+				if !ok {
+					return true
+				}
+				mt, ok := cl.Type.(*ast.MapType)
+				if !ok {
+					return true
+				}
+				if v, ok := mt.Value.(*ast.Ident); !ok || v.Name != "TestCase" {
+					return true
+				}
+				for _, el := range cl.Elts {
+					kv := el.(*ast.KeyValueExpr)
+					name := str(kv.Key)
+					tc := oneCase(base, fd.Name.Name, name, kv.Value.(*ast.CompositeLit))
+					tc.Parser = parserName
+					tc.ExpectError = expectError
+					if converter && tc.Unsupported == "" {
+						tc.Unsupported = "uses a version converter"
+					}
+					if parserName == "" && tc.Unsupported == "" {
+						tc.Unsupported = "no parser found for the test function"
+					}
+					cases = append(cases, tc)
+				}
+				return false
+			})
+		}
+	}
+	out := map[string]any{"parsers": parsers, "cases": cases}
+	enc := json.NewEncoder(os.Stdout)
+	enc.SetIndent("", " ")
+	if err := enc.Encode(out); err != nil {
+		panic(err)
+	}
+}

@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""Port upstream's own test tables to recorded cases (JSON), so the suite runs them through the library.
+
+    hack/port-upstream-tests.py     # rewrites tests/conformance/upstream/*.json from the lab's sources
+
+Reads the Go sources that hack/lab/build.sh unpacked from Debian (PREFIX, default ~/.cache/k8slab)
+and extracts the tables verbatim — inputs and expected outputs as upstream wrote them; nothing is
+written by hand. Each output file names the source file and the Debian package version it came from.
+
+* client-go util/csaupgrade/upgrade_test.go ``TestUpgradeCSA`` -> client-go-csaupgrade.json
+* structured-merge-diff v6 merge/*_test.go (every ``map[string]TestCase`` table, read with Go's own
+  go/parser by hack/port-smd-tests/main.go, built with the lab's Go) -> smd-merge.json
+* structured-merge-diff v6 typed/*_test.go (every package-level ``...Cases`` table) -> smd-typed.json
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parent.parent
+PREFIX = Path(os.environ.get("PREFIX") or Path.home() / ".cache" / "k8slab")
+GOSRC = PREFIX / "gosrc" / "usr" / "share" / "gocode" / "src"
+OUT = REPO / "tests" / "conformance" / "upstream"
+
+
+def package_version(name: str) -> str:
+    debs = sorted((PREFIX / "debs" / "src").glob(f"{name}_*.deb"))
+    if not debs:
+        sys.exit(f"no {name} .deb under {PREFIX}/debs/src: run hack/lab/build.sh first")
+    return subprocess.run(["dpkg-deb", "-f", str(debs[0]), "Version"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+CASE = re.compile(
+    r'Name:\s*"(?P<name>[^"]+)",\s*'
+    r'CSAManagers:\s*\[\]string\{(?P<csa>[^}]*)\},\s*'
+    r'SSAManager:\s*"(?P<ssa>[^"]+)",\s*'
+    r'(?:Options:\s*\[\]csaupgrade\.Option\{csaupgrade\.Subresource\("(?P<sub>[^"]*)"\)\},\s*)?'
+    r'OriginalObject:\s*\[\]byte\(`(?P<orig>[^`]*)`\),\s*'
+    r'ExpectedObject:\s*\[\]byte\(`(?P<want>[^`]*)`\)',
+    re.S,
+)
+
+
+def csaupgrade() -> dict[str, object]:
+    rel = "k8s.io/client-go/util/csaupgrade/upgrade_test.go"
+    text = (GOSRC / rel).read_text()
+    body = text[text.index("func TestUpgradeCSA("):]
+    body = body[: body.index("\nfunc ", 1)] if "\nfunc " in body[1:] else body
+    # comments between the fields of a case are not part of the table
+    body = re.sub(r"^\s*//.*$", "", body, flags=re.M)
+    cases = []
+    for m in CASE.finditer(body):
+        cases.append({
+            "name": m["name"],
+            "csaManagers": re.findall(r'"([^"]*)"', m["csa"]),
+            "ssaManager": m["ssa"],
+            "subresource": m["sub"] or "",
+            "original": yaml.safe_load(m["orig"]),
+            "expected": yaml.safe_load(m["want"]),
+        })
+    declared = len(re.findall(r"^\t\t\tName:", body, flags=re.M))
+    if len(cases) != declared:
+        sys.exit(f"{rel}: parsed {len(cases)} of {declared} cases: the table's shape changed")
+    return {"source": rel, "function": "TestUpgradeCSA",
+            "package": f"golang-k8s-client-go-dev {package_version('golang-k8s-client-go-dev')}", "cases": cases}
+
+
+def _smd_port(args: list[str]) -> str:
+    """Build hack/port-smd-tests/main.go with the lab's Go and run it on ``args``."""
+    goroots = sorted((PREFIX / "go-root" / "usr" / "lib").glob("go-*"))
+    if not goroots:
+        sys.exit(f"no lab Go under {PREFIX}: run hack/lab/build.sh first")
+    goroot = goroots[0]
+    with tempfile.TemporaryDirectory(prefix="port-smd-") as tmp:
+        pkg = Path(tmp) / "src" / "k8slab.local" / "port-smd-tests"
+        pkg.mkdir(parents=True)
+        shutil.copy(REPO / "hack" / "port-smd-tests" / "main.go", pkg / "main.go")
+        env = {**os.environ, "GOROOT": str(goroot), "PATH": f"{goroot / 'bin'}:{os.environ.get('PATH', '')}",
+               "GO111MODULE": "off", "GOFLAGS": "", "GOTOOLCHAIN": "local", "GOPROXY": "off", "GOPATH": tmp,
+               "GOCACHE": str(PREFIX / "gocache"), "CGO_ENABLED": "0"}
+        subprocess.run([str(goroot / "bin" / "go"), "build", "-o", f"{tmp}/port", "k8slab.local/port-smd-tests"],
+                       cwd=tmp, env=env, check=True)
+        return subprocess.run([f"{tmp}/port", *args], capture_output=True, text=True, check=True).stdout
+
+
+SMD = "sigs.k8s.io/structured-merge-diff/v6"
+
+
+def smd_merge() -> dict[str, object]:
+    rel = f"{SMD}/merge"
+    doc: dict[str, object] = json.loads(_smd_port([str(GOSRC / rel)]))
+    deb = "golang-k8s-sigs-structured-merge-diff-v6-dev"
+    return {"source": f"{rel}/*_test.go", "package": f"{deb} {package_version(deb)}", **doc}
+
+
+def main() -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    doc = csaupgrade()
+    (OUT / "client-go-csaupgrade.json").write_text(json.dumps(doc, indent=1, sort_keys=False) + "\n")
+    print(f"client-go-csaupgrade.json: {len(doc['cases'])} cases from {doc['source']} ({doc['package']})")
+    deb = "golang-k8s-sigs-structured-merge-diff-v6-dev"
+    typed = {"source": f"{SMD}/typed/*_test.go", "package": f"{deb} {package_version(deb)}",
+             **json.loads(_smd_port(["-tables", str(GOSRC / SMD / "typed")]))}
+    (OUT / "smd-typed.json").write_text(json.dumps(typed, indent=1, sort_keys=False) + "\n")
+    print(f"smd-typed.json: tables {', '.join(k for k in typed if k.endswith('Cases'))}")
+    smd = smd_merge()
+    (OUT / "smd-merge.json").write_text(json.dumps(smd, indent=1, sort_keys=False) + "\n")
+    cases = smd["cases"]
+    assert isinstance(cases, list)
+    print(f"smd-merge.json: {len(cases)} cases, {sum(1 for c in cases if not c.get('unsupported'))} expressible "
+          f"({smd['package']})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,306 @@
+"""The CRD validator's value checks: what a custom resource's OpenAPI schema forbids beyond types.
+
+The API server validates every write of a custom resource against the CRD version's
+``openAPIV3Schema`` (apiextensions ``ValidateCustomResource`` / ``ValidateCustomResourceUpdate``,
+kube-openapi's ``validate`` package) and answers 422 with one cause per violation. This module
+reproduces the value constraints of that validation, with the server's texts:
+
+* ``enum`` — ``Unsupported value: "x": supported values: "a", "b"``;
+* numbers — ``multipleOf``, ``maximum``/``exclusiveMaximum``, ``minimum``/``exclusiveMinimum``, each
+  checked on its own, with Go's native-type quirks (an integer value is checked against the
+  constraint truncated to an integer: ``multipleOf: 0.5`` on an integer is a factor of 0, "must be
+  positive");
+* strings — ``maxLength`` (``Too long: may not be more than N bytes``, counting characters),
+  ``minLength``, ``pattern`` — the first that fails is the only one reported;
+* lists — ``maxItems`` (``Too many: N: must have at most M items``), ``minItems``;
+* objects — ``maxProperties`` (reported as ``Too many``, like lists), ``minProperties``, ``required``
+  (``Required value``).
+
+**Ratcheting** (CRDValidationRatcheting, on by default since 1.30): on an update, a violation inside
+a value that did not change is not reported. A value is compared with the old one at the same
+place: object fields by name, list-map items by their keys; set and atomic list items are not
+correlated (only the whole list, when it is equal).
+
+Not modelled (the prediction says so where it matters): type errors (other modules),
+``x-kubernetes-validations`` (CEL), ``format``, ``allOf``/``anyOf``/``oneOf``/``not``, ``uniqueItems``.
+The server lists violations in Go's map order, which varies: callers sort them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeGuard
+
+from ..value import go_format_float_v, go_quote, values_equal
+
+__all__ = ["ValueError_", "constraint_errors", "has_constraints"]
+
+#: what the apiextensions validator's 422 causes say for each kind of violation
+INVALID = "FieldValueInvalid"
+REQUIRED = "FieldValueRequired"
+NOT_SUPPORTED = "FieldValueNotSupported"
+TOO_LONG = "FieldValueTooLong"
+TOO_MANY = "FieldValueTooMany"
+
+_NOT_CORRELATED = object()
+
+
+@dataclass(frozen=True)
+class ValueError_:
+    """One cause of the 422: the field (as the server prints it), the message, the reason."""
+
+    field: str
+    message: str
+    reason: str
+
+
+def has_constraints(schema: Any) -> bool:
+    """Whether a schema has any constraint this module checks (a cheap guard for callers)."""
+    return "constraint" in _scan(schema)
+
+
+def _scan(schema: Any) -> set[str]:
+    found: set[str] = set()
+    stack = [schema]
+    while stack:
+        s = stack.pop()
+        if not isinstance(s, Mapping):
+            continue
+        if any(k in s for k in _CONSTRAINT_KEYS):
+            found.add("constraint")
+            return found
+        props = s.get("properties")
+        if isinstance(props, Mapping):
+            stack.extend(props.values())
+        for k in ("items", "additionalProperties"):
+            if isinstance(s.get(k), Mapping):
+                stack.append(s[k])
+    return found
+
+
+_CONSTRAINT_KEYS = ("enum", "multipleOf", "maximum", "minimum", "maxLength", "minLength", "pattern", "maxItems",
+                    "minItems", "maxProperties", "minProperties", "required")
+
+
+def constraint_errors(new: Any, schema: Mapping[str, Any] | None, old: Any = _NOT_CORRELATED) -> list[ValueError_]:
+    """The violations of ``schema``'s value constraints in ``new`` (the whole object), ratcheted
+    against ``old`` (the stored object) on an update; pass no ``old`` for a create."""
+    if not isinstance(schema, Mapping):
+        return []
+    out = _node(new, schema, "", old if old is not _NOT_CORRELATED else _NOT_CORRELATED, root=True)
+    seen: set[tuple[str, str]] = set()
+    unique: list[ValueError_] = []
+    for e in out:
+        if (e.field, e.message) not in seen:
+            seen.add((e.field, e.message))
+            unique.append(e)
+    return sorted(unique, key=lambda e: (e.field, e.message))
+
+
+def _field(path: str) -> str:
+    """kube-openapi's error name as apiextensions prints it (``field.Path``, ``<nil>`` at the root)."""
+    name = path[1:] if path.startswith(".") else path
+    return name if name else "<nil>"
+
+
+def _node(v: Any, s: Mapping[str, Any], path: str, old: Any, *, root: bool = False) -> list[ValueError_]:
+    if v is None:
+        return []  # nulls are the type validator's (null_errors)
+    errs: list[ValueError_] = []
+    typ = s.get("type")
+    if isinstance(v, str) and typ in (None, "string"):
+        errs += _string(v, s, path)
+    if _is_number(v) and typ in (None, "number", "integer") and not (typ == "integer" and isinstance(v, float)):
+        errs += _number(v, s, path)
+    if isinstance(v, list) and typ in (None, "array"):
+        errs += _array(v, s, path, old)
+    enum = s.get("enum")
+    if isinstance(enum, list) and enum and not any(values_equal(v, e) for e in enum):
+        errs.append(_not_supported(path, v, enum))
+    if isinstance(v, Mapping) and typ in (None, "object"):
+        errs += _object(v, s, path, old, root)
+    if errs and old is not _NOT_CORRELATED and values_equal(old, v):
+        return []  # ratcheting: an unchanged value keeps what it had
+    return errs
+
+
+def _is_number(v: Any) -> TypeGuard[int | float]:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+# --- value formatting (apimachinery field.Error, kube-openapi messages) ----------------------
+
+
+def _go_v(v: Any) -> str:
+    """Go's ``%v`` of a JSON number as the validator holds it (int64 or float64)."""
+    if isinstance(v, float):
+        return go_format_float_v(v)
+    return str(v)
+
+
+def _bad_value(v: Any) -> str:
+    """``field.Error.ErrorBody``'s rendering of a bad value."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return _go_v(v)
+    if isinstance(v, str):
+        return go_quote(v)
+    return json.dumps(v, separators=(",", ":"), ensure_ascii=False)
+
+
+def _invalid(path: str, value: Any, detail: str) -> ValueError_:
+    return ValueError_(_field(path), f"Invalid value: {_bad_value(value)}: {detail}", INVALID)
+
+
+def _in(path: str) -> str:
+    return f"{path[1:] if path.startswith('.') else path} in body"
+
+
+def _not_supported(path: str, v: Any, enum: Sequence[Any]) -> ValueError_:
+    allowed = [e if isinstance(e, str) else json.dumps(e, separators=(",", ":")) for e in enum]
+    detail = "supported values: " + ", ".join(go_quote(a) for a in allowed)
+    return ValueError_(_field(path), f"Unsupported value: {_bad_value(v)}: {detail}", NOT_SUPPORTED)
+
+
+# --- the validators ------------------------------------------------------------------------
+
+
+def _string(v: str, s: Mapping[str, Any], path: str) -> list[ValueError_]:
+    n = len(v)  # Go counts runes (utf8.RuneCountInString); Python strings are code points
+    mx = s.get("maxLength")
+    if isinstance(mx, int) and n > mx:
+        unit = "byte" if mx == 1 else "bytes"
+        return [ValueError_(_field(path), f"Too long: may not be more than {mx} {unit}", TOO_LONG)]
+    mn = s.get("minLength")
+    if isinstance(mn, int) and n < mn:
+        return [_invalid(path, v, f"{_in(path)} should be at least {mn} chars long")]
+    pattern = s.get("pattern")
+    if isinstance(pattern, str):
+        try:
+            rx = re.compile(pattern)
+        except re.error:
+            return []  # the CRD's own validation refuses patterns Go cannot compile
+        if rx.search(v) is None:
+            return [_invalid(path, v, f"{_in(path)} should match '{pattern}'")]
+    return []
+
+
+def _number(v: int | float, s: Mapping[str, Any], path: str) -> list[ValueError_]:
+    out: list[ValueError_] = []
+    as_int = isinstance(v, int)
+    mult = s.get("multipleOf")
+    if _is_number(mult):
+        if as_int:
+            factor_i = int(mult)  # Go: int64(multipleOf) truncates
+            if factor_i <= 0:
+                out.append(_invalid(path, factor_i, f"factor MultipleOf declared for {_field(path)} must be "
+                                                    f"positive: {factor_i}"))
+            elif v % factor_i != 0:
+                out.append(_invalid(path, v, f"{_in(path)} should be a multiple of {factor_i}"))
+        else:
+            f = float(mult)
+            if f <= 0:
+                out.append(_invalid(path, f, f"factor MultipleOf declared for {_field(path)} must be "
+                                             f"positive: {go_format_float_v(f)}"))
+            else:
+                m = (1 / f * v) if f < 1 else (v / f)
+                if not _json_integer(m):
+                    out.append(_invalid(path, v, f"{_in(path)} should be a multiple of {go_format_float_v(f)}"))
+    for key, excl_key, sign in (("maximum", "exclusiveMaximum", 1), ("minimum", "exclusiveMinimum", -1)):
+        bound = s.get(key)
+        if not _is_number(bound):
+            continue
+        exclusive = s.get(excl_key) is True
+        # Go checks an int64 value against int64(bound) (truncated) and prints that; a float64 against
+        # the float64 bound
+        limit: int | float = int(bound) if as_int else float(bound)
+        beyond = (v > limit or (exclusive and v == limit)) if sign > 0 else (v < limit or (exclusive and v == limit))
+        if beyond:
+            word = ("less than" if sign > 0 else "greater than") + ("" if exclusive else " or equal to")
+            out.append(_invalid(path, v, f"{_in(path)} should be {word} {_go_v(limit)}"))
+    return out
+
+
+def _json_integer(f: float) -> bool:
+    """swag.IsFloat64AJSONInteger: an integral value within float64's exact integer range."""
+    if math.isnan(f) or math.isinf(f) or f != math.floor(f):
+        return False
+    return abs(f) < 2**53 or f == math.trunc(f)
+
+
+def _count(n: int, s: Mapping[str, Any], path: str, max_key: str, min_key: str, noun: str) -> list[ValueError_]:
+    """maxItems/minItems and maxProperties/minProperties: apiextensions reports both maxima as
+    field.TooMany ("... items"), the minima as kube-openapi's own texts."""
+    out: list[ValueError_] = []
+    mx = s.get(max_key)
+    if isinstance(mx, int) and n > mx:
+        out.append(ValueError_(_field(path), f"Too many: {n}: must have at most {mx} items", TOO_MANY))
+    mn = s.get(min_key)
+    if isinstance(mn, int) and n < mn:
+        out.append(_invalid(path, n, f"{_in(path)} should have at least {mn} {noun}"))
+    return out
+
+
+def _array(v: list[Any], s: Mapping[str, Any], path: str, old: Any) -> list[ValueError_]:
+    out = _count(len(v), s, path, "maxItems", "minItems", "items")
+    items = s.get("items")
+    if isinstance(items, Mapping):
+        olds = _correlated_items(v, s, old)
+        for i, item in enumerate(v):
+            out += _node(item, items, f"{path}[{i}]", olds[i])
+    return out
+
+
+def _correlated_items(v: list[Any], s: Mapping[str, Any], old: Any) -> list[Any]:
+    """For each item, the old item it is compared with by ratcheting (list-maps only, by keys)."""
+    none = [_NOT_CORRELATED] * len(v)
+    if old is _NOT_CORRELATED or not isinstance(old, list) or s.get("x-kubernetes-list-type") != "map":
+        return none
+    keys = s.get("x-kubernetes-list-map-keys")
+    if not isinstance(keys, list) or not keys:
+        return none
+
+    def key_of(item: Any) -> str | None:
+        if not isinstance(item, Mapping):
+            return None
+        return json.dumps([item.get(k) for k in keys], sort_keys=True)
+
+    by_key: dict[str, Any] = {}
+    for o in old:
+        k = key_of(o)
+        if k is not None and k not in by_key:
+            by_key[k] = o
+    out = []
+    for item in v:
+        k = key_of(item)
+        out.append(by_key.get(k, _NOT_CORRELATED) if k is not None else _NOT_CORRELATED)
+    return out
+
+
+def _object(v: Mapping[str, Any], s: Mapping[str, Any], path: str, old: Any, root: bool) -> list[ValueError_]:
+    out = _count(len(v), s, path, "maxProperties", "minProperties", "properties")
+    props = s.get("properties") if isinstance(s.get("properties"), Mapping) else {}
+    assert isinstance(props, Mapping)
+    additional = s.get("additionalProperties")
+    old_map = old if isinstance(old, Mapping) else None
+    for name, value in v.items():
+        sub = props.get(name)
+        if not isinstance(sub, Mapping):
+            sub = additional if isinstance(additional, Mapping) else None
+        if sub is None:
+            continue
+        if root and name in ("apiVersion", "kind", "metadata"):
+            continue  # ObjectMeta and the type are validated elsewhere; never ratcheted
+        o = old_map[name] if old_map is not None and name in old_map else _NOT_CORRELATED
+        out += _node(value, sub, f"{path}.{name}", o)
+    required = s.get("required")
+    if isinstance(required, list):
+        for name in required:
+            if isinstance(name, str) and name not in v:
+                out.append(ValueError_(_field(f"{path}.{name}"), "Required value", REQUIRED))
+    return out

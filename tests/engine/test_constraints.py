@@ -1,0 +1,84 @@
+"""typed/constraints.py: the CRD validator's value checks, message for message.
+
+Every expected text here was answered by the lab server (kube-openapi + apiextensions 1.36) for the
+Check CRD of check-crd.yaml; test_constraints_differential.py compares generated writes with the
+server itself."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kubectl_fieldown.typed.constraints import constraint_errors, has_constraints
+
+CRD = yaml.safe_load((Path(__file__).resolve().parent / "check-crd.yaml").read_text())
+SCHEMA = CRD["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+
+
+def errors(spec: dict[str, Any], old_spec: dict[str, Any] | None = None) -> set[tuple[str, str]]:
+    obj = {"apiVersion": "example.com/v1", "kind": "Check", "metadata": {"name": "c"}, "spec": spec}
+    if old_spec is None:
+        return {(e.field, e.message) for e in constraint_errors(obj, SCHEMA)}
+    old = {**obj, "spec": old_spec}
+    return {(e.field, e.message) for e in constraint_errors(obj, SCHEMA, old)}
+
+
+@pytest.mark.parametrize(("spec", "want"), [
+    ({"mode": "fast"}, set()),
+    ({"mode": "medium"}, {("spec.mode", 'Unsupported value: "medium": supported values: "fast", "slow"')}),
+    ({"size": 0}, {("spec.size", "Invalid value: 0: spec.size in body should be greater than or equal to 1"),
+                   ("spec.mode", "Required value")}),
+    # an integer against multipleOf 0.5: Go truncates the factor to int64(0.5) = 0
+    ({"mode": "fast", "size": 101, "ratio": 0, "name": "ABCDEFG"}, {
+        ("spec.name", "Too long: may not be more than 5 bytes"),
+        ("spec.ratio", "Invalid value: 0: factor MultipleOf declared for spec.ratio must be positive: 0"),
+        ("spec.ratio", "Invalid value: 0: spec.ratio in body should be greater than 0"),
+        ("spec.size", "Invalid value: 101: spec.size in body should be less than or equal to 100")}),
+    ({"mode": "fast", "ratio": 0.7, "name": "a"}, {
+        ("spec.name", 'Invalid value: "a": spec.name in body should be at least 2 chars long'),
+        ("spec.ratio", "Invalid value: 0.7: spec.ratio in body should be a multiple of 0.5")}),
+    ({"mode": "fast", "tags": ["a", "b", "c"], "labels": {}}, {
+        ("spec.tags", "Too many: 3: must have at most 2 items"),
+        ("spec.labels", "Invalid value: 0: spec.labels in body should have at least 1 properties")}),
+    ({"mode": "fast", "tags": [], "labels": {"a": "1", "b": "2", "c": "3"}}, {
+        ("spec.labels", "Too many: 3: must have at most 2 items"),
+        ("spec.tags", "Invalid value: 0: spec.tags in body should have at least 1 items")}),
+    ({"mode": "fast", "ports": [{"port": 70000, "proto": "SCTP"}]}, {
+        ("spec.ports[0].port",
+         "Invalid value: 70000: spec.ports[0].port in body should be less than or equal to 65535"),
+        ("spec.ports[0].proto", 'Unsupported value: "SCTP": supported values: "TCP", "UDP"')}),
+    ({"mode": "fast", "name": "héllo"},
+     {("spec.name", "Invalid value: \"héllo\": spec.name in body should match '^[a-z]+$'")}),
+    # characters, not bytes, are counted (the message says bytes all the same)
+    ({"mode": "fast", "name": "ééééé"},
+     {("spec.name", "Invalid value: \"ééééé\": spec.name in body should match '^[a-z]+$'")}),
+    ({"mode": "fast", "limit": 10}, {("spec.limit", "Invalid value: 10: spec.limit in body should be less than 10")}),
+    ({"mode": "fast", "limit": 9.5, "ratio": 1.5}, set()),
+])
+def test_messages_as_the_server_writes_them(spec: dict[str, Any], want: set[tuple[str, str]]) -> None:
+    assert errors(spec) == want
+
+
+def test_ratcheting_keeps_an_unchanged_invalid_value_and_reports_a_changed_one() -> None:
+    old = {"mode": "medium", "size": 500, "ports": [{"port": 70000}, {"port": 80, "proto": "SCTP"}]}
+    assert errors(old, old) == set()
+    # the size changes (still invalid): reported; the mode and the ports stay: not reported
+    assert errors({**old, "size": 600}, old) == {
+        ("spec.size", "Invalid value: 600: spec.size in body should be less than or equal to 100")}
+    # list-map items are correlated by key, whatever their position
+    moved = {**old, "ports": [{"port": 80, "proto": "SCTP"}, {"port": 70000}, {"port": 1, "proto": "X"}]}
+    assert errors(moved, old) == {("spec.ports[2].proto", 'Unsupported value: "X": supported values: "TCP", "UDP"')}
+    # a set's items are not correlated: a changed set reports each invalid item... and its size
+    assert errors({"mode": "fast", "tags": ["a", "b", "c"]}, {"mode": "fast", "tags": ["a", "b", "c", "d"]}) == {
+        ("spec.tags", "Too many: 3: must have at most 2 items")}
+    # a required field missing before and after: the spec changed, so it is reported
+    assert errors({"size": 5}, {"size": 4}) == {("spec.mode", "Required value")}
+    assert errors({"size": 4}, {"size": 4}) == set()
+
+
+def test_has_constraints() -> None:
+    assert has_constraints(SCHEMA)
+    assert not has_constraints({"type": "object", "properties": {"spec": {"type": "object"}}})

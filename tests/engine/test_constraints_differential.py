@@ -1,0 +1,237 @@
+"""The CRD validator's value constraints: seeded random writes on the lab server vs. the engine.
+
+A ``Check`` CRD (tests/engine/check-crd.yaml: enum, integer and number bounds, exclusive bounds,
+multipleOf, string lengths and pattern, list and map sizes, required fields, a list-map with
+constrained items) is installed first *without* its constraints, and objects with invalid values
+are stored; then the constraints are installed. Each case then writes one random object — a create
+(POST), an update (PUT) of a stored object, or a server-side apply on one — and compares the
+server's answer with the engine's prediction (``simulate_update`` / ``simulate_apply`` with the
+CRD's rules): the status; for a 422 the set of causes (field and message; the server lists them
+in Go's map order); for a success the stored spec. Updates exercise ratcheting: a stored invalid
+value the write leaves alone is not reported.
+
+Type errors (a string where the schema says integer) are not generated: they are SMD's 500 for an
+apply and the subject of other tests. ``FIELDOWN_CONSTRAINT_CASES`` (default 120) and
+``FIELDOWN_CONSTRAINT_SEED`` (default 5) tune it.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import random
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import lab
+import pytest
+import yaml
+
+from engine.scenarios import APPLY_CT, Api
+from kubectl_fieldown.fieldmanager import FieldManagerError, ResourceRules, simulate_apply, simulate_update
+from kubectl_fieldown.schema.crd import kinds_from_crd
+from kubectl_fieldown.schema.types import GroupVersionKind
+
+CRD_FILE = Path(__file__).resolve().parent / "check-crd.yaml"
+GVK = GroupVersionKind("example.com", "v1", "Check")
+NOW = "2026-11-26T00:00:00Z"
+CASES = int(os.environ.get("FIELDOWN_CONSTRAINT_CASES", "120"))
+SEED = int(os.environ.get("FIELDOWN_CONSTRAINT_SEED", "5"))
+STORED = 12
+
+
+def tight_crd() -> dict[str, Any]:
+    crd: dict[str, Any] = yaml.safe_load(CRD_FILE.read_text())
+    return crd
+
+
+def loose_crd() -> dict[str, Any]:
+    """The same CRD with every value constraint removed (types and list types kept)."""
+    crd = tight_crd()
+
+    def strip(s: Any) -> None:
+        if isinstance(s, dict):
+            for k in ("enum", "multipleOf", "maximum", "minimum", "exclusiveMaximum", "exclusiveMinimum",
+                      "maxLength", "minLength", "pattern", "maxItems", "minItems", "maxProperties",
+                      "minProperties", "required"):
+                if k in s and not (k == "required" and "port" in s.get("required", [])):
+                    del s[k]
+            for v in s.values():
+                strip(v)
+        elif isinstance(s, list):
+            for v in s:
+                strip(v)
+
+    strip(crd["spec"]["versions"][0]["schema"])
+    return crd
+
+
+def rules() -> ResourceRules:
+    return ResourceRules.for_kind(kinds_from_crd(tight_crd())[GVK], False)
+
+
+# --- generated values --------------------------------------------------------------------------
+
+
+def random_spec(rnd: random.Random) -> dict[str, Any]:
+    sp: dict[str, Any] = {}
+    if rnd.random() < .85:
+        sp["mode"] = rnd.choice(["fast", "slow", "medium", ""])
+    if rnd.random() < .6:
+        sp["size"] = rnd.choice([0, 1, 2, 50, 99, 100, 101, -5, 10**6])
+    if rnd.random() < .5:
+        sp["ratio"] = rnd.choice([0, 0.5, 0.7, 1, 3, -1, 1.5, 2.25, 10.0, 0.25])
+    if rnd.random() < .3:
+        sp["limit"] = rnd.choice([0, 1, 9, 10, 11, 4.5, 10.0, 9.5])
+    if rnd.random() < .5:
+        sp["name"] = rnd.choice(["a", "ab", "abcde", "abcdef", "AB", "héllo", "abc", "ab1", "ééééé", "ééééééé"])
+    if rnd.random() < .4:
+        sp["tags"] = rnd.sample(["a", "b", "c", "d"], rnd.randint(0, 3))
+    if rnd.random() < .4:
+        sp["labels"] = {k: "v" for k in rnd.sample(["a", "b", "c", "d"], rnd.randint(0, 3))}
+    if rnd.random() < .4:
+        ports = rnd.sample([80, 443, 70000, 0, 8080], rnd.randint(0, 3))
+        sp["ports"] = [{"port": p, **({"proto": rnd.choice(["TCP", "UDP", "SCTP"])} if rnd.random() < .7 else {})}
+                       for p in ports]
+    return sp
+
+
+def mutated(rnd: random.Random, spec: dict[str, Any]) -> dict[str, Any]:
+    """A new spec that keeps some of the stored values (what ratcheting is about)."""
+    new = copy.deepcopy(spec)
+    for _ in range(rnd.randint(1, 3)):
+        fresh = random_spec(rnd)
+        key = rnd.choice(["mode", "size", "ratio", "limit", "name", "tags", "labels", "ports"])
+        if key in fresh:
+            new[key] = fresh[key]
+        elif rnd.random() < .5:
+            new.pop(key, None)
+    if "ports" in new and new["ports"] and rnd.random() < .5:
+        new["ports"][0] = {**new["ports"][0], "proto": rnd.choice(["TCP", "SCTP"])}
+    return new
+
+
+# --- the lab -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Lab:
+    api: Api
+    namespace: str
+    stored: dict[str, dict[str, Any]]
+
+    def path(self, name: str | None = None) -> str:
+        return f"/apis/example.com/v1/namespaces/{self.namespace}/checks" + (f"/{name}" if name else "")
+
+
+def _body(namespace: str, name: str, spec: dict[str, Any]) -> dict[str, Any]:
+    return {"apiVersion": "example.com/v1", "kind": "Check", "metadata": {"name": name, "namespace": namespace},
+            "spec": spec}
+
+
+def _wait_enforced(api: Api, path: str, namespace: str) -> None:
+    """The CRD handler picks up a schema change asynchronously: wait until it refuses a value
+    only the new schema forbids."""
+    deadline = time.monotonic() + 60
+    while True:
+        r = api.request("POST", path, _body(namespace, "probe", {"mode": "medium"}), query=[("dryRun", "All")])
+        if r.status == 422:
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the Check constraints are not enforced after 60 s: {r.status} {r.body}")
+        time.sleep(0.2)
+
+
+@pytest.fixture(scope="module")
+def check_lab(cluster: lab.Cluster) -> Iterator[Lab]:
+    cluster.apply_crd(loose_crd())
+    api = Api(str(cluster.kubeconfig))
+    ns = f"constraints-{random.Random().randrange(16**8):08x}"
+    lab_ = Lab(api, ns, {})
+    rnd = random.Random(SEED)
+    for i in range(STORED):
+        name = f"stored-{i}"
+        r = api.request("POST", lab_.path(), _body(ns, name, random_spec(rnd)))
+        assert r.status == 201, r.body
+        lab_.stored[name] = r.body
+    cluster.apply_crd(tight_crd())
+    _wait_enforced(api, lab_.path(), ns)
+    yield lab_
+
+
+def causes(body: Any) -> set[tuple[str, str]]:
+    details = (body or {}).get("details") or {} if isinstance(body, dict) else {}
+    return {(c.get("field", ""), c.get("message", "")) for c in details.get("causes") or []}
+
+
+def predicted(op: str, live: dict[str, Any] | None, body: dict[str, Any]) -> tuple[int, Any]:
+    try:
+        if op == "apply":
+            res = simulate_apply(live, body, "tester", rules(), now=NOW)
+        else:
+            res = simulate_update(live, body, "tester", rules(), now=NOW)
+    except FieldManagerError as e:
+        return e.status, e
+    return 200, res.object
+
+
+@pytest.mark.parametrize("case", range(CASES))
+def test_constraints_match_the_server(check_lab: Lab, case: int) -> None:
+    rnd = random.Random(SEED * 100000 + case)
+    op = rnd.choice(["create", "update", "apply", "apply-create"])
+    name = f"c{case}"
+    live: dict[str, Any] | None = None
+    if op in ("update", "apply"):
+        stored_name = rnd.choice(sorted(check_lab.stored))
+        # every write is a dry run: the stored objects (invalid under the new schema) stay as they are
+        name = stored_name
+        got = check_lab.api.request("GET", check_lab.path(name))
+        assert got.status == 200, got.body
+        live = got.body
+        spec = mutated(rnd, live["spec"])
+    else:
+        spec = random_spec(rnd)
+    body = _body(check_lab.namespace, name, spec)
+    if op == "create":
+        resp = check_lab.api.request("POST", check_lab.path(), body, query=[("dryRun", "All")])
+    elif op == "update":
+        assert live is not None
+        put = copy.deepcopy(body)
+        put["metadata"]["resourceVersion"] = live["metadata"]["resourceVersion"]
+        resp = check_lab.api.request("PUT", check_lab.path(name), put, query=[("dryRun", "All")])
+    else:
+        if op == "apply-create":
+            name = f"new-{case}"
+            body = _body(check_lab.namespace, name, spec)
+        resp = check_lab.api.request("PATCH", check_lab.path(name), body, APPLY_CT,
+                                     query=[("fieldManager", "tester"), ("dryRun", "All")])
+    status, got = predicted("apply" if op.startswith("apply") else "update", live, body)
+    where = f"{op} of {json.dumps(spec)}" + (f" on stored {json.dumps(live['spec'])}" if live else "")
+    server_status = 200 if resp.status in (200, 201) else resp.status
+    assert server_status == status, f"{where}: server {resp.status} {resp.body}, predicted {status} {got}"
+    if status == 422:
+        want = causes(resp.body)
+        have = {(c["field"], c["message"]) for c in got.causes}
+        assert have == want, f"{where}:\n server    {sorted(want)}\n predicted {sorted(have)}"
+    elif status == 200:
+        assert got["spec"] == resp.body["spec"], where
+
+
+def test_the_generator_reaches_every_kind_of_violation() -> None:
+    """The generated values violate every constraint of the CRD somewhere (and pass them too), so
+    the differential above can fail on each."""
+    seen: set[str] = set()
+    ok = 0
+    for case in range(CASES):
+        rnd = random.Random(SEED * 100000 + case)
+        status, got = predicted("update", None, _body("ns", "x", random_spec(rnd)))
+        if status == 422:
+            seen |= {c["message"].split(":")[0] for c in got.causes}
+        else:
+            ok += 1
+    assert ok > 0
+    assert {"Required value", "Unsupported value", "Too long", "Too many", "Invalid value"} <= seen, seen

@@ -1,0 +1,80 @@
+"""A CRD served at two versions (issue 17, class 4): the server's answers recorded in
+tests/conformance/multiversion agree with the engine, and the lab still gives them.
+
+The server keeps Update entries per apiVersion and Apply entries per manager (the version is not
+part of an applier's identity); it compares, prunes and reconciles each entry at its own version
+(with conversion None the object converts by renaming its apiVersion, but each version has its own
+schema: Multi's ``.spec.tags`` is atomic at v1 and a set at v2).
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from pathlib import Path
+
+import lab
+import pytest
+
+from .conformance_cases import differences, expected, load, predict
+from .multiversion import CASE_DEFS, V1, case_file, object_path, play, recorded, rules, write_case
+from .scenarios import APPLY_CT, JSON_PATCH_CT, Api
+
+RECORD_ENV = "FIELDOWN_RECORD_MULTIVERSION"
+CASES = recorded()
+
+
+def test_every_case_is_recorded() -> None:
+    assert {p.stem for p in CASES} == set(CASE_DEFS)
+
+
+@pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
+@pytest.mark.parametrize("forced", [False, True], ids=["expect", "expectForced"])
+def test_prediction_matches_the_server(path: Path, forced: bool) -> None:
+    case = load(path)
+    answer = case["expectForced" if forced else "expect"]
+    diffs = differences(expected(answer), predict(case, forced))
+    assert not diffs, "\n".join(diffs)
+
+
+@pytest.mark.parametrize("case_id", sorted(CASE_DEFS))
+def test_the_server_still_answers_so(cluster: lab.Cluster, case_id: str) -> None:
+    api = Api(str(cluster.kubeconfig))
+    fresh = play(api, case_id, f"{case_id[:40]}-{uuid.uuid4().hex[:6]}")
+    if os.environ.get(RECORD_ENV) == "1":
+        write_case(fresh)
+    old = load(case_file(case_id))
+    for key in ("expect", "expectForced"):
+        diffs = differences(expected(old[key]), expected(fresh[key]))
+        assert not diffs, f"{key}: " + "\n".join(diffs)
+
+
+def test_an_update_that_records_an_entry_of_unknown_version_clears_managed_fields(
+        cluster: lab.Cluster, namespace: str) -> None:
+    """An entry at a version the CRD does not list (example.com/v9) cannot be converted to: the
+    Update that brings it fails inside the field manager, and the server writes the object with no
+    managedFields at all (``UpdateNoErrors``)."""
+    from kubectl_fieldown.fieldmanager import simulate_update
+    from kubectl_fieldown.jsonpatch import apply_json_patch
+
+    api = Api(str(cluster.kubeconfig))
+    name = "ghost-entry"
+    body = {"apiVersion": V1, "kind": "Multi", "metadata": {"name": name, "namespace": namespace},
+            "spec": {"color": "red"}}
+    made = api.request("PATCH", object_path(V1, name, namespace), body, APPLY_CT, [("fieldManager", "alice")])
+    assert made.status == 201, made.body
+    ghost = {"manager": "ghost", "operation": "Update", "apiVersion": "example.com/v9", "fieldsType": "FieldsV1",
+             "fieldsV1": {"f:spec": {"f:replicas": {}}}}
+    # a known version first (the entry is kept), then the unknown one (everything goes)
+    for entry, cleared in (({**ghost, "apiVersion": "example.com/v2"}, False), (ghost, True)):
+        live = api.request("GET", object_path(V1, name, namespace)).body
+        ops = [{"op": "add", "path": "/metadata/managedFields/-", "value": entry},
+               {"op": "replace", "path": "/spec/color", "value": "blue" if cleared else "green"}]
+        predicted = simulate_update(live, apply_json_patch(live, ops), "fixer", rules(V1), now=live["metadata"][
+            "creationTimestamp"])
+        got = api.request("PATCH", object_path(V1, name, namespace), ops, JSON_PATCH_CT, [("fieldManager", "fixer")])
+        assert got.status == 200, got.body
+        entries = got.body["metadata"].get("managedFields", [])
+        server = {(e["manager"], e["operation"], e["apiVersion"]) for e in entries}
+        assert {(e.manager, e.operation, e.api_version) for e in predicted.entries} == server
+        assert (server == set()) is cleared

@@ -1,0 +1,82 @@
+"""The check that a write and the applier's next apply lose nothing (remedies/verify.py): what it
+says of a Secret goes through the one redaction (issue 18, item 1)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from kubectl_fieldown.appliers import Applier, run_applier
+from kubectl_fieldown.fieldmanager import ResourceRules, simulate_update
+from kubectl_fieldown.fieldpath import parse_path
+from kubectl_fieldown.fieldpath.lookup import MISSING
+from kubectl_fieldown.kube.kindrules import rules_for
+from kubectl_fieldown.remedies.commands import FixCommand, MigrateFor, PlanContext, Reset
+from kubectl_fieldown.remedies.verify import ValueChange
+from kubectl_fieldown.remedies.writeplan import write_plan
+from kubectl_fieldown.schema.registry import SchemaRegistry
+
+NOW = "2026-11-24T10:00:00Z"
+TOKEN = "VE9LRU5TRUNSRVRWQUxVRQ=="
+SCHEMA = SchemaRegistry().lookup_api_version("v1", "Secret")
+RULES: ResourceRules = rules_for(SCHEMA, False, True)
+
+
+def secret_manifest(**data: Any) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": "ns"}, "type": "Opaque",
+            "data": {"user": "dXNlcg==", **data}}
+
+
+def edited_secret() -> dict[str, Any]:
+    """Created with a client-side ``kubectl apply``, then ``.data.token`` added with ``kubectl edit``:
+    no manifest sets the token, so an apply that takes ownership of everything deletes it."""
+    run = run_applier(Applier.of("kubectl-client-side"), None, secret_manifest(), RULES, now=NOW)
+    assert run.ok and run.result is not None
+    obj = run.result
+    obj["metadata"].update(uid="u", resourceVersion="1")
+    new = copy.deepcopy(obj)
+    new["data"]["token"] = TOKEN
+    return simulate_update(obj, new, "kubectl-edit", RULES, now=NOW).object
+
+
+def leaks(lines: list[str]) -> list[str]:
+    """Lines that show the token, or the start of it (a value cut short is still a leak)."""
+    return [x for x in lines if TOKEN[:6] in x or "dXNlcg" in x]
+
+
+@pytest.mark.parametrize("command", [Reset("kubectl"), MigrateFor(Applier.of("flux"))],
+                         ids=["reset-to-kubectl", "migrate-for-flux"])
+def test_a_refused_write_of_a_secret_names_the_field_not_its_value(command: FixCommand) -> None:
+    obj = edited_secret()
+    wp = write_plan(command, obj, PlanContext(SCHEMA.root), RULES, now=NOW, applier=command.applier)
+    assert 'the next apply would delete .data.token ("<redacted>" -> unset)' in wp.problems
+    assert not leaks(wp.problems + wp.migration.notes)
+
+
+def test_an_error_that_quotes_a_secret_value_is_scrubbed() -> None:
+    """The server's typed conversion quotes the bad value in its 500 (``got
+    &value.valueUnstructured{Value:[]interface {}{"…"}}``): the check's problem line must not."""
+    manifest = secret_manifest(token=[TOKEN])
+    wp = write_plan(Reset("kubectl"), edited_secret(), PlanContext(SCHEMA.root, None, manifest), RULES, now=NOW,
+                    applier=Applier.of("kubectl"))
+    assert any(p.startswith("the next apply would fail: ") and "expected string" in p for p in wp.problems)
+    assert not leaks(wp.problems)
+    assert any('"<redacted>"' in p for p in wp.problems)
+
+
+@pytest.mark.parametrize(("path", "before", "after", "shown"), [
+    (".data.token", TOKEN, MISSING, '.data.token ("<redacted>" -> unset)'),
+    (".data", {"token": TOKEN}, MISSING, '.data ("<redacted>" -> unset)'),
+    (".stringData.x", "plain", "other", '.stringData.x ("<redacted>" -> "<redacted>")'),
+    # what is no secret value stays visible: labels, the type
+    (".metadata.labels.team", "payments", MISSING, '.metadata.labels.team ("payments" -> unset)'),
+    (".type", "Opaque", "kubernetes.io/tls", '.type ("Opaque" -> "kubernetes.io/tls")'),
+])
+def test_a_secret_change_shows_its_values_redacted(path: str, before: Any, after: Any, shown: str) -> None:
+    assert ValueChange(parse_path(path), before, after, secret=True).describe() == shown
+
+
+def test_other_objects_show_their_values() -> None:
+    assert ValueChange(parse_path(".data.token"), "abc", MISSING).describe() == '.data.token ("abc" -> unset)'
