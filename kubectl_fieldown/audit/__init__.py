@@ -51,6 +51,7 @@ __all__ = [
     "last_applied_drift",
     "object_key",
     "object_ref",
+    "object_rules",
     "sort_findings",
     "type_finding",
 ]
@@ -100,6 +101,21 @@ class AuditContext:
     @property
     def field_manager(self) -> str | None:
         return self.applier.manager if self.applier is not None else None
+
+
+def object_rules(ctx: AuditContext, obj: Mapping[str, Any]) -> ResourceRules | None:
+    """The kind's rules for one object, as ``conflicts`` uses them: a deduced schema (no schema known)
+    refined with the list types the object's managedFields show, so that audit and ``conflicts
+    --applier`` play the applier on the same schema (with atomic lists, a conflict on one list item
+    was missed)."""
+    rules = ctx.rules_for(str(obj.get("apiVersion") or ""), str(obj.get("kind") or ""))
+    if rules is None or not rules.schema.deduced:
+        return rules
+    from dataclasses import replace
+
+    from ..conflictreport import hinted_schema
+
+    return replace(rules, schema=hinted_schema(rules.schema, obj))
 
 
 def audit_object(obj: Mapping[str, Any], ctx: AuditContext) -> list[Finding]:

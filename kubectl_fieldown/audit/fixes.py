@@ -44,7 +44,9 @@ def object_fix(f: ObjectFacts, findings: Sequence[Finding], ctx: AuditContext) -
     if applier is None:
         return fix(command=None, verified=False, problems=(
             "no applier manages this object (controllers only): name the one that will with --applier",))
-    rules = ctx.rules_for(f.api_version, f.kind)
+    from . import object_rules
+
+    rules = object_rules(ctx, f.obj)
     if rules is None:
         return fix(command=None, verified=False, problems=(
             f"no schema is known for {f.kind} {f.api_version}: a fix cannot be checked",))

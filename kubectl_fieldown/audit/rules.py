@@ -224,7 +224,9 @@ def predicted_conflict(f: ObjectFacts, ctx: AuditContext) -> list[Finding]:
     applier = ctx.applier
     if manifest is None or applier is None:
         return []
-    rules = ctx.rules_for(f.api_version, f.kind)
+    from . import object_rules
+
+    rules = object_rules(ctx, f.obj)
     if rules is None:
         return []
     from ..appliers import run_applier

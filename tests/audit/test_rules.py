@@ -380,6 +380,49 @@ def test_stale_applier_and_update_manager_keeping_fields() -> None:
                       entry("my-operator", "Update", {"f:status": {"f:phase": {}}})), named("argocd-controller")) == []
 
 
+# --- one engine: audit and conflicts --applier on the same schema ----------------------------------
+
+
+def test_a_kind_without_a_schema_is_played_on_the_hinted_schema_as_conflicts_plays_it() -> None:
+    """No schema known for the kind (deduced: every list atomic). conflicts refines it with the list
+    types the live managedFields show; audit played the applier on the bare deduced schema, so a
+    conflict on one item of a list-map (another applier's container) went unreported (issue 17, 1)."""
+    from dataclasses import replace
+
+    from kubectl_fieldown.appliers import run_applier
+    from kubectl_fieldown.conflictreport import PredictionSettings, hinted_schema, predict
+    from kubectl_fieldown.fieldmanager import simulate_apply
+
+    gvk = GroupVersionKind("example.com", "v1", "Widget")
+    real = next(s for s in (kinds_from_crd(c) for c in lab.conformance_crds()) if gvk in s)[gvk]
+    real_rules = ResourceRules.for_kind(real, True)
+    bare = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "widgets.example.com"},
+            "spec": {"group": "example.com", "scope": "Namespaced",
+                     "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+                     "versions": [{"name": "v1", "served": True, "storage": True}]}}
+    deduced = ResourceRules.for_kind(kinds_from_crd(bare)[gvk], True)
+    assert deduced.schema.deduced
+
+    def doc(*containers: dict[str, str]) -> dict[str, Any]:
+        return {"apiVersion": W, "kind": "Widget", "metadata": {"name": "w", "namespace": "shop"},
+                "spec": {"containers": list(containers)}}
+
+    # the server (which has the schema) wrote two appliers' items
+    live = simulate_apply(None, doc({"name": "x", "image": "1"}), "a", real_rules, now="2026-01-01T00:00:00Z").object
+    live = simulate_apply(live, doc({"name": "y", "image": "2"}), "b", real_rules, now="2026-01-01T00:00:00Z").object
+    nxt = doc({"name": "x", "image": "1"}, {"name": "y", "image": "9"})
+    applier = Applier.of("ssa", "a")
+    ctx = AuditContext(applier=applier, manifests={object_key(nxt): nxt}, rules_for=lambda av, k: deduced,
+                       now="2026-01-01T00:00:01Z", fixes=False)
+    found = [f for f in audit_object(live, ctx) if f.id == "predicted-conflict"]
+    hinted = replace(deduced, schema=hinted_schema(deduced.schema, live))
+    report, _ = predict(live, nxt, hinted, PredictionSettings("a", False, "2026-01-01T00:00:01Z", appliers=(applier,)),
+                        where="-", status_subresource=True, status_source="-")
+    assert report.blocked and run_applier(applier, live, nxt, real_rules, now="2026-01-01T00:00:01Z").conflicts
+    assert [c["path"] for f in found for c in f.details["conflicts"]] == ['.spec.containers[name="y"].image']
+
+
 def test_a_secret_is_audited_without_its_values() -> None:
     """Issue 18, item 1: the predicted-conflict error of a Secret (the server's 500 quotes a badly
     typed value) shows no value (the fix's problems go through ValueChange: tests/remedies/test_verify.py)."""

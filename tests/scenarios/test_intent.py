@@ -115,6 +115,21 @@ def _csa_then_partial_ci(s: Lab, n: str) -> dict[str, Any]:
     return doc
 
 
+def _csa_then_operator_label(s: Lab, n: str) -> dict[str, Any]:
+    """Client-side applies a map; an operator adds a key to it."""
+    doc = s.doc(n, {**BASE, "labels": {"tier": "web"}})
+    s.csa(doc)
+    s.merge_patch_as(n, {"spec": {"labels": {"extra": "y"}}}, "operator")
+    return doc
+
+
+def _drop_labels_map(doc: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[str, ...]]]:
+    """The map leaves the manifest: its key the manifest set goes, the operator's key stays."""
+    out = copy.deepcopy(doc)
+    out["spec"].pop("labels")
+    return out, [("spec", "labels", "tier")]
+
+
 def _operator_update_then_apply(s: Lab, n: str) -> dict[str, Any]:
     """An operator created the object with Update requests; it now applies under the same name."""
     doc = s.doc(n, {**BASE, "containers": [{"name": "app", "image": "app:1",
@@ -205,6 +220,8 @@ CASES = [
          _without("spec", "labels", "zone")),
     Case("client-side-into-kubectl-ci-with-a-partial-entry", "kubectl:ci", _csa_then_partial_ci,
          _without("spec", "labels", "zone")),
+    Case("operator-key-in-a-dropped-map-under-client-side", "kubectl-client-side", _csa_then_operator_label,
+         _drop_labels_map),
     Case("operator-starts-applying", "ssa:operator", _operator_update_then_apply, _without_env_b,
          gone=["containers"]),
     Case("ci-then-kubectl-drops-labels", "kubectl", _ci_then_kubectl, _without("spec", "labels")),
