@@ -156,6 +156,8 @@ class Intent:
     own: FieldSet
     others: FieldSet
     other_entries: tuple[ManagedFieldsEntry, ...] = field(default=())
+    root: Type | None = None
+    """The schema: a prefix owned as a member covers what lies below only where it is atomic."""
 
     @classmethod
     def of(cls, live: Mapping[str, Any], applier: Applier, manifest: Mapping[str, Any] | None, root: Type,
@@ -185,13 +187,13 @@ class Intent:
         prev = _fields(previous, root)
         if prev is not None:
             own = own.union(prev)
-        return cls(own, others, tuple(other_entries))
+        return cls(own, others, tuple(other_entries), root)
 
     def own_set(self, p: Path) -> bool:
-        return self.own.has_prefix(p) or _under_leaf(self.own, p)
+        return self.own.has_prefix(p) or _under_leaf(self.own, p, self.root)
 
     def others_set(self, p: Path) -> bool:
-        return self.others.has_prefix(p) or _under_leaf(self.others, p)
+        return self.others.has_prefix(p) or _under_leaf(self.others, p, self.root)
 
     def deletion_asked(self, p: Path) -> bool:
         """The manifest no longer sets ``p``: may the next apply delete it?"""
@@ -199,11 +201,36 @@ class Intent:
 
     def other_owners(self, p: Path) -> tuple[str, ...]:
         out = {e.manager + (f" (subresource {e.subresource})" if e.subresource else "")
-               for e in self.other_entries if e.fields.has_prefix(p) or _under_leaf(e.fields, p)}
+               for e in self.other_entries if e.fields.has_prefix(p) or _under_leaf(e.fields, p, self.root)}
         return tuple(sorted(out))
 
 
-def _under_leaf(fs: FieldSet, p: Path) -> bool:
-    """A proper prefix of ``p`` is a member (an atomic value, or an item set as a whole)."""
-    return any(fs.has(p[:i]) for i in range(1, len(p)))
+def _under_leaf(fs: FieldSet, p: Path, root: Type | None = None) -> bool:
+    """A proper prefix of ``p`` is a member that covers ``p``: an atomic value (an atomic map or list,
+    owned whole). A member that is a granular map or a list item only records who created the node
+    (its "." marker): what lies below has owners of its own. Without a schema every member covers."""
+    t: Type | None = root
+    for i in range(1, len(p)):
+        t = _child_type(t, p[i - 1]) if t is not None else None
+        if fs.has(p[:i]) and (root is None or t is None or _atomic(t, p[i])):
+            return True
+    return False
+
+
+def _child_type(t: Type, pe: Any) -> Type | None:
+    kind = pe[0]
+    if kind == 0:  # a field
+        if t.map is None:
+            return None
+        f = t.map.fields.get(pe[1])
+        return f.type if f is not None else t.map.element
+    return t.list.item if t.list is not None else None
+
+
+def _atomic(t: Type, below: Any) -> bool:
+    """Is the node of type ``t`` that ``below`` (the next path element) descends into owned whole?
+    The element says which side of the type it is (a field: the map; an item: the list)."""
+    if below[0] == 0:
+        return t.map is None or t.map.atomic
+    return t.list is None or t.list.relationship == "atomic"
 
