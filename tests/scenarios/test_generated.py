@@ -53,7 +53,7 @@ from engine.scenarios import APPLY_CT, JSON_CT, MERGE_CT, object_path
 
 from kubectl_fieldown.appliers import Applier
 
-from . import gen_tool
+from . import gen_judge, gen_tool
 from . import generated as gen
 from .gen_judge import Verdict, judge
 
@@ -503,3 +503,48 @@ def test_generation_is_deterministic() -> None:
     bad = {"spec": {"color": "red", "args": ["-q"]}}
     kinds = sorted(m.kind for m in gen.misses(before, applied, prev, bad, attr))
     assert kinds == ["stayed", "value-lost", "writer-value-lost"], kinds
+
+
+def _asked(audit_rc: int, audit: dict[str, Any], conflicts_rc: int, citem: dict[str, Any],
+           applied: dict[str, Any]) -> Asked:
+    return Asked(audit_rc, audit, "", conflicts_rc, {"items": [citem]}, "", [], applied)
+
+
+def test_judge_compares_audit_with_conflicts() -> None:
+    # conflicts predicts a 409 that audit does not report: they disagree
+    case = {"previous": {"spec": {"color": "red"}}}
+    before = {"spec": {"color": "red", "replicas": 3}}
+    attr: gen.Attribution = {("spec", "color"): {"applier"}, ("spec", "replicas"): {"other:scaler"}}
+    applied = {"spec": {"color": "red", "replicas": 2}}
+    citem = {"conflicts": [{"path": ".spec.replicas", "manager": "kubectl-scale"}], "deleted": [], "retained": [],
+             "neverPruned": [], "rejected": None}
+    v = judge(case, before, attr, _asked(0, {"items": [], "objects": []}, 1, citem, applied),
+              ["apply as ci: 409 conflict"], before)
+    assert v.classes == [gen_judge.DISAGREE_CONFLICTS, gen_judge.DISAGREE_VERDICT, gen_judge.APPLY_FAILED], v.problems
+    # the same 409 reported by both, audit exits 1: agreement, and the failed apply was announced
+    audit = {"items": [{"id": "predicted-conflict", "name": gen.NAME, "severity": "error", "message": "",
+                        "details": {"conflicts": [{"path": ".spec.replicas"}]}}], "objects": []}
+    v = judge(case, before, attr, _asked(1, audit, 1, citem, applied), ["apply as ci: 409 conflict"], before)
+    assert v.classes == [] and v.counts["agree"] == 1 and v.counts["announced"] == 1, v.problems
+    # audit has nothing to do, conflicts predicts the deletion of a field the user did not drop
+    citem = {"conflicts": [], "deleted": [".spec.replicas"], "retained": [], "neverPruned": [], "rejected": None}
+    after = {"spec": {"color": "red"}}
+    v = judge(case, before, attr, _asked(0, {"items": [], "objects": []}, 0, citem, {"spec": {"color": "red"}}),
+              [], after)
+    assert v.classes == [gen_judge.DISAGREE_VERDICT, gen_judge.MISS_CLASSES["value-lost"]], v.problems
+
+
+def test_judge_counts_a_miss_as_truthful_only_when_announced() -> None:
+    case = {"previous": {"spec": {"color": "red", "args": ["-v"]}}}
+    before = {"spec": {"color": "red", "args": ["-v"]}}
+    attr: gen.Attribution = {("spec", "color"): {"applier"}, ("spec", "args"): {"applier"}}
+    applied = {"spec": {"color": "red"}}
+    after = before  # the dropped args stay
+    citem = {"conflicts": [], "deleted": [], "retained": [], "neverPruned": [{"path": ".spec.args"}],
+             "rejected": None}
+    fix = {"command": [], "drop": [], "problems": ["the next apply keeps .spec.args"], "edits": [], "notes": []}
+    audit = {"items": [], "objects": [{"name": gen.NAME, "fix": fix}]}
+    v = judge(case, before, attr, _asked(1, audit, 0, citem, applied), [], after)
+    assert v.classes == [] and v.counts["announced"] == 1, v.problems
+    v = judge(case, before, attr, _asked(0, audit, 0, citem, applied), [], after)  # said so, but exited 0
+    assert v.classes == [gen_judge.MISS_CLASSES["stayed"]], v.problems
