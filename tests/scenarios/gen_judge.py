@@ -75,8 +75,9 @@ def _under(leaves: Mapping[gen.Path, Any], text: str) -> list[gen.Path]:
     return [p for p in leaves if p[:len(top)] == top]
 
 
-def judge(case: Mapping[str, Any], before: Mapping[str, Any], attr: gen.Attribution, asked: AskedLike,
+def judge(previous: Mapping[str, Any] | None, before: Mapping[str, Any], attr: gen.Attribution, asked: AskedLike,
           failed: list[str], after: Mapping[str, Any]) -> Verdict:
+    """``previous``: the manifest the applier applied last (None for a new applier)."""
     v = Verdict()
     name = gen.NAME
     audit, conflicts = asked.audit, asked.conflicts
@@ -107,7 +108,7 @@ def judge(case: Mapping[str, Any], before: Mapping[str, Any], attr: gen.Attribut
                                   f"{'present' if pcs else 'absent'}, exit {asked.audit_rc}); conflicts paths "
                                   f"{sorted(conf_paths)} (exit {asked.conflicts_rc})")
     want, was = gen.leaves(asked.applied), gen.leaves(before)
-    prev = gen.leaves(case["previous"]) if case.get("previous") else {}
+    prev = gen.leaves(previous) if previous is not None else {}
     intended = {p for p in was if p in prev and p not in want
                 and not any(w != "applier" for w in attr.get(p, set()))}
     nothing_to_do = asked.audit_rc == 0 and not fix.get("command") and not fix.get("drop") \
@@ -146,7 +147,7 @@ def judge(case: Mapping[str, Any], before: Mapping[str, Any], attr: gen.Attribut
         else:
             v.add(APPLY_FAILED, "; ".join(failed))
         return v
-    for m in gen.misses(before, asked.applied, case.get("previous"), after, attr):
+    for m in gen.misses(before, asked.applied, previous, after, attr):
         if announced and _mentioned(m.path, tokens):
             v.counts["announced"] += 1
             continue

@@ -9,7 +9,8 @@ A case is plain JSON (it is what a regression file under ``generated-regressions
   with a ``role``: ``applier`` for the user's own applies (the applier's previous identities:
   client-side kubectl, ``create --save-config``, ``replace``, server-side names, Helm 3/4, Argo CD,
   Flux) and ``other`` for everyone else (scalers, controllers, imperative edits, other appliers);
-* ``previous``: the manifest the user's applier applied last (the user edits it into ``manifest``);
+* ``previous``: the manifest the user's applier applied last (the user edits it into ``manifest``;
+  when that apply failed on the server, the judge takes the last one that succeeded);
 * ``manifest``: the next manifest; ``applier``: ``KIND`` or ``KIND:MANAGER`` as ``--applier`` takes it.
 
 The intent (docs/development.md, *Fidelity*): the next manifest's values are applied; a field that

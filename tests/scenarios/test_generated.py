@@ -115,6 +115,9 @@ class Played:
     before: dict[str, Any] = field(default_factory=dict)
     attr: gen.Attribution = field(default_factory=dict)
     failed_steps: int = 0
+    previous: dict[str, Any] | None = None
+    """The manifest the applier's history last applied with success (None for a new applier): when
+    the history's last apply failed, the one before it is what the object holds."""
 
 
 class Lab:
@@ -141,6 +144,9 @@ class Lab:
         live = self.wire.get(path) or {}
         for step in case["steps"]:
             op = step["op"]
+            # with 10 Update managers or more, which one the server folds into ancient-changes depends
+            # on the order of entries written in the same second: wait for the next second first
+            wait_past_newest_entry(self.wire, live)
             doc = None
             if "doc" in step:
                 doc = copy.deepcopy(step["doc"])
@@ -170,7 +176,6 @@ class Lab:
                     ok = self.send("PATCH", path, body, MERGE_CT, "helm") < 300
             elif op == "play":
                 kind, _, mgr = step["applier"].partition(":")
-                wait_past_newest_entry(self.wire, live)
                 rep = self.appliers.play(Applier.of(kind, mgr or None), Target("Widget", gen.NAME, ns), doc or {})
                 ok = rep.rc == 0 and not any(s.status >= 400 and not s.dry_run for s in rep.sent)
             elif op == "apply":
@@ -201,6 +206,7 @@ class Lab:
                 sent = {tuple(where): value}
             elif op == "many-updaters":
                 for i in range(step["count"]):
+                    wait_past_newest_entry(self.wire, self.wire.get(path))
                     body = {"metadata": {"annotations": {f"u{i:02d}": "1"}}}
                     ok = self.send("PATCH", path, body, MERGE_CT, f"updater-{i:02d}") < 300 and ok
                     sent.update(gen.leaves(body))
@@ -217,6 +223,9 @@ class Lab:
                 last_doc = doc
             live = new
         out.before = live
+        if case["previous"] is not None and last_doc is not None:
+            out.previous = copy.deepcopy(last_doc)
+            del out.previous["metadata"]["namespace"]
         return out
 
 
@@ -302,16 +311,16 @@ def apply_and_judge(labx: Lab, played: Played, asked: Asked) -> Outcome:
               if x.status >= 400 and not x.dry_run]
     if rep.rc and not failed:
         failed.append(f"kubectl exited {rep.rc}: {rep.stderr[-300:]}")
-    verdict = judge(case, played.before, played.attr, asked, failed, rep.final or {})
+    verdict = judge(played.previous, played.before, played.attr, asked, failed, rep.final or {})
     lines = [f"{case['id']}: applier {case['applier']}; classes: {', '.join(verdict.classes) or 'none'}",
              "history:"]
     lines += [f"  {i + 1}. {json.dumps(s, sort_keys=True)[:300]}" for i, s in enumerate(case["steps"])]
-    lines.append(f"previous manifest: {json.dumps(case['previous'], sort_keys=True)}")
+    lines.append(f"previous manifest: {json.dumps(played.previous, sort_keys=True)}")
     lines.append(f"next manifest:     {json.dumps(case['manifest'], sort_keys=True)}")
     mf = (played.before.get("metadata") or {}).get("managedFields") or []
-    lines.append("live managedFields before: " + "; ".join(
+    lines.append("live managedFields before (sorted): " + "; ".join(sorted(
         f"{e.get('manager')} {e.get('operation')}{'/' + e['subresource'] if e.get('subresource') else ''}"
-        for e in mf))
+        for e in mf)))  # sorted: entries written in the same second come in either order
     lines.append(f"live spec before: {json.dumps(played.before.get('spec'), sort_keys=True)}")
     fix = _fix(asked.audit)
     lines.append(f"audit exit {asked.audit_rc}; fix: {json.dumps(fix, sort_keys=True)[:900]}")
@@ -512,30 +521,30 @@ def _asked(audit_rc: int, audit: dict[str, Any], conflicts_rc: int, citem: dict[
 
 def test_judge_compares_audit_with_conflicts() -> None:
     # conflicts predicts a 409 that audit does not report: they disagree
-    case = {"previous": {"spec": {"color": "red"}}}
+    previous = {"spec": {"color": "red"}}
     before = {"spec": {"color": "red", "replicas": 3}}
     attr: gen.Attribution = {("spec", "color"): {"applier"}, ("spec", "replicas"): {"other:scaler"}}
     applied = {"spec": {"color": "red", "replicas": 2}}
     citem = {"conflicts": [{"path": ".spec.replicas", "manager": "kubectl-scale"}], "deleted": [], "retained": [],
              "neverPruned": [], "rejected": None}
-    v = judge(case, before, attr, _asked(0, {"items": [], "objects": []}, 1, citem, applied),
+    v = judge(previous, before, attr, _asked(0, {"items": [], "objects": []}, 1, citem, applied),
               ["apply as ci: 409 conflict"], before)
     assert v.classes == [gen_judge.DISAGREE_CONFLICTS, gen_judge.DISAGREE_VERDICT, gen_judge.APPLY_FAILED], v.problems
     # the same 409 reported by both, audit exits 1: agreement, and the failed apply was announced
     audit = {"items": [{"id": "predicted-conflict", "name": gen.NAME, "severity": "error", "message": "",
                         "details": {"conflicts": [{"path": ".spec.replicas"}]}}], "objects": []}
-    v = judge(case, before, attr, _asked(1, audit, 1, citem, applied), ["apply as ci: 409 conflict"], before)
+    v = judge(previous, before, attr, _asked(1, audit, 1, citem, applied), ["apply as ci: 409 conflict"], before)
     assert v.classes == [] and v.counts["agree"] == 1 and v.counts["announced"] == 1, v.problems
     # audit has nothing to do, conflicts predicts the deletion of a field the user did not drop
     citem = {"conflicts": [], "deleted": [".spec.replicas"], "retained": [], "neverPruned": [], "rejected": None}
     after = {"spec": {"color": "red"}}
-    v = judge(case, before, attr, _asked(0, {"items": [], "objects": []}, 0, citem, {"spec": {"color": "red"}}),
+    v = judge(previous, before, attr, _asked(0, {"items": [], "objects": []}, 0, citem, {"spec": {"color": "red"}}),
               [], after)
     assert v.classes == [gen_judge.DISAGREE_VERDICT, gen_judge.MISS_CLASSES["value-lost"]], v.problems
 
 
 def test_judge_counts_a_miss_as_truthful_only_when_announced() -> None:
-    case = {"previous": {"spec": {"color": "red", "args": ["-v"]}}}
+    previous = {"spec": {"color": "red", "args": ["-v"]}}
     before = {"spec": {"color": "red", "args": ["-v"]}}
     attr: gen.Attribution = {("spec", "color"): {"applier"}, ("spec", "args"): {"applier"}}
     applied = {"spec": {"color": "red"}}
@@ -544,7 +553,7 @@ def test_judge_counts_a_miss_as_truthful_only_when_announced() -> None:
              "rejected": None}
     fix = {"command": [], "drop": [], "problems": ["the next apply keeps .spec.args"], "edits": [], "notes": []}
     audit = {"items": [], "objects": [{"name": gen.NAME, "fix": fix}]}
-    v = judge(case, before, attr, _asked(1, audit, 0, citem, applied), [], after)
+    v = judge(previous, before, attr, _asked(1, audit, 0, citem, applied), [], after)
     assert v.classes == [] and v.counts["announced"] == 1, v.problems
-    v = judge(case, before, attr, _asked(0, audit, 0, citem, applied), [], after)  # said so, but exited 0
+    v = judge(previous, before, attr, _asked(0, audit, 0, citem, applied), [], after)  # said so, but exited 0
     assert v.classes == [gen_judge.MISS_CLASSES["stayed"]], v.problems
