@@ -27,7 +27,7 @@ import copy
 import json
 import random
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -107,7 +107,8 @@ def leaves(obj: Mapping[str, Any]) -> dict[Path, Any]:
                         walk(x, (*ip, k))
         elif isinstance(v, list) and pat in SETS:
             for x in v:
-                out[(*path, f"[={_go(x)}]")] = True
+                key = (*path, f"[={_go(x)}]")
+                out[key] = True
         else:
             out[path] = v
 
@@ -270,7 +271,7 @@ class Gen:
 
     def field(self, name: str) -> Any:
         r = self.r
-        return {
+        pools: dict[str, Callable[[], Any]] = {
             "replicas": lambda: r.choice([1, 2, 3, 5]),
             "color": lambda: r.choice(["red", "blue", "green"]),
             "args": lambda: r.choice([["-v"], ["-q"], ["-v", "-q"]]),
@@ -281,7 +282,8 @@ class Gen:
             "strategy": lambda: {"type": r.choice(["RollingUpdate", "Recreate"]),
                                  **({"rollingUpdate": {"maxSurge": r.choice([1, "25%"])}} if r.random() < 0.4 else {})},
             "config": lambda: {k: r.choice(["one", "two"]) for k in r.sample(["k1", "k2", "k3"], r.choice([1, 2]))},
-        }[name]()
+        }
+        return pools[name]()
 
     FIELDS = ("replicas", "color", "args", "selector", "labels", "finalizers", "containers", "strategy", "config")
 
