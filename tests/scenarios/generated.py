@@ -1,0 +1,464 @@
+"""Generated scenarios for tests/scenarios/test_generated.py: seeded histories of real writers on a
+Widget, a next manifest and the applier that applies it — and the user's intent, judged from the
+objects alone (no kubectl_fieldown code here).
+
+A case is plain JSON (it is what a regression file under ``generated-regressions/`` holds):
+
+* ``steps``: the history, oldest first. Each step is one writer's request(s) as that writer sends
+  them (real kubectl for ``kubectl ...``; raw HTTP for controllers, scalers, Helm, GitOps tools),
+  with a ``role``: ``applier`` for the user's own applies (the applier's previous identities:
+  client-side kubectl, ``create --save-config``, ``replace``, server-side names, Helm 3/4, Argo CD,
+  Flux) and ``other`` for everyone else (scalers, controllers, imperative edits, other appliers);
+* ``previous``: the manifest the user's applier applied last (the user edits it into ``manifest``;
+  when that apply failed on the server, the judge takes the last one that succeeded);
+* ``manifest``: the next manifest; ``applier``: ``KIND`` or ``KIND:MANAGER`` as ``--applier`` takes it.
+
+The intent (docs/development.md, *Fidelity*): the next manifest's values are applied; a field that
+the previous manifest set and the next one does not is deleted, unless another live writer set it
+too (it then keeps that writer's value); every other field keeps its value. "Live writer" is measured
+on the server while the history is played (:func:`attribute`): after each step, the fields that step
+sent and that now hold the value it sent are attributed to it; a field whose value changes is
+attributed only to the steps that sent that value; a field that disappears has no writer.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+import re
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+GV = "example.com/v1"
+LA = "kubectl.kubernetes.io/last-applied-configuration"
+NAME = "w"
+
+Path = tuple[str, ...]
+"""A field: names, and list items as the server writes them (``[name="main"]``, ``[="f1"]``)."""
+
+# the Widget CRD's list types (tests/conformance: widgets.example.com), as the test knows them
+LIST_MAPS: dict[Path, tuple[str, ...]] = {
+    ("spec", "containers"): ("name",),
+    ("spec", "containers", "*", "env"): ("name",),
+    ("spec", "containers", "*", "ports"): ("containerPort", "protocol"),
+}
+SETS: frozenset[Path] = frozenset({("spec", "finalizers")})
+ATOMIC_MAPS: frozenset[Path] = frozenset({("spec", "selector")})
+ITEM = "<item>"
+"""The value of a list-map item's own path (the item exists)."""
+
+
+# --- paths ---------------------------------------------------------------------------------------
+
+
+def _go(v: Any) -> str:
+    return json.dumps(v) if isinstance(v, str) else str(v).lower() if isinstance(v, bool) else str(v)
+
+
+def _pattern(path: Path) -> Path:
+    return tuple("*" if p.startswith("[") else p for p in path)
+
+
+def server_path(path: Path) -> str:
+    """``.spec.containers[name="main"].image``: the API server's syntax (conflicts, audit)."""
+    return "".join(p if p.startswith("[") else "." + p for p in path)
+
+
+_SEG = re.compile(r'\.([^.\[]+)|\[([^\]]*)\]')
+
+
+def parse_server_path(text: str) -> Path:
+    """The inverse of :func:`server_path` for the paths this generator produces."""
+    out: list[str] = []
+    pos = 0
+    for m in _SEG.finditer(text):
+        if m.start() != pos:
+            raise ValueError(f"not a path: {text!r}")
+        out.append(m.group(1) if m.group(1) is not None else f"[{m.group(2)}]")
+        pos = m.end()
+    if pos != len(text):
+        raise ValueError(f"not a path: {text!r}")
+    return tuple(out)
+
+
+def _item_key(pattern: Path, item: Mapping[str, Any]) -> str:
+    keys = LIST_MAPS[pattern]
+    return "[" + ",".join(f"{k}={_go(item.get(k))}" for k in keys) + "]"
+
+
+def leaves(obj: Mapping[str, Any]) -> dict[Path, Any]:
+    """spec, status, labels and annotations (not the last-applied record) as fields: list-map
+    items and set items one by one, atomic lists and maps whole; empty maps are no value."""
+    out: dict[Path, Any] = {}
+
+    def walk(v: Any, path: Path) -> None:
+        pat = _pattern(path)
+        if isinstance(v, dict) and pat not in ATOMIC_MAPS:
+            for k, x in v.items():
+                walk(x, (*path, k))
+        elif isinstance(v, list) and pat in LIST_MAPS:
+            for item in v:
+                ip = (*path, _item_key(pat, item))
+                out[ip] = ITEM
+                for k, x in item.items():
+                    if k not in LIST_MAPS[pat]:
+                        walk(x, (*ip, k))
+        elif isinstance(v, list) and pat in SETS:
+            for x in v:
+                key = (*path, f"[={_go(x)}]")
+                out[key] = True
+        else:
+            out[path] = v
+
+    for top in ("spec", "status"):
+        if isinstance(obj.get(top), dict):
+            walk(obj[top], (top,))
+    md = obj.get("metadata") or {}
+    for m in ("labels", "annotations"):
+        for k, v in (md.get(m) or {}).items():
+            if k != LA:
+                out[("metadata", m, k)] = v
+    return out
+
+
+def remove_path(doc: dict[str, Any], path: Path) -> bool:
+    """Takes ``path`` out of a manifest (an edit the tool asks for); False when it is not there."""
+    node: Any = doc
+    for i, seg in enumerate(path):
+        last = i == len(path) - 1
+        if seg.startswith("[="):
+            if not isinstance(node, list):
+                return False
+            kept = [x for x in node if f"[={_go(x)}]" != seg]
+            found = len(kept) != len(node)
+            node[:] = kept
+            return found
+        if seg.startswith("["):
+            if not isinstance(node, list):
+                return False
+            pat = _pattern(path[:i])
+            idx = next((j for j, x in enumerate(node) if isinstance(x, dict) and _item_key(pat, x) == seg), None)
+            if idx is None:
+                return False
+            if last:
+                node.pop(idx)
+                return True
+            node = node[idx]
+            continue
+        if not isinstance(node, dict) or seg not in node:
+            return False
+        if last:
+            node.pop(seg)
+            return True
+        node = node[seg]
+    return False
+
+
+# --- who set what: measured on the server --------------------------------------------------------
+
+
+Attribution = dict[Path, set[str]]
+"""The writers (roles ``applier``/``other:CLASS``) whose value each live field holds."""
+
+
+def attribute(attr: Attribution, before: Mapping[Path, Any], after: Mapping[Path, Any],
+              sent: Mapping[Path, Any], role: str) -> None:
+    """One step's effect on ``attr`` (in place): see the module docstring."""
+    for p in list(attr):
+        if p not in after:
+            del attr[p]
+    for p, v in after.items():
+        mine = p in sent and _same(sent[p], v)
+        if p not in before or not _same(before[p], v):
+            attr[p] = {role} if mine else set()
+        elif mine:
+            attr.setdefault(p, set()).add(role)
+
+
+def _same(a: Any, b: Any) -> bool:
+    if a is _UNSET or b is _UNSET:
+        return a is b
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+# --- the intent ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Miss:
+    """A field where the object after the apply is not what the user meant."""
+
+    kind: str
+    """``not-applied`` (a value of the manifest), ``stayed`` (a dropped field), ``writer-value-lost``
+    (a dropped field another live writer set), ``older-value-lost`` (a field only an older manifest of
+    the applier set), ``value-lost`` (any other field)."""
+    path: Path
+    want: Any
+    got: Any
+
+    def text(self) -> str:
+        w = "<unset>" if self.want is _UNSET else repr(self.want)
+        g = "<unset>" if self.got is _UNSET else repr(self.got)
+        return f"{self.kind} {server_path(self.path)}: want {w}, got {g}"
+
+
+_UNSET: Any = type("Unset", (), {"__repr__": lambda self: "<unset>"})()
+
+
+def misses(before: Mapping[str, Any], applied: Mapping[str, Any], previous: Mapping[str, Any] | None,
+           after: Mapping[str, Any], attr: Attribution) -> list[Miss]:
+    """Where ``after`` departs from the intent; ``applied`` is the manifest as applied (after the
+    tool's edits), ``before`` the object before the tool's fix ran, ``attr`` its live writers."""
+    want, was, got = leaves(applied), leaves(before), leaves(after)
+    prev = leaves(previous) if previous is not None else {}
+    out: list[Miss] = []
+    for p, v in want.items():
+        if not _same(got.get(p, _UNSET), v):
+            out.append(Miss("not-applied", p, v, got.get(p, _UNSET)))
+    for p, v in was.items():
+        if p in want:
+            continue
+        if any(p[:i] in want and want[p[:i]] != ITEM for i in range(1, len(p))):
+            continue  # under an atomic value of the manifest
+        dropped = p in prev
+        others = {w for w in attr.get(p, set()) if w != "applier"}
+        g = got.get(p, _UNSET)
+        if dropped and not others:
+            if g is not _UNSET:
+                out.append(Miss("stayed", p, _UNSET, g))
+        elif not _same(g, v):
+            # a field only the applier's older manifests set (it stayed when they dropped it) is
+            # told apart: whether its deletion now is what the user meant is for the reader to judge
+            # (a new, partial applier has no older manifests: the history's applies are someone else's)
+            older = previous is not None and not dropped and attr.get(p) == {"applier"}
+            out.append(Miss("writer-value-lost" if dropped else "older-value-lost" if older else "value-lost", p, v, g))
+    return out
+
+
+# --- generation ------------------------------------------------------------------------------------
+
+
+APPLIER_CHOICES = ("kubectl", "kubectl:ci", "kubectl:hotfix", "kubectl-client-side", "argocd", "flux", "helm",
+                   "ssa:deployer", "ssa:ci")
+
+PARTIAL_APPLIERS = ("kubectl:hotfix", "ssa:tuner", "kubectl:tuner")
+
+
+def _doc(spec: dict[str, Any], labels: dict[str, str] | None = None) -> dict[str, Any]:
+    md: dict[str, Any] = {"name": NAME}
+    if labels:
+        md["labels"] = dict(labels)
+    return {"apiVersion": GV, "kind": "Widget", "metadata": md, "spec": spec}
+
+
+class Gen:
+    """Values from small pools, so that writers meet on the same fields often."""
+
+    def __init__(self, r: random.Random) -> None:
+        self.r = r
+
+    def container(self, name: str) -> dict[str, Any]:
+        r = self.r
+        c: dict[str, Any] = {"name": name, "image": r.choice(["img:1", "img:2", "img:3"])}
+        if r.random() < 0.4:
+            c["env"] = [{"name": n, "value": r.choice(["1", "2"])} for n in r.sample(["A", "B", "C"], r.choice([1, 2]))]
+        if r.random() < 0.3:
+            c["ports"] = [{"containerPort": p, "protocol": pr}
+                          for p, pr in r.sample([(80, "TCP"), (443, "TCP"), (53, "UDP")], r.choice([1, 2]))]
+        return c
+
+    def field(self, name: str) -> Any:
+        r = self.r
+        pools: dict[str, Callable[[], Any]] = {
+            "replicas": lambda: r.choice([1, 2, 3, 5]),
+            "color": lambda: r.choice(["red", "blue", "green"]),
+            "args": lambda: r.choice([["-v"], ["-q"], ["-v", "-q"]]),
+            "selector": lambda: r.choice([{"matchLabels": {"app": "a"}}, {"matchLabels": {"app": "b"}}]),
+            "labels": lambda: {k: r.choice(["x", "y"]) for k in r.sample(["tier", "zone", "ring"], r.choice([1, 2]))},
+            "finalizers": lambda: r.sample(["f1", "f2", "f3"], r.choice([1, 2])),
+            "containers": lambda: [self.container(n) for n in r.sample(["main", "side"], r.choice([1, 2]))],
+            "strategy": lambda: {"type": r.choice(["RollingUpdate", "Recreate"]),
+                                 **({"rollingUpdate": {"maxSurge": r.choice([1, "25%"])}} if r.random() < 0.4 else {})},
+            "config": lambda: {k: r.choice(["one", "two"]) for k in r.sample(["k1", "k2", "k3"], r.choice([1, 2]))},
+        }
+        return pools[name]()
+
+    FIELDS = ("replicas", "color", "args", "selector", "labels", "finalizers", "containers", "strategy", "config")
+
+    def manifest(self) -> dict[str, Any]:
+        r = self.r
+        names = r.sample(self.FIELDS, r.choice([3, 4, 5, 6]))
+        labels = {"app": "web"} if r.random() < 0.5 else None
+        return _doc({n: self.field(n) for n in names}, labels)
+
+    def mutate(self, doc: dict[str, Any], times: int) -> dict[str, Any]:
+        """The user's edit: values changed, fields and items dropped and added."""
+        r = self.r
+        out = copy.deepcopy(doc)
+        spec = out["spec"]
+        for _ in range(times):
+            what = r.random()
+            present = [n for n in self.FIELDS if n in spec]
+            if what < 0.3 and len(present) > 1:
+                spec.pop(r.choice(present))  # a field dropped
+            elif what < 0.5:
+                n = r.choice(self.FIELDS)
+                spec[n] = self.field(n)  # changed or added
+            elif what < 0.65 and spec.get("containers"):
+                cs = spec["containers"]
+                c = r.choice(cs)
+                sub = r.random()
+                if sub < 0.3 and len(cs) > 1:
+                    cs.remove(c)  # an item dropped
+                elif sub < 0.5:
+                    c["image"] = r.choice(["img:1", "img:2", "img:3"])
+                elif sub < 0.75 and c.get("env"):
+                    c["env"].pop(r.randrange(len(c["env"])))
+                    if not c["env"]:
+                        del c["env"]
+                else:
+                    other = next((n for n in ("main", "side") if all(x["name"] != n for x in cs)), None)
+                    if other:
+                        cs.append(self.container(other))  # an item added
+            elif what < 0.8:
+                fin = spec.setdefault("finalizers", [])
+                x = r.choice(["f1", "f2", "f3"])
+                fin.remove(x) if x in fin else fin.append(x)  # a set item dropped or added
+                if not fin:
+                    del spec["finalizers"]
+            elif what < 0.9 and spec.get("labels"):
+                k = r.choice(list(spec["labels"]))
+                del spec["labels"][k]
+                if not spec["labels"]:
+                    del spec["labels"]
+            else:
+                md = out["metadata"]
+                if md.get("labels"):
+                    md.pop("labels")
+                else:
+                    md["labels"] = {"app": "web", "team": r.choice(["a", "b"])}
+        if not spec:
+            spec["color"] = "red"
+        return out
+
+    # --- the history's writers ---
+
+    def other_step(self, doc: dict[str, Any]) -> dict[str, Any]:
+        """A step by someone else than the user's applier."""
+        r = self.r
+        w = r.random()
+        n = r.choice([2, 4, 6, 7])
+        if w < 0.12:
+            return {"op": "kubectl-scale", "class": "scaler", "replicas": n}
+        if w < 0.22:
+            mgr = r.choice(["horizontal-pod-autoscaler", "kube-controller-manager", "keda-operator"])
+            return {"op": "merge-patch", "class": "scaler", "manager": mgr, "sub": "scale",
+                    "body": {"spec": {"replicas": n}}}
+        if w < 0.3:
+            return {"op": "merge-patch", "class": "scaler", "manager": "hpa-like-controller",
+                    "body": {"spec": {"replicas": n}}}
+        if w < 0.42:
+            mgr, body = r.choice([
+                ("cainjector", {"spec": {"config": {"caBundle": r.choice(["Q0E=", "Q0I="])}}}),
+                ("defaulter", {"spec": {"strategy": {"type": r.choice(["RollingUpdate", "Recreate"])}}}),
+                ("operator", {"spec": {"color": r.choice(["red", "purple"])}}),
+                ("operator", {"metadata": {"annotations": {"operator/seen": "1"}}}),
+                ("kube-controller-manager", {"spec": {"labels": {"ring": r.choice(["x", "z"])}}}),
+            ])
+            return {"op": "merge-patch", "class": "controller", "manager": mgr, "body": body}
+        if w < 0.48:
+            return {"op": "merge-patch", "class": "status", "manager": "widget-controller", "sub": "status",
+                    "body": {"status": {"phase": r.choice(["Ready", "Pending"]), "replicas": n}}}
+        if w < 0.56:
+            return {"op": "kubectl-label", "class": "imperative", "args": [f"team={r.choice(['a', 'b', 'pay'])}"]}
+        if w < 0.6:
+            return {"op": "kubectl-annotate", "class": "imperative", "args": [f"note={r.choice(['n1', 'n2'])}"]}
+        if w < 0.68:
+            body = {"spec": r.choice([{"color": r.choice(["red", "green", "pink"])}, {"replicas": n},
+                                      {"config": {"k1": "edited"}}, {"args": ["--debug"]}])}
+            return {"op": "kubectl-patch", "class": "imperative", "body": body}
+        if w < 0.74:
+            body = {"spec": r.choice([{"color": "orange"}, {"strategy": {"type": "Recreate"}},
+                                      {"labels": {"tier": "edited"}}])}
+            return {"op": "merge-patch", "class": "imperative", "manager": "kubectl-edit", "body": body}
+        if w < 0.78:
+            return {"op": "replace-from-get", "class": "imperative", "set": ["spec", "color", "teal"]}
+        if w < 0.86:
+            part = {k: copy.deepcopy(v) for k, v in doc["spec"].items() if r.random() < 0.4}
+            if r.random() < 0.5 or not part:
+                part["containers"] = [{"name": r.choice(["main", "proxy"]), "image": "proxy:1"}]
+            mgr = r.choice(["ci-hotfix", "team-b", "sidecar-injector"])
+            return {"op": "apply", "class": "other-ssa", "manager": mgr, "force": r.random() < 0.5,
+                    "doc": _doc(part)}
+        if w < 0.92:
+            return {"op": "many-updaters", "class": "many-updaters", "count": r.choice([10, 11, 12])}
+        return {"op": "reset", "class": "reset"}
+
+    def applier_step(self, doc: dict[str, Any], first: bool, tool: str) -> dict[str, Any]:
+        """One apply of the user's manifest with ``tool``."""
+        r = self.r
+        if tool == "csa":
+            if first and r.random() < 0.4:
+                return {"op": "kubectl-create", "save_config": r.random() < 0.8, "doc": doc}
+            if not first and r.random() < 0.15:
+                return {"op": "kubectl-replace", "save_config": r.random() < 0.7, "doc": doc}
+            return {"op": "kubectl-apply", "doc": doc}
+        if tool.startswith("kubectl-ssa"):
+            mgr = tool.partition(":")[2] or "kubectl"
+            return {"op": "kubectl-apply-ssa", "manager": mgr, "force": r.random() < 0.3, "doc": doc}
+        if tool == "helm3":
+            return {"op": "helm3", "doc": doc}
+        if tool == "helm4-post":
+            if first:
+                return {"op": "helm3", "doc": doc, "helm4": True}
+            return {"op": "play", "applier": "helm", "doc": doc}
+        if tool.startswith("ssa:"):
+            return {"op": "apply", "manager": tool[4:], "force": r.random() < 0.5, "doc": doc}
+        return {"op": "play", "applier": tool, "doc": doc}  # helm, argocd, flux, flux:helm-controller
+
+
+TOOLS = ("csa", "csa", "csa", "kubectl-ssa", "kubectl-ssa:ci", "helm3", "helm4-post", "helm", "argocd", "flux",
+         "ssa:deployer", "argocd-csa")
+
+
+def generate(seed: int) -> dict[str, Any]:
+    """A case from its seed alone."""
+    r = random.Random(seed)
+    g = Gen(r)
+    doc = g.manifest()
+    tool = r.choice(TOOLS)
+    steps: list[dict[str, Any]] = []
+    tools = [tool]
+    steps.append({**g.applier_step(doc, True, "csa" if tool == "argocd-csa" else tool), "role": "applier",
+                  "class": f"applier:{tool}"})
+    for _ in range(r.choice([1, 2, 3, 4, 5, 6])):
+        if r.random() < 0.3:
+            if r.random() < 0.25:
+                tool = r.choice(TOOLS)  # the team switched tools
+                tools.append(tool)
+            doc = g.mutate(doc, r.choice([1, 2]))
+            steps.append({**g.applier_step(doc, False, "csa" if tool == "argocd-csa" else tool), "role": "applier",
+                          "class": f"applier:{tool}"})
+        else:
+            steps.append({**g.other_step(doc), "role": "other"})
+    previous: dict[str, Any] | None = doc
+    if r.random() < 0.15:
+        # a new, partial applier (a hotfix pipeline, a tuner): it never applied before, so it drops
+        # nothing, and everything its manifest does not set must keep its value
+        applier = r.choice(PARTIAL_APPLIERS)
+        part = {k: copy.deepcopy(v) for k, v in doc["spec"].items() if r.random() < 0.4}
+        name = r.choice(Gen.FIELDS)
+        part[name] = g.field(name) if r.random() < 0.6 or name not in part else part[name]
+        nxt, previous = _doc(part), None
+    else:
+        nxt = g.mutate(doc, r.choice([1, 2, 3]))
+        applier = r.choice(APPLIER_CHOICES)
+    return {"id": f"seed-{seed}", "seed": seed, "steps": steps, "previous": previous, "manifest": nxt,
+            "applier": applier, "tools": tools}
+
+
+def writer_classes(case: Mapping[str, Any]) -> Iterator[str]:
+    for s in case["steps"]:
+        yield str(s.get("class", s["op"]))
