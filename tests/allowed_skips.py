@@ -5,8 +5,9 @@ reason not matched here *fails*: a skip that hides a missing tool, a missing ins
 unmodelled server behaviour must show up red, not as an ``s`` in the summary.
 
 Each key is a regular expression searched in the skip's reason; each value says why the skip is
-allowed. None of them can happen in the CI run itself, which uses the lab server (no
-``FIELDOWN_TEST_KUBECONFIG``): they exist for runs against an external cluster.
+allowed. The cluster ones cannot happen in the CI run itself, which uses the lab server (no
+``FIELDOWN_TEST_KUBECONFIG``); the known failures of the generated scenarios are listed by id in
+their own file and shown in every run.
 """
 
 from __future__ import annotations
@@ -29,6 +30,12 @@ ALLOWED: dict[str, str] = {
         "the lab's PKI files exist only for the lab server",
     r"^the lab server is on loopback; an external cluster may not be$":
         "a loopback-only check cannot be made against an external cluster",
+    r"^cannot mount a tmpfs here: ":
+        "the full-disk test needs a real small filesystem (root, mount); CI runs as root and mounts it",
+    r"^known failure \(":
+        "issue 17's generated scenarios that still fail, each named with its class in "
+        "tests/scenarios/generated_known_failures.json: strict xfails, so a fixed one fails the run until "
+        "it is taken off the list (they are the open work, shown in every run's summary)",
 }
 
 
