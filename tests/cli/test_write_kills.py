@@ -266,7 +266,8 @@ def test_json_output_of_an_interrupted_run_says_what_was_done(cluster: lab.Clust
     assert "interrupted while writing widgets.example.com/a" in cut.stderr and "backups: " in cut.stderr
     # SIGTERM the same, as "terminated"
     backups = tmp_path / "backups-term"
-    cut = o.fieldown("migrate", "-n", o.ns, "--to", "server-side", "-o", "json", fault="1:term", backups=backups)
+    cut = o.fieldown("migrate", "--all", "-n", o.ns, "--to", "server-side", "-o", "json", fault="1:term",
+                     backups=backups)
     assert cut.returncode == 143, cut.stdout + cut.stderr
     doc = json.loads(cut.stdout)
     assert doc["interrupted"] is True and doc["backupDir"] == str(_backup_dir(backups))
