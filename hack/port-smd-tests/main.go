@@ -213,7 +213,7 @@ func operation(e ast.Expr) map[string]any {
 	}
 	f := fields(cl)
 	op := map[string]any{"op": kind}
-	for k, v := range f {
+	for k, v := range f { // every field ends in the map, whatever the order
 		switch k {
 		case "Manager":
 			op["manager"] = str(v)
@@ -259,10 +259,17 @@ func oneCase(file, fn, name string, cl *ast.CompositeLit) (tc tcase) {
 				panic(r)
 			}
 			tc.Unsupported = u.why
-			tc.Ops, tc.Managed, tc.Object = nil, nil, nil
+			tc.Ops, tc.Managed, tc.Object, tc.APIVersion = nil, nil, nil, ""
 		}
 	}()
-	for k, v := range fields(cl) {
+	f := fields(cl)
+	keys := make([]string, 0, len(f))
+	for k := range f {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // the same output on every run, whichever field is unsupported
+	for _, k := range keys {
+		v := f[k]
 		switch k {
 		case "Ops":
 			for _, o := range v.(*ast.CompositeLit).Elts {
@@ -284,7 +291,9 @@ func oneCase(file, fn, name string, cl *ast.CompositeLit) (tc tcase) {
 
 // --- the typed package's tables: generic Go literal -> JSON ---------------------------------------
 
-func structFields(f *ast.File, types map[string][]string) {
+// structs records, for every struct type of a file, its field names in order (positional literals)
+// and, for its []T fields, T (the element type of their composite literals).
+func structs(f *ast.File, types map[string][]string) {
 	for _, d := range f.Decls {
 		gd, ok := d.(*ast.GenDecl)
 		if !ok || gd.Tok != token.TYPE {
@@ -297,12 +306,23 @@ func structFields(f *ast.File, types map[string][]string) {
 				continue
 			}
 			var names []string
+			elems := map[string]string{}
 			for _, fl := range st.Fields.List {
+				elem := ""
+				if at, ok := fl.Type.(*ast.ArrayType); ok {
+					if id, ok := at.Elt.(*ast.Ident); ok {
+						elem = id.Name
+					}
+				}
 				for _, n := range fl.Names {
 					names = append(names, n.Name)
+					if elem != "" {
+						elems[n.Name] = elem
+					}
 				}
 			}
 			types[ts.Name.Name] = names
+			fieldTypes[ts.Name.Name] = elems
 		}
 	}
 }
@@ -374,33 +394,6 @@ var fieldTypes = map[string]map[string]string{}
 
 func fieldType(structName, field string) string { return fieldTypes[structName][field] }
 
-func collectFieldTypes(f *ast.File) {
-	for _, d := range f.Decls {
-		gd, ok := d.(*ast.GenDecl)
-		if !ok || gd.Tok != token.TYPE {
-			continue
-		}
-		for _, sp := range gd.Specs {
-			ts := sp.(*ast.TypeSpec)
-			st, ok := ts.Type.(*ast.StructType)
-			if !ok {
-				continue
-			}
-			m := map[string]string{}
-			for _, fl := range st.Fields.List {
-				if at, ok := fl.Type.(*ast.ArrayType); ok {
-					if id, ok := at.Elt.(*ast.Ident); ok {
-						for _, n := range fl.Names {
-							m[n.Name] = id.Name
-						}
-					}
-				}
-			}
-			fieldTypes[ts.Name.Name] = m
-		}
-	}
-}
-
 func tables(dir string) {
 	files, _ := filepath.Glob(filepath.Join(dir, "*_test.go"))
 	sort.Strings(files)
@@ -414,8 +407,7 @@ func tables(dir string) {
 			panic(err)
 		}
 		parsed = append(parsed, f)
-		structFields(f, types)
-		collectFieldTypes(f)
+		structs(f, types)
 		for _, d := range f.Decls {
 			gd, ok := d.(*ast.GenDecl)
 			if !ok || gd.Tok != token.VAR {
