@@ -146,10 +146,8 @@ class ConflictReport:
 
     def deletions(self) -> list[Path]:
         """Every field this run deletes: by the apply, and by kubectl's follow-up."""
-        out = list(self.deleted)
-        if self.kubectl_followup is not None:
-            out += [p for p in self.kubectl_followup.deletes if p not in out]
-        return out
+        both = [*self.deleted, *(self.kubectl_followup.deletes if self.kubectl_followup is not None else ())]
+        return list(dict.fromkeys(both))
 
     def summary(self) -> str:
         """One line: what the apply does, as a reader scanning many objects needs it."""

@@ -37,7 +37,7 @@ from typing import Any, TypeGuard
 
 from ..value import go_format_float_v, go_quote, values_equal
 
-__all__ = ["ValueError_", "constraint_errors", "has_constraints"]
+__all__ = ["ValueError_", "constraint_errors"]
 
 #: what the apiextensions validator's 422 causes say for each kind of violation
 INVALID = "FieldValueInvalid"
@@ -58,40 +58,12 @@ class ValueError_:
     reason: str
 
 
-def has_constraints(schema: Any) -> bool:
-    """Whether a schema has any constraint this module checks (a cheap guard for callers)."""
-    return "constraint" in _scan(schema)
-
-
-def _scan(schema: Any) -> set[str]:
-    found: set[str] = set()
-    stack = [schema]
-    while stack:
-        s = stack.pop()
-        if not isinstance(s, Mapping):
-            continue
-        if any(k in s for k in _CONSTRAINT_KEYS):
-            found.add("constraint")
-            return found
-        props = s.get("properties")
-        if isinstance(props, Mapping):
-            stack.extend(props.values())
-        for k in ("items", "additionalProperties"):
-            if isinstance(s.get(k), Mapping):
-                stack.append(s[k])
-    return found
-
-
-_CONSTRAINT_KEYS = ("enum", "multipleOf", "maximum", "minimum", "maxLength", "minLength", "pattern", "maxItems",
-                    "minItems", "maxProperties", "minProperties", "required")
-
-
 def constraint_errors(new: Any, schema: Mapping[str, Any] | None, old: Any = _NOT_CORRELATED) -> list[ValueError_]:
     """The violations of ``schema``'s value constraints in ``new`` (the whole object), ratcheted
     against ``old`` (the stored object) on an update; pass no ``old`` for a create."""
     if not isinstance(schema, Mapping):
         return []
-    out = _node(new, schema, "", old if old is not _NOT_CORRELATED else _NOT_CORRELATED, root=True)
+    out = _node(new, schema, "", old, root=True)
     seen: set[tuple[str, str]] = set()
     unique: list[ValueError_] = []
     for e in out:
@@ -227,10 +199,8 @@ def _number(v: int | float, s: Mapping[str, Any], path: str) -> list[ValueError_
 
 
 def _json_integer(f: float) -> bool:
-    """swag.IsFloat64AJSONInteger: an integral value within float64's exact integer range."""
-    if math.isnan(f) or math.isinf(f) or f != math.floor(f):
-        return False
-    return abs(f) < 2**53 or f == math.trunc(f)
+    """swag.IsFloat64AJSONInteger: a finite, integral value."""
+    return not (math.isnan(f) or math.isinf(f)) and f == math.floor(f)
 
 
 def _count(n: int, s: Mapping[str, Any], path: str, max_key: str, min_key: str, noun: str) -> list[ValueError_]:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import textwrap
-from dataclasses import dataclass, field
 from pathlib import Path as FsPath
 from typing import Any
 
@@ -34,6 +33,7 @@ from kubectl_fieldown.fieldpath.element import index, key, set_value
 from kubectl_fieldown.managedfields import decode_entries
 from kubectl_fieldown.schema.types import (
     DEDUCED,
+    NO_DEFAULT,
     UNTYPED,
     GroupVersionKind,
     KindSchema,
@@ -86,7 +86,7 @@ def smd_types(text: str) -> dict[str, Type]:
                               else "atomic", keys=tuple(lt.get("keys") or ()))
         if "map" in d:
             mt = d["map"]
-            fields = {f["name"]: StructField(ref(f["type"]), f.get("default", _no_default()))
+            fields = {f["name"]: StructField(ref(f["type"]), f.get("default", NO_DEFAULT))
                       for f in mt.get("fields") or []}
             t.map = MapType(fields=fields, element=ref(mt["elementType"]) if "elementType" in mt else None,
                             atomic=mt.get("elementRelationship") == "atomic")
@@ -96,12 +96,6 @@ def smd_types(text: str) -> dict[str, Type]:
     for name, d in raw.items():
         fill(named[name], d)
     return named
-
-
-def _no_default() -> Any:
-    from kubectl_fieldown.schema.types import NO_DEFAULT
-
-    return NO_DEFAULT
 
 
 def wrapped_root(t: Type) -> Type:
@@ -161,11 +155,6 @@ def parse_object(text: str | None) -> dict[str, Any]:
 
 
 # --- playing a case ----------------------------------------------------------------------------
-
-
-@dataclass
-class Outcome:
-    differences: list[str] = field(default_factory=list)
 
 
 def play(case: dict[str, Any], parsers: dict[str, Any]) -> list[str]:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from kubectl_fieldown.typed.constraints import constraint_errors, has_constraints
+from kubectl_fieldown.typed.constraints import constraint_errors
 
 CRD = yaml.safe_load((Path(__file__).resolve().parent / "check-crd.yaml").read_text())
 SCHEMA = CRD["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
@@ -77,8 +77,3 @@ def test_ratcheting_keeps_an_unchanged_invalid_value_and_reports_a_changed_one()
     # a required field missing before and after: the spec changed, so it is reported
     assert errors({"size": 5}, {"size": 4}) == {("spec.mode", "Required value")}
     assert errors({"size": 4}, {"size": 4}) == set()
-
-
-def test_has_constraints() -> None:
-    assert has_constraints(SCHEMA)
-    assert not has_constraints({"type": "object", "properties": {"spec": {"type": "object"}}})
