@@ -16,6 +16,7 @@ from ..appliers import Applier, ApplierKind
 from ..fieldpath import path_string
 from ..managedfields import LAST_APPLIED_ANNOTATION
 from ..remedies.choose import Fix, choose_fix, only_its_own
+from ..remedies.commands import MigrateFor, checked_applier
 from ..remedies.manifests import detected_applier as detect
 from .findings import Finding, ObjectFix
 from .rules import ObjectFacts
@@ -94,10 +95,17 @@ def _object_fix(f: ObjectFacts, applier: Applier, named: bool, chosen: Fix,
             else:
                 notes.append(f"{path_string(p)} left the manifest but stays, owned by {who}: the next apply does "
                              "not delete it, and no later apply will")
+    args: tuple[str, ...] = ()
+    if chosen.command is not None and chosen.ok:
+        args = tuple(chosen.command.args())
+        default = checked_applier(chosen.command, f.obj)
+        if not isinstance(chosen.command, MigrateFor) and (default is None or default.spec() != applier.spec()):
+            # run as printed, the command checks the next apply of the applier this fix was verified for
+            args += ("--applier", applier.spec())
     return ObjectFix(
         f.resource, f.name, f.namespace, applier.describe(), named,
         command=chosen.command.name if chosen.command is not None and chosen.ok else None,
-        args=tuple(chosen.command.args()) if chosen.command is not None and chosen.ok else (),
+        args=args,
         drop=tuple(path_string(p) for p in chosen.drop),
         verified=chosen.ok, problems=problems if not chosen.ok else (), notes=tuple(notes),
         at_risk=_at_risk(chosen, findings))

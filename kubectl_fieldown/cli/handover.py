@@ -32,7 +32,7 @@ from .writes import (
     WriteConfig,
     WriteOutput,
     check_fields,
-    in_use,
+    own_applier,
     parse_applier,
     parse_paths,
     parse_retries,
@@ -118,7 +118,7 @@ def handover(
         return Handover(tuple(parse_paths(paths, obj)), to)
 
     # the applier keeps the fields in its manifest only when it is the one taking them
-    code = run_plans(cluster, sel, cfg, write_planner(spec_for, applier=named, default_applier=in_use, keep=paths,
+    code = run_plans(cluster, sel, cfg, write_planner(spec_for, applier=named, default_applier=own_applier, keep=paths,
                                                       receiver=to))
     if code:
         raise typer.Exit(code)

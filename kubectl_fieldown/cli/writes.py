@@ -68,7 +68,6 @@ __all__ = [
     "WriteConfig",
     "WriteOutput",
     "check_fields",
-    "in_use",
     "make_backups",
     "open_client",
     "own_applier",
@@ -579,16 +578,11 @@ def applier_version(obj: Mapping[str, Any], applier: Applier | None, manifest: M
 
 
 def own_applier(obj: dict[str, Any], spec: FixCommand) -> Applier | None:
-    """The command's own applier (the migration's target), else the one in use."""
-    from ..remedies.manifests import detected_applier
+    """The command's own applier (the migration's target), else the one in use; for a handover the
+    one in use (:func:`kubectl_fieldown.remedies.commands.checked_applier`)."""
+    from ..remedies.commands import checked_applier
 
-    return spec.applier or detected_applier(obj)
-
-
-def in_use(obj: dict[str, Any], spec: FixCommand) -> Applier | None:
-    from ..remedies.manifests import detected_applier
-
-    return detected_applier(obj)
+    return checked_applier(spec, obj)
 
 
 def parse_applier(text: str | None) -> Applier | None:

@@ -229,11 +229,17 @@ def choose_fix(
             # as the command checks itself: with the manifest it reads off the object
             bare_previous = inferred_manifest(live, applier, root)
             own_next = without_paths(bare_previous, drop) if bare_previous is not None else None
-            if isinstance(cand, Handover) and cand.to == applier.manager and own_next is not None:
-                # as the handover command checks it: the applier's manifest sets them from now on
-                own_next = with_live_fields(own_next, live, cand.paths)
+            own_keep: tuple[Path, ...] = drop
+            if isinstance(cand, Handover) and own_next is not None:
+                if cand.to == applier.manager:
+                    # as the handover command checks it: the applier's manifest sets them from now on
+                    own_next = with_live_fields(own_next, live, cand.paths)
+                else:
+                    # handed to another writer: the applier's manifest leaves them out, their values stay
+                    own_keep = (*drop, *cand.paths)
+                    own_next = without_paths(own_next, cand.paths)
             own = verify_command(cand, live, rules, PlanContext(root, reset_fields, None), applier, now=now,
-                                 next_manifest=own_next, previous_manifest=bare_previous, keep=drop)
+                                 next_manifest=own_next, previous_manifest=bare_previous, keep=own_keep)
             if own.ok:
                 own = verify_command(cand, live, rules, PlanContext(root, reset_fields, None), applier, now=now,
                                      next_manifest=nxt2, previous_manifest=prev, keep=drop)

@@ -46,6 +46,7 @@ __all__ = [
     "PlanContext",
     "Reset",
     "StripLastApplied",
+    "checked_applier",
 ]
 
 
@@ -266,6 +267,16 @@ class DropManagers:
 
 
 FixCommand = MigrateToServerSide | MigrateFor | MigrateToClientSide | StripLastApplied | Handover | Reset | DropManagers
+
+
+def checked_applier(command: FixCommand, obj: Mapping[str, Any]) -> Applier | None:
+    """The applier whose next apply a write command checks when run without ``--applier``: for a
+    handover the one in use (the fields may go to any writer), for the others the command's own
+    target, else the one in use. A printed fix for another applier must name it."""
+    from .manifests import detected_applier
+
+    own = None if isinstance(command, Handover) else command.applier
+    return own or detected_applier(obj)
 
 
 def _fields_of(doc: Mapping[str, Any] | None, root: Type) -> FieldSet | None:

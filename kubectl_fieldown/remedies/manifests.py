@@ -140,11 +140,10 @@ def _merge_missing(doc: dict[str, Any], extra: Mapping[str, Any]) -> None:
 
 def without_paths(manifest: Mapping[str, Any], paths: Any) -> dict[str, Any]:
     """``manifest`` without the fields at ``paths`` (the edits a fix asks the user to make)."""
-    from .plans import _remove_path
+    from .plans import remove_paths
 
     doc = copy.deepcopy(dict(manifest))
-    for p in paths:
-        _remove_path(doc, p)
+    remove_paths(doc, list(paths))
     return doc
 
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..fieldmanager import copy_json
-from ..fieldpath import FIELD, FieldSet, Path, encode_fields_v1, path_from_fields, path_string
+from ..fieldpath import FIELD, KEY, FieldSet, Path, encode_fields_v1, key_fields, path_from_fields, path_string
 from ..fieldpath.lookup import MISSING, Lookup, child_value, value_at
 from ..managedfields import (
     APPLY,
@@ -529,11 +529,14 @@ def plan_strip_last_applied(
     except ValueError as e:
         raise MigrationError(f"{ref}: the last-applied annotation is not valid JSON: {e}") from None
     notes = []
-    removed = False
+    outcome = remove_paths(la_obj, paths)
+    removed = any(o == REMOVED for o in outcome.values())
     for p in paths:
-        if _remove_path(la_obj, p):
+        if outcome[p] == REMOVED:
             notes.append(f"removed {path_string(p)} from the last-applied annotation")
-            removed = True
+        elif outcome[p] == KEY_KEPT:
+            notes.append(f"{path_string(p)} stays in the last-applied annotation: the item's other fields there "
+                         "need their key")
         else:
             notes.append(f"{path_string(p)} was not in the last-applied annotation")
 
@@ -545,6 +548,37 @@ def plan_strip_last_applied(
         notes.append(f"removed the field(s) from {', '.join(client_side_managers)}")
     new_la = last_applied_text(la_obj) if removed else la
     return _finish(obj, entries, after, new_la, notes)
+
+
+REMOVED, KEY_KEPT, ABSENT = "removed", "key kept", "absent"
+
+
+def remove_paths(doc: Any, paths: Iterable[Path]) -> dict[Path, str]:
+    """Remove the values at ``paths`` from a plain document (a manifest, a last-applied annotation),
+    saying of each path whether it was removed, absent, or kept as a key.
+
+    A list-map item cannot exist without its key fields (the server refuses the apply): a key field
+    goes only with its whole item, when nothing but keys is left of it once every other path is
+    removed; else it stays (``KEY_KEPT``)."""
+    out: dict[Path, str] = {}
+    paths = list(paths)
+    keyed = [p for p in paths if len(p) >= 2 and p[-2][0] == KEY and p[-1][0] == FIELD
+             and p[-1][1] in key_fields(p[-2])]
+    for p in keyed:
+        out[p] = ABSENT if value_at(doc, p) is MISSING else KEY_KEPT
+    for p in paths:
+        if p not in out:
+            out[p] = REMOVED if _remove_path(doc, p) else ABSENT
+    for p in keyed:
+        if out[p] == ABSENT:
+            continue
+        item = value_at(doc, p[:-1])
+        if item is MISSING:
+            out[p] = REMOVED  # its item went whole
+        elif isinstance(item, dict) and set(item) <= set(key_fields(p[-2])):
+            _remove_path(doc, p[:-1])
+            out[p] = REMOVED
+    return out
 
 
 def _remove_path(doc: Any, path: Path) -> bool:

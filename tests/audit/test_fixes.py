@@ -54,7 +54,7 @@ def test_the_fix_for_a_named_applier() -> None:
     assert any(n.startswith("nothing to run") for n in fix.notes)
     _, flux = the_fix(scaled_and_labelled(), ctx(Applier.of("flux")))
     assert flux.argv() == ["handover", "widget.example.com/w", "-n", "shop", "--field", ".metadata.labels.team",
-                           "--to", "manual-edits"]
+                           "--to", "manual-edits", "--applier", "flux"]
 
 
 def test_no_fix_without_an_applier_or_a_schema() -> None:

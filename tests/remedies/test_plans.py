@@ -20,6 +20,7 @@ from kubectl_fieldown.remedies.plans import (
     plan_strip_last_applied,
     plan_to_client_side,
     plan_to_server_side,
+    remove_paths,
 )
 from kubectl_fieldown.remedies.requests import ApplyRequest, JsonPatchRequest, requests_for, simulate_requests
 
@@ -221,3 +222,32 @@ def test_dropping_a_stale_manager_keeps_its_values() -> None:
     assert m.after == []
     out = assert_recorded_as_planned(obj, m)
     assert out["spec"] == obj["spec"]
+
+
+_ITEMS = {"spec": {"containers": [{"name": "main", "image": "a", "ports": [{"containerPort": 80}]},
+                                  {"name": "side", "image": "b"}]}}
+
+
+@pytest.mark.parametrize(("paths", "want", "outcome"), [
+    # a key field alone stays: the item still sets other fields, and cannot exist without its key
+    ([".spec.containers[name=\"main\"].name"], _ITEMS, ["key kept"]),
+    # every field of the item, its key included: the item goes whole
+    ([".spec.containers[name=\"side\"].name", ".spec.containers[name=\"side\"].image"],
+     {"spec": {"containers": [_ITEMS["spec"]["containers"][0]]}}, ["removed", "removed"]),
+    # the key before the other field, in any order
+    ([".spec.containers[name=\"side\"].image", ".spec.containers[name=\"side\"].name"],
+     {"spec": {"containers": [_ITEMS["spec"]["containers"][0]]}}, ["removed", "removed"]),
+    # the item itself, then its key: both gone
+    ([".spec.containers[name=\"side\"]", ".spec.containers[name=\"side\"].name"],
+     {"spec": {"containers": [_ITEMS["spec"]["containers"][0]]}}, ["removed", "removed"]),
+    # part of an item: its key stays with the rest
+    ([".spec.containers[name=\"main\"].name", ".spec.containers[name=\"main\"].image"],
+     {"spec": {"containers": [{"name": "main", "ports": [{"containerPort": 80}]}, {"name": "side", "image": "b"}]}},
+     ["key kept", "removed"]),
+    ([".spec.containers[name=\"gone\"].name", ".spec.color"], _ITEMS, ["absent", "absent"]),
+])
+def test_remove_paths_keeps_an_items_key_while_the_item_stays(paths: list[str], want: Any, outcome: list[str]) -> None:
+    doc = json.loads(json.dumps(_ITEMS))
+    got = remove_paths(doc, [parse_path(p) for p in paths])
+    assert doc == want
+    assert [got[parse_path(p)] for p in paths] == outcome
