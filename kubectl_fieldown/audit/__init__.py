@@ -133,7 +133,9 @@ def audit_object(obj: Mapping[str, Any], ctx: AuditContext) -> list[Finding]:
         out.extend(rule(facts, ctx))
     if ctx.ignore:
         out = [f for f in out if f.id not in ctx.ignore]
-    if not out:
+    # an object of the -f manifests is always played: its next apply may keep what the manifest dropped
+    # although no rule fires
+    if not out and not (ctx.fixes and ctx.manifests and object_key(obj) in ctx.manifests):
         return out
     if len(out) > 1:
         out.sort(key=lambda f: ORDER[f.id])
@@ -144,6 +146,30 @@ def audit_object(obj: Mapping[str, Any], ctx: AuditContext) -> list[Finding]:
         if fix.at_risk and "values-at-risk" not in ctx.ignore:
             out.append(facts.finding("values-at-risk", f"no fix keeps every value for {fix.applier}: "
                                      + "; ".join(fix.at_risk), {"changes": list(fix.at_risk)}))
-            out.sort(key=lambda f: ORDER[f.id])
+        if (fix.stays or fix.stays_alone) and "dropped-fields-stay" not in ctx.ignore:
+            out.append(_dropped_fields_stay(facts, fix))
+        if fix.unclaimed and "unclaimed-fields-stay" not in ctx.ignore:
+            shown = "; ".join(f"{p} ({', '.join(o) or 'no owner'})" for p, o in fix.unclaimed)
+            out.append(facts.finding(
+                "unclaimed-fields-stay",
+                f"{fix.applier}'s next apply keeps {len(fix.unclaimed)} field(s) the manifest does not set, owned only "
+                f"by an earlier configuration or by nobody: {shown}. If that was this applier (another name, another "
+                "tool), the manifest dropped them and no apply will remove them: fold it (migrate --to server-side "
+                "--from-manager NAME --all-fields) or delete them; if it is another writer, they keep its values",
+                {"fields": [{"path": p, "owners": list(o)} for p, o in fix.unclaimed]}))
+        out.sort(key=lambda f: ORDER[f.id])
         out = [f.with_fix(fix) for f in out]
     return out
+
+
+def _dropped_fields_stay(facts: ObjectFacts, fix: ObjectFix) -> Finding:
+    """The manifest dropped fields that only the applier's previous configuration set, and its next
+    apply keeps them: an error when no fix makes them go, else a warning that the fix must run first."""
+    listed = fix.stays or fix.stays_alone
+    shown = "; ".join(f"{p} (owned by {', '.join(o) or 'nobody'} afterwards)" for p, o in listed)
+    details = {"fields": [{"path": p, "owners": list(o)} for p, o in listed], "fixed": not fix.stays}
+    if fix.stays:
+        return facts.finding("dropped-fields-stay", f"the manifest dropped {len(listed)} field(s) that "
+                             f"{fix.applier}'s next apply keeps, and no fix makes them go: {shown}", details)
+    return facts.finding("dropped-fields-stay", f"the manifest dropped {len(listed)} field(s) that {fix.applier}'s "
+                         f"next apply alone keeps: {shown}; run the fix first", details, severity=Severity.warning)

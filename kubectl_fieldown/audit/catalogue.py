@@ -62,6 +62,15 @@ RULES: dict[str, Rule] = {r.id: r for r in (
          "the engine played every candidate fix and then the applier's next apply (the same simulation as "
          "conflicts --applier): each one deletes or changes a value nobody asked to change, or fails; the "
          "finding lists what will change"),
+    Rule("dropped-fields-stay", ERROR, "fields the manifest dropped stay",
+         "with -f: the manifest no longer sets fields that only the applier's previous configuration set, and the "
+         "engine's simulation of the next apply (after the fix) keeps them, owned by a manager the applier never "
+         "prunes; a warning when the fix makes them go"),
+    Rule("unclaimed-fields-stay", ERROR, "fields of an earlier configuration stay",
+         "with -f: the engine's simulation of the next apply keeps fields the manifest does not set that only another "
+         "applier's Apply entry, a whole-configuration writer (helm, kubectl create/replace, the client-side "
+         "manager) or nobody (before-first-apply, ancient-changes, an untracked object) owns: whether they were "
+         "this applier's, dropped from its manifest, or another writer's, the object cannot say"),
     Rule("hpa-replicas-trap", ERROR, "replicas in the last-applied annotation, scaled by someone else",
          "every client-side apply resets .spec.replicas to the manifest's value, fighting the autoscaler; "
          "removing replicas from the manifest makes the next client-side apply delete the field (scale to the "

@@ -42,6 +42,15 @@ class ObjectFix:
     at_risk: tuple[str, ...] = ()
     """What the applier's next apply will change that nobody asked for, when no fix keeps every value
     (the engine's simulation of the best candidate): the ``values-at-risk`` finding."""
+    stays: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """Fields the manifest dropped that only the applier's previous configuration set, and that stay
+    after the fix and the next apply (path, owners afterwards): the ``dropped-fields-stay`` error."""
+    unclaimed: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """Fields the manifest does not set that the next apply keeps, owned only by writers of a whole
+    configuration or by nobody: the ``unclaimed-fields-stay`` error (whose they are, the user knows)."""
+    stays_alone: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """The same for the applier's next apply alone, when the fix's command makes them go: the
+    ``dropped-fields-stay`` warning (run the fix first)."""
 
     @property
     def runnable(self) -> bool:

@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING, Any
 from ..appliers import Applier, ApplierKind
 from ..fieldpath import path_string
 from ..managedfields import LAST_APPLIED_ANNOTATION
-from ..remedies.choose import Fix, choose_fix, only_its_own
+from ..remedies.choose import Fix, choose_fix, only_its_own, stays
 from ..remedies.commands import MigrateFor, checked_applier
 from ..remedies.manifests import detected_applier as detect
+from ..remedies.manifests import without_paths
 from .findings import Finding, ObjectFix
 from .rules import ObjectFacts
 
@@ -68,14 +69,14 @@ def object_fix(f: ObjectFacts, findings: Sequence[Finding], ctx: AuditContext) -
                         reset_fields=rules.reset(""), autoscalers=ctx.autoscaler_managers)
     if key is not None:
         ctx.memo[key] = chosen
-    return _object_fix(f, applier, named, chosen, findings)
+    return _object_fix(f, applier, named, chosen, findings, manifest, rules.root)
 
 
-def _object_fix(f: ObjectFacts, applier: Applier, named: bool, chosen: Fix,
-                findings: Sequence[Finding]) -> ObjectFix:
+def _object_fix(f: ObjectFacts, applier: Applier, named: bool, chosen: Fix, findings: Sequence[Finding],
+                manifest: Mapping[str, Any] | None = None, root: Any = None) -> ObjectFix:
     notes: list[str] = []
     problems = tuple(chosen.verification.problems()) + ((chosen.refusal,) if chosen.refusal else ())
-    if chosen.ok and chosen.command is None:
+    if chosen.ok and chosen.command is None and not chosen.stays():
         notes.append(f"nothing to run: {applier.describe()} keeps every value on its own"
                      + (" once the fields above leave the manifest" if chosen.drop else ""))
     if not named and applier.kind is ApplierKind.kubectl_client_side and any(
@@ -95,6 +96,12 @@ def _object_fix(f: ObjectFacts, applier: Applier, named: bool, chosen: Fix,
             else:
                 notes.append(f"{path_string(p)} left the manifest but stays, owned by {who}: the next apply does "
                              "not delete it, and no later apply will")
+    after = tuple((path_string(p), owners) for p, owners in chosen.stays())
+    unclaimed = tuple((path_string(p), owners) for p, owners in chosen.unclaimed(
+        f.obj, without_paths(manifest, chosen.drop), root)) if manifest is not None and root is not None else ()
+    alone: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    if not after and chosen.ok and chosen.command is not None and chosen.alone is not None:
+        alone = tuple((path_string(p), owners) for p, owners in stays(chosen.alone))
     args: tuple[str, ...] = ()
     if chosen.command is not None and chosen.ok:
         args = tuple(chosen.command.args())
@@ -108,7 +115,7 @@ def _object_fix(f: ObjectFacts, applier: Applier, named: bool, chosen: Fix,
         args=args,
         drop=tuple(path_string(p) for p in chosen.drop),
         verified=chosen.ok, problems=problems if not chosen.ok else (), notes=tuple(notes),
-        at_risk=_at_risk(chosen, findings))
+        at_risk=_at_risk(chosen, findings), stays=after, stays_alone=alone, unclaimed=unclaimed)
 
 
 def _at_risk(chosen: Fix, findings: Sequence[Finding]) -> tuple[str, ...]:

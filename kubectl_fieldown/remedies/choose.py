@@ -28,10 +28,13 @@ from typing import Any
 
 from ..appliers import Applier, ApplierKind, applier_for_manager
 from ..fieldmanager import ResourceRules
-from ..fieldpath import FieldSet, Path, is_prefix, path_from_fields, path_string
+from ..appliers.model import HELM_MANAGER
+from ..fieldpath import FIELD, KEY, FieldSet, Path, is_prefix, key_fields, path_from_fields, path_string
 from ..fieldpath.lookup import MISSING, Lookup, value_at
 from ..managedfields import (
+    ANCIENT_CHANGES,
     APPLY,
+    BEFORE_FIRST_APPLY,
     KUBECTL_CLIENT_SIDE_APPLY,
     KUBECTL_LAST_APPLIED,
     LAST_APPLIED_ANNOTATION,
@@ -47,7 +50,7 @@ from .plans import LAST_APPLIED_PATH, MigrationError
 from .requests import requests_for
 from .verify import Verification, verify
 
-__all__ = ["AUTOSCALERS", "Fix", "choose_fix", "conflict_fix", "only_its_own", "scaled_fields", "verify_command"]
+__all__ = ["AUTOSCALERS", "Fix", "choose_fix", "conflict_fix", "only_its_own", "scaled_fields", "stays", "unclaimed", "verify_command"]
 
 #: Update managers that scale or size workloads without the scale subresource (writes through
 #: ``/scale`` — the HorizontalPodAutoscaler — are recognised by their subresource)
@@ -73,6 +76,19 @@ class Fix:
     """Fields of the manifest still owned by others after the next apply (never pruned)."""
     refusal: str = ""
     """Why no fix can be offered for this applier (empty when one was verified)."""
+    alone: Verification | None = None
+    """The applier's next apply with no command run first (None when it was not a candidate)."""
+
+    def unclaimed(self, live: Mapping[str, Any], manifest: Mapping[str, Any] | None,
+                  root: Any) -> list[tuple[Path, tuple[str, ...]]]:
+        """:func:`unclaimed` after this fix and the next apply."""
+        return unclaimed(live, self.verification, manifest, self.applier, root)
+
+    def stays(self) -> list[tuple[Path, tuple[str, ...]]]:
+        """Fields only the applier's previous configuration set, dropped by the manifest, that stay after
+        this fix and the next apply (with their owners afterwards): the apply does not do what the
+        manifest asks."""
+        return stays(self.verification)
 
     @property
     def ok(self) -> bool:
@@ -209,6 +225,7 @@ def choose_fix(
             candidates.append(MigrateToServerSide(tuple(own_sources), applier.manager, keep_la, all_fields=True))
 
     best: Fix | None = None
+    alone: Verification | None = None
     tried: list[FixCommand | None] = []
     queue = list(candidates)
     while queue:
@@ -256,7 +273,9 @@ def choose_fix(
                     if wanted:
                         queue.insert(0, Handover(tuple(wanted), applier.manager))
         retained = _retained(v, nxt2, applier, root)
-        fix = Fix(applier, cand, drop, v, retained)
+        if cand is None and alone is None:
+            alone = v
+        fix = Fix(applier, cand, drop, v, retained, alone=alone)
         if v.ok and not retained and not _stays(v):
             return fix
         if cand is None and nxt2 is not None:
@@ -273,6 +292,7 @@ def choose_fix(
             best = fix
     if best is None:
         return Fix(applier, None, drop, Verification(dict(live)))
+    best.alone = alone
     return best
 
 
@@ -316,12 +336,76 @@ def _manifest_fields(doc: Mapping[str, Any] | None, root: Any) -> FieldSet | Non
         return None
 
 
-def _stays(v: Verification) -> list[Path]:
-    """Fields only the applier's previous configuration set, dropped by the manifest, that stay: the
-    user's intent is that they go, so a fix that removes them is preferred."""
+def stays(v: Verification) -> list[tuple[Path, tuple[str, ...]]]:
+    """Fields only the applier's previous configuration set, dropped by the manifest, that stay (with
+    their owners afterwards): the user's intent is that they go, so a fix that removes them is preferred."""
     if v.intent is None:
         return []
-    return [p for p, _ in v.dropped_kept if not v.intent.others_set(p)]
+    return [(p, owners) for p, owners in v.dropped_kept if not v.intent.others_set(p)]
+
+
+#: writers that record a whole configuration — another tool's, or this applier's under an old name —
+#: and the server's names for writers nobody knows: whether a field only they set is the applier's
+#: to drop (gone with its manifest) or another writer's to keep, the object cannot say
+CONFIGURATION_WRITERS: tuple[str, ...] = (BEFORE_FIRST_APPLY, ANCIENT_CHANGES, HELM_MANAGER, "kubectl-create",
+                                          "kubectl-replace", KUBECTL_CLIENT_SIDE_APPLY)
+_STATUS = path_from_fields("status")
+_METADATA_VALUES = (path_from_fields("metadata", "labels"), path_from_fields("metadata", "annotations"),
+                    path_from_fields("metadata", "finalizers"))
+
+
+def unclaimed(live: Mapping[str, Any], v: Verification, manifest: Mapping[str, Any] | None, applier: Applier,
+              root: Any) -> list[tuple[Path, tuple[str, ...]]]:
+    """Fields the next apply keeps although the manifest does not set them, that only writers of a
+    whole configuration (:data:`CONFIGURATION_WRITERS`, other appliers' Apply entries) or nobody (an
+    untracked object) owns once the fix and the apply are done: if one of them was this applier under another name, the manifest dropped
+    them and no apply will ever remove them; if not, they keep another writer's value. The object
+    cannot tell which: the user must. Fields :func:`stays` already names are left out."""
+    final = v.final
+    if final is None or manifest is None or v.intent is None:
+        return []
+    try:
+        live_set, final_set = to_field_set(live, root), to_field_set(final, root)
+        wanted = to_field_set(manifest, root)
+    except ValueError:
+        return []
+    # who owns them once the fix and the next apply are done
+    entries = [e for e in _entries(final) if not e.subresource and e.manager != KUBECTL_LAST_APPLIED]
+
+    def configuration_writer(e: ManagedFieldsEntry) -> bool:
+        if e.operation == APPLY:
+            return e.manager != applier.manager
+        return e.manager in CONFIGURATION_WRITERS and e.manager != applier.manager
+
+    named = {p for p, _ in stays(v)}
+    found: list[tuple[Path, tuple[str, ...]]] = []
+    for p in final_set.leaves().intersection(live_set).sorted_paths():
+        if p[:1] == _STATUS or (p[:1] == path_from_fields("metadata")
+                                and not any(is_prefix(m, p) and m != p for m in _METADATA_VALUES)):
+            continue
+        if p == LAST_APPLIED_PATH or _is_key(p) or any(is_prefix(q, p) for q in named):
+            continue
+        if wanted.has_prefix(p) or any(wanted.has(p[:i]) for i in range(1, len(p))):
+            continue
+        owners = [e for e in entries if e.fields.has(p) or any(e.fields.has(p[:i]) for i in range(1, len(p)))]
+        if all(configuration_writer(e) for e in owners):  # nobody at all: never pruned either
+            found.append((p, tuple(sorted({e.manager + ("" if e.operation == APPLY else " (Update)")
+                                            for e in owners}))))
+    out: list[tuple[Path, tuple[str, ...]]] = []
+    for p, names in found:
+        if out and is_prefix(out[-1][0], p):
+            continue
+        out.append((p, names))
+    return out
+
+
+def _is_key(p: Path) -> bool:
+    """``...[name="x"].name``: a key field goes and stays with its item."""
+    return len(p) >= 2 and p[-1][0] == FIELD and p[-2][0] == KEY and p[-1][1] in key_fields(p[-2])
+
+
+def _stays(v: Verification) -> list[Path]:
+    return [p for p, _ in stays(v)]
 
 
 def _left(fix: Fix) -> int:

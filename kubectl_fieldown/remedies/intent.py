@@ -10,9 +10,10 @@ When an applier applies its next manifest:
 
 The applier's previous configuration is what its own previous identities recorded: its Apply entry
 and its Update entry under the same name (Helm 3, an operator that starts applying), Argo CD's
-client-side migration manager, Flux's ``--override-manager`` names, and the client-side manager
-``kubectl-client-side-apply`` with its last-applied annotation *when that annotation is the
-applier's* (:func:`annotation_is_its`). Every other entry is another writer — ``before-first-apply``
+client-side migration manager, Flux's ``--override-manager`` names, any other writer's entry that
+recorded the same configuration as the next manifest (:func:`same_configuration`), and the
+client-side manager ``kubectl-client-side-apply`` with its last-applied annotation *when that
+annotation is the applier's* (:func:`annotation_is_its`). Every other entry is another writer — ``before-first-apply``
 and ``ancient-changes`` included (nobody knows who set those fields, so they are kept).
 
 :class:`Intent` is that rule for one live object: the fields the previous configuration set
@@ -132,17 +133,22 @@ def same_configuration(theirs: FieldSet, mine: FieldSet) -> bool:
 def is_own_identity(e: ManagedFieldsEntry, applier: Applier, annotation_its: bool,
                     also: Sequence[str] = (), manifest_fields: FieldSet | None = None) -> bool:
     """Is this entry one of the applier's own previous identities (see the module docstring)? Another
-    applier's Apply entry is an old name of it when it recorded the same configuration (the object
-    moved from one applier to the next: a Kustomization to a HelmRelease)."""
+    writer's entry is an old name of it when it recorded the same configuration (the object moved from
+    one tool to the next: a Kustomization to a HelmRelease, Helm 3 to a CI job's server-side apply,
+    ``kubectl create`` to ``kubectl apply``). The client-side manager is its own only with its
+    annotation (:func:`annotation_is_its`)."""
     if e.subresource:
         return False
-    if e.operation == APPLY and e.manager != KUBECTL_LAST_APPLIED and manifest_fields is not None \
-            and same_configuration(e.fields.difference(STRIPPED_METADATA), manifest_fields):
-        return True
     if e.manager == applier.manager or e.manager in also:
         return True
     if e.manager == KUBECTL_CLIENT_SIDE_APPLY and e.operation == UPDATE:
         return annotation_its
+    if e.manager != KUBECTL_LAST_APPLIED and manifest_fields is not None \
+            and same_configuration(e.fields.difference(STRIPPED_METADATA).difference(_LAC), manifest_fields):
+        # the manifest's own earlier record under another tool: an Apply entry (a Kustomization
+        # before a HelmRelease) or an Update entry (Helm 3 before a CI job's server-side apply, a
+        # ``kubectl create`` or ``replace`` before ``kubectl apply``)
+        return True
     if applier.kind is ApplierKind.argocd and applier.csa_migration and e.manager == applier.csa_manager:
         return e.operation == UPDATE
     return applier.kind is ApplierKind.flux and any(e.manager.startswith(o) for o in applier.override_managers)

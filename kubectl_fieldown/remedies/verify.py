@@ -254,9 +254,12 @@ def _dropped(intent: Intent, manifest: Mapping[str, Any], rules: ResourceRules) 
 
 def _without_meta(doc: Mapping[str, Any]) -> dict[str, Any]:
     out = dict(doc)
-    md = out.get("metadata")
+    md = out.pop("metadata", None)
     if isinstance(md, Mapping):
-        out["metadata"] = {k: v for k, v in md.items() if k in ("labels", "annotations")}
+        kept = {k: v for k, v in md.items() if k in ("labels", "annotations")}
+        if kept:
+            # an empty map would be a member of the set, covering every metadata field below it
+            out["metadata"] = kept
     return out
 
 

@@ -26,7 +26,8 @@ seed ``base * 100000 + i``), ``FIELDOWN_GEN_ONLY`` (ids or seeds to run instead)
 ``FIELDOWN_GEN_SOAK=1`` (3,000 cases unless ``FIELDOWN_GEN_CASES`` says), ``FIELDOWN_GEN_WORKERS``
 (default 4: cases played at once), ``FIELDOWN_GEN_PROCS`` (default 2: processes running the tool),
 ``FIELDOWN_GEN_NO_REGRESSIONS=1`` (do not write regression files), ``FIELDOWN_GEN_UPDATE_KNOWN=1``
-(rewrite ``generated_known_failures.json`` from this run's outcomes, for the cases it ran).
+(rewrite ``generated_known_failures.json`` from this run's outcomes, for the cases it ran),
+``FIELDOWN_GEN_REPORT_DIR`` (write every case's report there, passing or not).
 """
 
 from __future__ import annotations
@@ -496,6 +497,8 @@ def test_generated(runner: Runner, case_id: str) -> None:
         pytest.fail(f"{case_id}: could not play the case: {type(res).__name__}: {res}", pytrace=False)
     _STATS.add(res)
     known = _known().get(case_id)
+    if os.environ.get("FIELDOWN_GEN_REPORT_DIR"):
+        Path(os.environ["FIELDOWN_GEN_REPORT_DIR"], f"{case_id}.txt").write_text(res.report + "\n")
     if res.verdict.classes and os.environ.get("FIELDOWN_GEN_NO_REGRESSIONS") != "1":
         _write_regression(res)  # kept as it is while the case fails the same way
     if known is not None:
