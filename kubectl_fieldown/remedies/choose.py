@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..appliers import Applier, ApplierKind, applier_for_manager
-from ..fieldmanager import ResourceRules
 from ..appliers.model import HELM_MANAGER
+from ..fieldmanager import ResourceRules
 from ..fieldpath import FIELD, KEY, FieldSet, Path, is_prefix, key_fields, path_from_fields, path_string
 from ..fieldpath.lookup import MISSING, Lookup, value_at
 from ..managedfields import (
@@ -50,7 +50,8 @@ from .plans import LAST_APPLIED_PATH, MigrationError
 from .requests import requests_for
 from .verify import Verification, verify
 
-__all__ = ["AUTOSCALERS", "Fix", "choose_fix", "conflict_fix", "only_its_own", "scaled_fields", "stays", "unclaimed", "verify_command"]
+__all__ = ["AUTOSCALERS", "Fix", "choose_fix", "conflict_fix", "only_its_own", "scaled_fields", "stays", "unclaimed",
+           "verify_command"]
 
 #: Update managers that scale or size workloads without the scale subresource (writes through
 #: ``/scale`` — the HorizontalPodAutoscaler — are recognised by their subresource)
@@ -358,9 +359,10 @@ def unclaimed(live: Mapping[str, Any], v: Verification, manifest: Mapping[str, A
               root: Any) -> list[tuple[Path, tuple[str, ...]]]:
     """Fields the next apply keeps although the manifest does not set them, that only writers of a
     whole configuration (:data:`CONFIGURATION_WRITERS`, other appliers' Apply entries) or nobody (an
-    untracked object) owns once the fix and the apply are done: if one of them was this applier under another name, the manifest dropped
-    them and no apply will ever remove them; if not, they keep another writer's value. The object
-    cannot tell which: the user must. Fields :func:`stays` already names are left out."""
+    untracked object) owns once the fix and the apply are done: if one of them was this applier under
+    another name, the manifest dropped them and no apply will ever remove them; if not, they keep
+    another writer's value. The object cannot tell which: the user must. Fields :func:`stays` already
+    names are left out."""
     final = v.final
     if final is None or manifest is None or v.intent is None:
         return []
@@ -379,7 +381,8 @@ def unclaimed(live: Mapping[str, Any], v: Verification, manifest: Mapping[str, A
 
     named = {p for p, _ in stays(v)}
     found: list[tuple[Path, tuple[str, ...]]] = []
-    for p in final_set.leaves().intersection(live_set).sorted_paths():
+    members = list(final_set.intersection(live_set).sorted_paths())
+    for p in members:
         if p[:1] == _STATUS or (p[:1] == path_from_fields("metadata")
                                 and not any(is_prefix(m, p) and m != p for m in _METADATA_VALUES)):
             continue
@@ -391,9 +394,12 @@ def unclaimed(live: Mapping[str, Any], v: Verification, manifest: Mapping[str, A
         if all(configuration_writer(e) for e in owners):  # nobody at all: never pruned either
             found.append((p, tuple(sorted({e.manager + ("" if e.operation == APPLY else " (Update)")
                                             for e in owners}))))
+    # a list item is named whole when all of it is unclaimed (its key fields are never listed)
+    hit = {p for p, _ in found}
+    whole = {p for p in hit if all(q in hit or _is_key(q) for q in members if is_prefix(p, q) and q != p)}
     out: list[tuple[Path, tuple[str, ...]]] = []
     for p, names in found:
-        if out and is_prefix(out[-1][0], p):
+        if out and is_prefix(out[-1][0], p) and out[-1][0] in whole:
             continue
         out.append((p, names))
     return out

@@ -249,7 +249,11 @@ def _dropped(intent: Intent, manifest: Mapping[str, Any], rules: ResourceRules) 
         return []
     gone = FieldSet(p for p in intent.own.leaves().sorted_paths()
                     if not wanted.has_prefix(p) and not any(wanted.has(p[:i]) for i in range(1, len(p))))
-    return _topmost(gone.difference(BOOKKEEPING))
+    # the labels and annotations maps themselves are no value anyone sets: their keys are
+    return _topmost(gone.difference(BOOKKEEPING).difference(_METADATA_MAPS))
+
+
+_METADATA_MAPS = FieldSet([path_from_fields("metadata", "labels"), path_from_fields("metadata", "annotations")])
 
 
 def _without_meta(doc: Mapping[str, Any]) -> dict[str, Any]:

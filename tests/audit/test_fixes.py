@@ -11,8 +11,10 @@ from remedies.states import (
     client_side_created,
     edited,
     labelled,
+    manifest,
     scaled,
     server_side_applied,
+    stored,
 )
 
 from kubectl_fieldown.appliers import Applier
@@ -85,3 +87,48 @@ def test_a_fix_is_remembered_for_objects_alike_but_for_their_name() -> None:
     _, fb = the_fix(b, c)
     assert len(c.memo) == 1
     assert fb.argv()[1] == "widget.example.com/other" and fb.args == fa.args
+
+
+def _with_manifest(applier: Applier, nxt: dict[str, Any]) -> AuditContext:
+    from kubectl_fieldown.audit import object_key
+
+    return ctx(applier, manifests={object_key(nxt): nxt})
+
+
+def test_helm3_to_a_ci_job_folds_the_chart_so_the_dropped_field_goes() -> None:
+    # created by Helm 3 (a POST as helm): its Update entry recorded the configuration the CI job
+    # applies next, minus .spec.labels: the chart's entry is the job's previous identity
+    from kubectl_fieldown.fieldmanager import simulate_update
+
+    live = stored(simulate_update(None, manifest(), "helm", RULES, now=NOW).object)
+    nxt = manifest(labels=None)
+    found, fix = the_fix(live, _with_manifest(Applier.of("kubectl", "ci"), nxt))
+    stay = [f for f in found if f.id == "dropped-fields-stay"]
+    assert stay and stay[0].severity.value == "warning" and stay[0].details["fixed"], [f.message for f in found]
+    assert [x["path"] for x in stay[0].details["fields"]] == [".spec.labels.a"]
+    argv = fix.argv()
+    assert argv[:2] == ["migrate", "widget.example.com/w"] and "helm" in argv and "--all-fields" in argv, argv
+
+
+def test_a_field_only_another_applier_set_stays_and_is_said() -> None:
+    # ci applied two fields; deployer applies a manifest that shares one of them: whether ci was
+    # deployer under an old name, the object cannot tell: the field that stays is named, exit 1
+    live = server_side_applied("ci", {**manifest(), "spec": {"replicas": 2, "color": "blue"}})
+    nxt = {**manifest(), "spec": {"replicas": 2, "labels": {"a": "x"}}}
+    found, _ = the_fix(live, _with_manifest(Applier.of("ssa", "deployer"), nxt))
+    (un,) = [f for f in found if f.id == "unclaimed-fields-stay"]
+    assert un.severity.value == "error"
+    assert un.details["fields"] == [{"path": ".spec.color", "owners": ["ci"]}], un.details
+
+
+def test_an_empty_metadata_does_not_hide_a_dropped_label() -> None:
+    # Helm 4 applied the configuration with a label; client-side kubectl apply takes over with a
+    # manifest without it: it cannot prune what helm owns (the three-way patch would delete the
+    # whole labels map with it): the label stays, and the audit says so
+    m = manifest()
+    m["metadata"]["labels"] = {"app": "web"}
+    live = labelled(server_side_applied("helm", m), "team", "pay")
+    found, fix = the_fix(live, _with_manifest(Applier.of("kubectl-client-side"), manifest()))
+    (stay,) = [f for f in found if f.id == "dropped-fields-stay"]
+    assert stay.severity.value == "error" and ".metadata.labels.app" in stay.message, stay.message
+    assert not any(n.startswith("nothing to run") for n in fix.notes)

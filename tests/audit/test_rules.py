@@ -88,6 +88,8 @@ def test_catalogue_ids_and_severities() -> None:
     assert {r: RULES[r].severity.value for r in RULES} == {
         "predicted-conflict": "error",
         "values-at-risk": "error",
+        "dropped-fields-stay": "error",
+        "unclaimed-fields-stay": "error",
         "hpa-replicas-trap": "error",
         "secret-last-applied": "error",
         "last-applied-size": "warning",

@@ -6,7 +6,6 @@ Computed from the tool's JSON (docs/audit.md, docs/conflicts.md) and the objects
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -61,6 +60,17 @@ def _tokens(texts: Iterable[str]) -> set[str]:
     for t in texts:
         out.update(_PATH.findall(t))
     return out
+
+
+def _strings(doc: Any) -> Iterable[str]:
+    if isinstance(doc, str):
+        yield doc
+    elif isinstance(doc, Mapping):
+        for v in doc.values():
+            yield from _strings(v)
+    elif isinstance(doc, list):
+        for v in doc:
+            yield from _strings(v)
 
 
 def _mentioned(path: gen.Path, tokens: set[str]) -> bool:
@@ -136,10 +146,11 @@ def judge(previous: Mapping[str, Any] | None, before: Mapping[str, Any], attr: g
 
     # --- the object after the fix and the apply ---
     announced = asked.audit_rc != 0
+    # the strings themselves, not their JSON: a path's quotes (``[name="a"]``) are escaped in JSON
     texts = [*(str(x) for x in fix.get("problems") or []), *(str(x) for x in fix.get("notes") or []),
-             *(str(x) for x in fix.get("edits") or []), *(json.dumps(i) for i in items),
-             json.dumps({k: citem.get(k) for k in ("conflicts", "deleted", "retained", "neverPruned", "followup",
-                                                    "rejected", "runs")})]
+             *(str(x) for x in fix.get("edits") or []), *_strings(items),
+             *_strings({k: citem.get(k) for k in ("conflicts", "deleted", "retained", "neverPruned", "followup",
+                                                  "rejected", "runs")})]
     tokens = _tokens(texts)
     if failed:
         if announced and (c_fail or pcs or fix.get("problems")):

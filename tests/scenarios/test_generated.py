@@ -570,3 +570,22 @@ def test_judge_counts_a_miss_as_truthful_only_when_announced() -> None:
     assert v.classes == [] and v.counts["announced"] == 1, v.problems
     v = judge(previous, before, attr, _asked(0, audit, 0, citem, applied), [], after)  # said so, but exited 0
     assert v.classes == [gen_judge.MISS_CLASSES["stayed"]], v.problems
+
+
+def test_judge_reads_quoted_paths_in_findings() -> None:
+    # a list item's path has quotes, escaped in JSON: named in a finding's message, it is announced
+    previous = {"spec": {"containers": [{"name": "a", "image": "x"}], "color": "red"}}
+    before = previous
+    attr: gen.Attribution = {("spec", "containers", '[name="a"]'): {"applier"},
+                             ("spec", "containers", '[name="a"]', "image"): {"applier"}, ("spec", "color"): {"applier"}}
+    applied = {"spec": {"color": "red"}}
+    citem: dict[str, Any] = {"conflicts": [], "deleted": [], "retained": [], "neverPruned": [], "rejected": None}
+    audit = {"items": [{"id": "dropped-fields-stay", "name": gen.NAME, "severity": "error",
+                        "message": 'keeps .spec.containers[name="a"]', "details": {}}], "objects": []}
+    misses = gen.misses(before, applied, previous, before, attr)
+    assert misses, "the dropped item stays: a miss"
+    v = judge(previous, before, attr, _asked(1, audit, 0, citem, applied), [], before)
+    assert v.classes == [] and v.counts["announced"] == len(misses), v.problems
+    audit["items"][0]["message"] = "keeps something"
+    v = judge(previous, before, attr, _asked(1, audit, 0, citem, applied), [], before)
+    assert v.classes == [gen_judge.MISS_CLASSES["stayed"]], v.problems
