@@ -148,6 +148,15 @@ def audit_object(obj: Mapping[str, Any], ctx: AuditContext) -> list[Finding]:
                                      + "; ".join(fix.at_risk), {"changes": list(fix.at_risk)}))
         if (fix.stays or fix.stays_alone) and "dropped-fields-stay" not in ctx.ignore:
             out.append(_dropped_fields_stay(facts, fix))
+        if fix.inferred_deletions and "inferred-deletions" not in ctx.ignore:
+            out.append(facts.finding(
+                "inferred-deletions",
+                f"{fix.applier}'s next apply deletes {len(fix.inferred_deletions)} field(s) the manifest no longer "
+                f"sets: {', '.join(fix.inferred_deletions)}. They are taken as its own because another record (the "
+                "last-applied annotation, another writer's entry) holds the same configuration as the manifest; if "
+                f"{fix.applier} is another applier next to that one, these are that one's values: apply with its "
+                "manager instead, or hand them over first (kubectl fieldown handover --field PATH --to NAME)",
+                {"fields": list(fix.inferred_deletions)}))
         if fix.unclaimed and "unclaimed-fields-stay" not in ctx.ignore:
             shown = "; ".join(f"{p} ({', '.join(o) or 'no owner'})" for p, o in fix.unclaimed)
             out.append(facts.finding(

@@ -66,6 +66,11 @@ RULES: dict[str, Rule] = {r.id: r for r in (
          "with -f: the manifest no longer sets fields that only the applier's previous configuration set, and the "
          "engine's simulation of the next apply (after the fix) keeps them, owned by a manager the applier never "
          "prunes; a warning when the fix makes them go"),
+    Rule("inferred-deletions", ERROR, "deletions that rest on a guess of the applier's history",
+         "with -f: the next apply deletes fields the manifest no longer sets whose owner is the applier's previous "
+         "identity only because it recorded the same configuration (the annotation for an applier under another "
+         "name, which kubectl's own migration folds into it; another tool's entry): if the applier is in fact "
+         "another writer beside it, they are that writer's values"),
     Rule("unclaimed-fields-stay", ERROR, "fields of an earlier configuration stay",
          "with -f: the engine's simulation of the next apply keeps fields the manifest does not set that only another "
          "applier's Apply entry, a whole-configuration writer (helm, kubectl create/replace, the client-side "

@@ -48,6 +48,9 @@ class ObjectFix:
     unclaimed: tuple[tuple[str, tuple[str, ...]], ...] = ()
     """Fields the manifest does not set that the next apply keeps, owned only by writers of a whole
     configuration or by nobody: the ``unclaimed-fields-stay`` error (whose they are, the user knows)."""
+    inferred_deletions: tuple[str, ...] = ()
+    """Fields the next apply deletes because the manifest no longer sets them, whose owner was judged the
+    applier's previous identity only by what it recorded: the ``inferred-deletions`` error."""
     stays_alone: tuple[tuple[str, tuple[str, ...]], ...] = ()
     """The same for the applier's next apply alone, when the fix's command makes them go: the
     ``dropped-fields-stay`` warning (run the fix first)."""

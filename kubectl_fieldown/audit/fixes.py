@@ -102,6 +102,8 @@ def _object_fix(f: ObjectFacts, applier: Applier, named: bool, chosen: Fix, find
     alone: tuple[tuple[str, tuple[str, ...]], ...] = ()
     if not after and chosen.ok and chosen.command is not None and chosen.alone is not None:
         alone = tuple((path_string(p), owners) for p, owners in stays(chosen.alone))
+    v = chosen.verification
+    inferred = tuple(path_string(p) for p in v.dropped_removed if v.intent is not None and v.intent.inferred_set(p))
     args: tuple[str, ...] = ()
     if chosen.command is not None and chosen.ok:
         args = tuple(chosen.command.args())
@@ -115,7 +117,8 @@ def _object_fix(f: ObjectFacts, applier: Applier, named: bool, chosen: Fix, find
         args=args,
         drop=tuple(path_string(p) for p in chosen.drop),
         verified=chosen.ok, problems=problems if not chosen.ok else (), notes=tuple(notes),
-        at_risk=_at_risk(chosen, findings), stays=after, stays_alone=alone, unclaimed=unclaimed)
+        at_risk=_at_risk(chosen, findings), stays=after, stays_alone=alone, unclaimed=unclaimed,
+        inferred_deletions=inferred if manifest is not None else ())
 
 
 def _at_risk(chosen: Fix, findings: Sequence[Finding]) -> tuple[str, ...]:

@@ -325,7 +325,8 @@ def _only_own(live: Mapping[str, Any], source: str, applier: Applier, nxt: Mappi
     its = annotation_is_its(live, applier, nxt, root)
     mine = _manifest_fields(nxt, root)
     found = [e for e in _entries(live) if not e.subresource and fnmatch.fnmatchcase(e.manager, source)]
-    return bool(found) and all(is_own_identity(e, applier, its, (), mine) for e in found)
+    peers = _entries(live)
+    return bool(found) and all(is_own_identity(e, applier, its, (), mine, peers) for e in found)
 
 
 def _manifest_fields(doc: Mapping[str, Any] | None, root: Any) -> FieldSet | None:

@@ -20,6 +20,7 @@ from ..managedfields import (
     KUBECTL_LAST_APPLIED,
     STRIPPED_METADATA,
     ManagedFieldsEntry,
+    decode_entries,
 )
 from ..schema.types import Type
 from ..typed.tofieldset import to_field_set
@@ -88,9 +89,10 @@ class MigrateToServerSide:
             nxt = ctx.manifest if ctx.manifest is not None else inferred_manifest(obj, applier, ctx.root)
             its = annotation_is_its(obj, applier, nxt, ctx.root)
             mine = _fields_of(nxt, ctx.root)
+            peers = decode_entries((obj.get("metadata") or {}).get("managedFields"))
 
             def whole(e: ManagedFieldsEntry) -> bool:
-                return is_own_identity(e, applier, its, (), mine)
+                return is_own_identity(e, applier, its, (), mine, peers)
 
             unknown = fields is None
             if fields is None:

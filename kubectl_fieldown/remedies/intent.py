@@ -33,7 +33,9 @@ from ..appliers import Applier, ApplierKind
 from ..fieldpath import FieldSet, Path, path_from_fields
 from ..fieldpath.lookup import value_at
 from ..managedfields import (
+    ANCIENT_CHANGES,
     APPLY,
+    BEFORE_FIRST_APPLY,
     KUBECTL,
     KUBECTL_CLIENT_SIDE_APPLY,
     KUBECTL_LAST_APPLIED,
@@ -122,6 +124,13 @@ def annotation_is_its(live: Mapping[str, Any], applier: Applier, manifest: Mappi
                               mine)
 
 
+def _annotation_always_its(applier: Applier) -> bool:
+    """The annotation is the applier's whatever its manifest (kubectl's own names, the appliers that
+    take a client-side history over by design)."""
+    return applier.kind in (ApplierKind.kubectl_client_side, ApplierKind.flux, ApplierKind.argocd) \
+        or applier.manager == KUBECTL
+
+
 def same_configuration(theirs: FieldSet, mine: FieldSet) -> bool:
     """Is a recorded configuration (``theirs``) the applier's own, changed? Each sets more than half of
     the other's fields: a partial configuration next to it (a hotfix, a tuner) is not."""
@@ -130,25 +139,45 @@ def same_configuration(theirs: FieldSet, mine: FieldSet) -> bool:
     return shared * 2 > len(a) and shared * 2 > len(b)
 
 
+#: the server's names for writers nobody knows: never anyone's previous identity
+_UNKNOWN_WRITERS = frozenset({BEFORE_FIRST_APPLY, ANCIENT_CHANGES})
+
+
+def _configuration_overlap(e: ManagedFieldsEntry, applier: Applier, manifest_fields: FieldSet) -> int:
+    """How many of the manifest's fields ``e`` recorded, when it recorded the same configuration as the
+    manifest (0 when not, or when ``e`` cannot be an old name of the applier)."""
+    if e.subresource or e.manager in _UNKNOWN_WRITERS or e.manager in (KUBECTL_LAST_APPLIED, applier.manager,
+                                                                         KUBECTL_CLIENT_SIDE_APPLY):
+        return 0
+    theirs = e.fields.difference(STRIPPED_METADATA).difference(_LAC)
+    if not same_configuration(theirs, manifest_fields):
+        return 0
+    return len(theirs.leaves().intersection(manifest_fields.leaves()))
+
+
 def is_own_identity(e: ManagedFieldsEntry, applier: Applier, annotation_its: bool,
-                    also: Sequence[str] = (), manifest_fields: FieldSet | None = None) -> bool:
+                    also: Sequence[str] = (), manifest_fields: FieldSet | None = None,
+                    peers: Sequence[ManagedFieldsEntry] = ()) -> bool:
     """Is this entry one of the applier's own previous identities (see the module docstring)? Another
     writer's entry is an old name of it when it recorded the same configuration (the object moved from
     one tool to the next: a Kustomization to a HelmRelease, Helm 3 to a CI job's server-side apply,
-    ``kubectl create`` to ``kubectl apply``). The client-side manager is its own only with its
-    annotation (:func:`annotation_is_its`)."""
+    ``kubectl create`` to ``kubectl apply``), and no other entry (``peers``) recorded more of it.
+    ``before-first-apply`` and ``ancient-changes`` never are; the client-side manager is its own only
+    with its annotation (:func:`annotation_is_its`)."""
     if e.subresource:
         return False
     if e.manager == applier.manager or e.manager in also:
         return True
     if e.manager == KUBECTL_CLIENT_SIDE_APPLY and e.operation == UPDATE:
         return annotation_its
-    if e.manager != KUBECTL_LAST_APPLIED and manifest_fields is not None \
-            and same_configuration(e.fields.difference(STRIPPED_METADATA).difference(_LAC), manifest_fields):
+    if manifest_fields is not None:
         # the manifest's own earlier record under another tool: an Apply entry (a Kustomization
         # before a HelmRelease) or an Update entry (Helm 3 before a CI job's server-side apply, a
-        # ``kubectl create`` or ``replace`` before ``kubectl apply``)
-        return True
+        # ``kubectl create`` or ``replace`` before ``kubectl apply``) — the one that recorded most of
+        # it (``peers``: the object's other entries), not a partial writer beside it
+        mine = _configuration_overlap(e, applier, manifest_fields)
+        if mine and all(_configuration_overlap(p, applier, manifest_fields) <= mine for p in peers):
+            return True
     if applier.kind is ApplierKind.argocd and applier.csa_migration and e.manager == applier.csa_manager:
         return e.operation == UPDATE
     return applier.kind is ApplierKind.flux and any(e.manager.startswith(o) for o in applier.override_managers)
@@ -164,6 +193,11 @@ class Intent:
     other_entries: tuple[ManagedFieldsEntry, ...] = field(default=())
     root: Type | None = None
     """The schema: a prefix owned as a member covers what lies below only where it is atomic."""
+    inferred: FieldSet = field(default_factory=FieldSet)
+    """The part of ``own`` that only records judged the applier's by their content set: another
+    writer's entry, or the annotation of an applier under another name, that recorded the same
+    configuration as the next manifest (:func:`same_configuration`). If the applier is in fact
+    another writer beside them, these are that writer's fields."""
 
     @classmethod
     def of(cls, live: Mapping[str, Any], applier: Applier, manifest: Mapping[str, Any] | None, root: Type,
@@ -176,24 +210,40 @@ class Intent:
         other_entries: list[ManagedFieldsEntry] = []
         la_fields = _fields(_annotation(live), root) if its else None
         mine = _fields(manifest, root)
-        for e in _entries(live):
+        entries = _entries(live)
+        by_content, certain = FieldSet(), FieldSet()
+        la_certain = its and _annotation_always_its(applier)
+        for e in entries:
             if e.manager == KUBECTL_LAST_APPLIED and e.operation == APPLY:
                 continue  # owns the annotation only: bookkeeping
             fs = e.fields.difference(_LAC)
-            if is_own_identity(e, applier, its, also, mine):
+            if is_own_identity(e, applier, its, also, mine, entries):
                 if e.manager == KUBECTL_CLIENT_SIDE_APPLY and e.operation == UPDATE and la_fields is not None:
                     # what the client-side manager owns beyond its manifest the server defaulted
                     fs = fs.intersection(la_fields)
                 own = own.union(fs)
+                if is_own_identity(e, applier, la_certain, also):
+                    certain = certain.union(fs)
+                else:
+                    by_content = by_content.union(fs)
             else:
                 others = others.union(fs)
                 other_entries.append(e)
         if la_fields is not None:
             own = own.union(la_fields)
+            if la_certain:
+                certain = certain.union(la_fields)
+            else:
+                by_content = by_content.union(la_fields)
         prev = _fields(previous, root)
         if prev is not None:
+            # read off the same records (inferred_manifest): as certain as they are
             own = own.union(prev)
-        return cls(own, others, tuple(other_entries), root)
+        return cls(own, others, tuple(other_entries), root, by_content.difference(certain))
+
+    def inferred_set(self, p: Path) -> bool:
+        """Is ``p`` the applier's only by the content of another writer's record?"""
+        return self.inferred.has_prefix(p) or _under_leaf(self.inferred, p, self.root)
 
     def own_set(self, p: Path) -> bool:
         return self.own.has_prefix(p) or _under_leaf(self.own, p, self.root)

@@ -132,3 +132,17 @@ def test_an_empty_metadata_does_not_hide_a_dropped_label() -> None:
     (stay,) = [f for f in found if f.id == "dropped-fields-stay"]
     assert stay.severity.value == "error" and ".metadata.labels.app" in stay.message, stay.message
     assert not any(n.startswith("nothing to run") for n in fix.notes)
+
+
+def test_a_partial_applier_under_another_name_is_told_what_kubectl_folds_into_it() -> None:
+    # a client-side pipeline's object; a tuner applies most of the same configuration with kubectl
+    # --server-side --field-manager tuner: kubectl folds the client-side manager into tuner, and the
+    # apply deletes what the tuner's manifest lacks — the pipeline's values, if tuner is not it
+    live = client_side_created()
+    nxt = manifest(labels=None)
+    found, _ = the_fix(live, _with_manifest(Applier.of("kubectl", "tuner"), nxt))
+    (inf,) = [f for f in found if f.id == "inferred-deletions"]
+    assert inf.severity.value == "error" and inf.details["fields"] == [".spec.labels"], inf.details
+    # kubectl under its own name: the annotation is its configuration, the deletion is asked
+    found, _ = the_fix(live, _with_manifest(Applier.of("kubectl"), nxt))
+    assert not [f for f in found if f.id == "inferred-deletions"], [f.message for f in found]

@@ -90,6 +90,7 @@ def test_catalogue_ids_and_severities() -> None:
         "values-at-risk": "error",
         "dropped-fields-stay": "error",
         "unclaimed-fields-stay": "error",
+        "inferred-deletions": "error",
         "hpa-replicas-trap": "error",
         "secret-last-applied": "error",
         "last-applied-size": "warning",
