@@ -375,10 +375,11 @@ def test_predicted_conflicts_match_the_server(objs: Objects, env: dict[str, str]
         {"path": ".spec.replicas", "manager": "kubectl", "operation": "Update", "subresource": "scale"}]
     # the fix hands the manifest's fields that others own (the imperative edit, the previous applier) to
     # flux: a migrate line run without -f would move only what flux applied before (nothing), so the
-    # engine checks the printed command on its own and then flux's apply of the manifest
+    # engine checks the printed command on its own and then flux's apply of the manifest; run, the
+    # command checks the applier the audit was for (--applier), not the one in use
     fix = predicted["edit"]["fix"]
     assert fix == (f"kubectl fieldown handover widget.example.com/edit -n {objs.ns} --field .spec.color "
-                   "--field .spec.replicas --to flux")
+                   "--field .spec.replicas --to flux --applier ssa:flux")
     assert r.json()["scope"]["fieldManager"] == "flux"
 
     # the server agrees: a dry-run apply of each manifest by flux fails on exactly those fields
