@@ -145,6 +145,13 @@ def _ci_then_kubectl(s: Lab, n: str) -> dict[str, Any]:
     return doc
 
 
+def _helm3_created(s: Lab, n: str) -> dict[str, Any]:
+    """Helm 3 created the object (a POST as helm: an Update entry); a CI job takes the chart over."""
+    doc = s.doc(n, {**BASE, "labels": {"tier": "web", "zone": "a"}})
+    s.create_as(doc, "helm")
+    return doc
+
+
 # --- next manifests ------------------------------------------------------------------------------
 
 
@@ -225,6 +232,8 @@ CASES = [
     Case("operator-starts-applying", "ssa:operator", _operator_update_then_apply, _without_env_b,
          gone=["containers"]),
     Case("ci-then-kubectl-drops-labels", "kubectl", _ci_then_kubectl, _without("spec", "labels")),
+    # Helm 3's entry recorded the chart the job applies next: the dropped map goes (class 6)
+    Case("helm3-created-then-ci-drops-labels", "ssa:ci", _helm3_created, _without("spec", "labels")),
 ]
 
 
