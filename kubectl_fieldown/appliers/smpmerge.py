@@ -25,6 +25,9 @@ SET_ELEMENT_ORDER = "$setElementOrder"
 
 Map = dict[str, Any]
 
+NIL_PANIC = "runtime error: invalid memory address or nil pointer dereference"
+"""The Go panic of a null item in a list the patch inspects."""
+
 
 
 class StrategicPatchError(ValueError):
@@ -119,6 +122,10 @@ def _element_kind(*lists: list[Any]) -> str:
     prev: str | None = None
     for lst in lists:
         for v in lst:
+            if v is None and prev is None:
+                # a null first item: reflect.TypeOf(nil).Kind() dereferences nil (kubectl crashes,
+                # the server's handler recovers and answers 500); a later one is another type
+                raise StrategicPatchError(NIL_PANIC)
             t = go_type(v)
             if prev is None:
                 prev = t
@@ -486,22 +493,32 @@ def _merge_slice(original: list[Any], patch: list[Any], schema: StructMeta, merg
         if merge_parallel and is_delete_list:
             return [v for v in original if not any(go_eq(v, d) for d in patch)]
         merged = _dedup_scalars(original + patch)
+        server_order = original
     else:
         if not merge_key:
             raise StrategicPatchError(f"cannot merge lists without merge key for {schema.name()}")
-        original, patch = _merge_special_elements(original, patch, merge_key)
-        merged = _merge_without_special_elements(original, patch, merge_key, schema, merge_parallel,
+        # Go slices share their backing array: a deletion shifts the caller's items in place, and an
+        # item appended after a deletion overwrites the caller's next one (its length unchanged). The
+        # orders computed afterwards (here and in a $setElementOrder merge) read those arrays, so
+        # ``backing`` is the caller's list itself and ``n`` the length of this function's slice
+        backing, n, patch = _merge_special_elements(original, patch, merge_key)
+        merged = _merge_without_special_elements(backing, n, patch, merge_key, schema, merge_parallel,
                                                  ignore_unmatched_nulls)
+        server_order = backing[:n]
     if not merge_key:
         items, server_only = _partition_primitives(merged, patch)
     else:
         items, server_only = _partition_maps(merged, patch, merge_key)
-    return _normalize_element_order(items, server_only, patch, original, merge_key, kind)
+    return _normalize_element_order(items, server_only, patch, server_order, merge_key, kind)
 
 
-def _merge_special_elements(original: list[Any], patch: list[Any], merge_key: str) -> tuple[list[Any], list[Any]]:
+def _merge_special_elements(original: list[Any], patch: list[Any], merge_key: str) -> tuple[list[Any], int, list[Any]]:
+    """``mergeSliceWithSpecialElements``: the items ``$patch: delete`` removes from ``original``
+    (in place: the backing array and the slice's new length), or the patch's items alone for a
+    ``$patch: replace``; and the patch without its directive items."""
     plain: list[Any] = []
     replace = False
+    n = len(original)
     for v in patch:
         if DIRECTIVE not in v:
             plain.append(v)
@@ -510,7 +527,7 @@ def _merge_special_elements(original: list[Any], patch: list[Any], merge_key: st
         if d == DELETE:
             if merge_key not in v:
                 raise _no_merge_key(v, merge_key)
-            original = _delete_matching(original, merge_key, v[merge_key])
+            n = _delete_matching(original, n, merge_key, v[merge_key])
         elif d == REPLACE:
             replace = True
         elif d == MERGE:
@@ -518,34 +535,40 @@ def _merge_special_elements(original: list[Any], patch: list[Any], merge_key: st
         else:
             raise _bad_patch_type(d, v)
     if replace:
-        return plain, []
-    return original, plain
+        return plain, len(plain), []
+    return original, n, plain
 
 
-def _delete_matching(original: list[Any], key: str, value: Any) -> list[Any]:
-    # Go's append(s[:i], s[i+1:]...) shifts the items left in the shared backing array: the caller's
-    # slice (which keeps its length) then ends with a repeated item; reproduced in place
-    n = len(original)
-    view = original
+def _delete_matching(backing: list[Any], n: int, key: str, value: Any) -> int:
+    """``deleteMatchingEntries`` on ``backing[:n]``: Go's ``append(s[:i], s[i+1:]...)`` shifts the
+    items left within the backing array, whose last item stays as it was. The new length."""
     while True:
-        i = _find_by_key(view[:n], key, value)
+        i = _find_by_key(backing[:n], key, value)
         if i < 0:
-            break
-        view[i:n - 1] = view[i + 1:n]
+            return n
+        backing[i:n - 1] = backing[i + 1:n]
         n -= 1
-    return view[:n]
 
 
-def _merge_without_special_elements(original: list[Any], patch: list[Any], merge_key: str, schema: StructMeta,
-                                    merge_parallel: bool, ignore_unmatched_nulls: bool) -> list[Any]:
+def _merge_without_special_elements(backing: list[Any], n: int, patch: list[Any], merge_key: str,
+                                    schema: StructMeta, merge_parallel: bool,
+                                    ignore_unmatched_nulls: bool) -> list[Any]:
+    """``mergeSliceWithoutSpecialElements`` on the slice ``backing[:n]``: an item with a known key is
+    merged in place; a new one is appended, into the backing array while it has room (the
+    caller's own length: decoded slices have no spare room the caller can see), else into a new
+    array."""
+    current = backing
     for v in patch:
         if merge_key not in v:
             raise _no_merge_key(v, merge_key)
-        i = _find_by_key(original, merge_key, v[merge_key])
+        i = _find_by_key(current[:n], merge_key, v[merge_key])
         if i >= 0:
-            original[i] = _merge_map(original[i], v, schema, merge_parallel=merge_parallel,
-                                     ignore_unmatched_nulls=ignore_unmatched_nulls)
+            current[i] = _merge_map(current[i], v, schema, merge_parallel=merge_parallel,
+                                    ignore_unmatched_nulls=ignore_unmatched_nulls)
+        elif n < len(current):
+            current[n] = v
+            n += 1
         else:
-            original = [*original, v]
-    return original
-
+            current = [*current[:n], v]
+            n += 1
+    return current[:n]
