@@ -12,7 +12,9 @@ README.md). For every case, the final apply is played on the recorded ``live`` o
   aside) and its managedFields per (manager, operation, apiVersion, subresource), as path sets.
 
 The ``kubectl-apply`` steps of the histories are checked the same way, each against the object the
-step before it left (when that step recorded it).
+step before it left (when that step recorded it); and every history is played from nothing on the
+engine (the other writers' server-side applies, creates, updates, merge, JSON and strategic merge
+patches and managedFields resets too), which must reach each recorded step's object and ``live``.
 """
 
 from __future__ import annotations
@@ -25,10 +27,12 @@ import pytest
 from fieldsv1_oracle import oracle_entries
 
 from kubectl_fieldown.appliers import Applier, ApplierKind, run_applier
+from kubectl_fieldown.appliers.jsonmerge import apply_merge_patch
 from kubectl_fieldown.appliers.run import client_side_modified
 from kubectl_fieldown.appliers.smpmeta import patch_meta_for
-from kubectl_fieldown.appliers.strategic import client_side_strategic_patch
-from kubectl_fieldown.fieldmanager import ResourceRules
+from kubectl_fieldown.appliers.strategic import apply_strategic_patch, client_side_strategic_patch, go_decoded
+from kubectl_fieldown.fieldmanager import FieldManagerError, ResourceRules, simulate_apply, simulate_update
+from kubectl_fieldown.jsonpatch import apply_json_patch
 from kubectl_fieldown.managedfields import KUBECTL_CLIENT_SIDE_APPLY, LAST_APPLIED_ANNOTATION
 from kubectl_fieldown.schema.builtin import builtin_kinds
 from kubectl_fieldown.schema.gotypes import normalizer_for
@@ -152,4 +156,86 @@ def test_history_kubectl_apply_steps_replay_exactly(stem: str, index: int) -> No
     live = steps[index - 1]["object"] if index > 0 else None
     manager = step.get("manager") or KUBECTL_CLIENT_SIDE_APPLY
     diffs = _differences(live, step["body"], manager, step, case)
+    assert not diffs, "\n".join(diffs)
+
+
+def _replay_step(state: dict[str, Any] | None, step: dict[str, Any], case: dict[str, Any],
+                 rules: ResourceRules) -> tuple[int, dict[str, Any] | None, str]:
+    """One request of a history on the engine: (status, the object after it, the error message)."""
+    op, manager, body = step["op"], step.get("manager") or "", step["body"]
+    try:
+        if op == "apply":
+            r = simulate_apply(state, _with_namespace(body, case), manager, rules, now=NOW,
+                               force=bool(step.get("force")))
+            return (201 if state is None else 200), r.object, ""
+        if op == "create":
+            return 201, simulate_update(None, _with_namespace(body, case), manager, rules, now=NOW).object, ""
+        assert state is not None
+        if op == "update":
+            new = body
+        elif op in ("merge-patch", "reset"):
+            new = apply_merge_patch(state, body)
+        elif op == "json-patch":
+            new = apply_json_patch(state, body)
+        elif op == "strategic-patch":
+            meta = patch_meta_for(case["builtin"]["apiVersion"], case["builtin"]["kind"])
+            assert meta is not None
+            new = apply_strategic_patch(go_decoded(state), body, meta)
+        else:
+            raise AssertionError(f"unknown op {op}")
+        return 200, simulate_update(state, new, manager, rules, now=NOW).object, ""
+    except FieldManagerError as e:
+        return e.status, state, e.message
+
+
+def _compare(exp: dict[str, Any], got: dict[str, Any] | None, what: str) -> list[str]:
+    if got is None:
+        return [f"{what}: no object"]
+    out = []
+    if _object_view(exp) != _object_view(got):
+        out.append(f"{what}: object: expected {json.dumps(_object_view(exp), sort_keys=True)}, "
+                   f"got {json.dumps(_object_view(got), sort_keys=True)}")
+    if oracle_entries(exp) != oracle_entries(got):
+        out.append(f"{what}: managedFields: expected {sorted(oracle_entries(exp).items())!r}, "
+                   f"got {sorted(oracle_entries(got).items())!r}")
+    return out
+
+
+@pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
+def test_the_whole_history_replays_on_the_engine(path: Path) -> None:
+    """Every step from nothing: each kubectl apply as above (against the object the engine made),
+    the other writers' requests (server-side applies, creates, updates, merge, JSON and strategic
+    merge patches, managedFields resets) through the simulated server; the statuses, the objects
+    the kubectl applies left, and at the end the recorded live object."""
+    case = _load(path)
+    rules = _rules(case)
+    state: dict[str, Any] | None = None
+    diffs: list[str] = []
+    for i, step in enumerate(case["steps"]):
+        created = state is None
+        if step["op"] == "kubectl-apply":
+            manager = step.get("manager") or KUBECTL_CLIENT_SIDE_APPLY
+            diffs += [f"step {i}: {d}" for d in _differences(state, step["body"], manager, step, case)]
+            run = run_applier(Applier(ApplierKind.kubectl_client_side, manager), state,
+                              _with_namespace(step["body"], case), rules, now=NOW)
+            status = 200 if run.ok else (run.error.status if run.error else 0)
+            state = run.result
+        else:
+            status, state, message = _replay_step(state, step, case, rules)
+            if status != step["status"]:
+                diffs.append(f"step {i} ({step['op']}): expected {step['status']} {step.get('error', '')!r}, "
+                             f"got {status} {message!r}")
+        if diffs:
+            break
+        if created and state is not None:
+            # the server gives a created object its uid and creation time (the engine does not): an
+            # object with a uid and no managedFields is untracked, one without is new
+            md = state["metadata"]
+            md.update({k: case["live"]["metadata"][k] for k in ("uid", "creationTimestamp")})
+        if step.get("object") is not None and step["status"] < 300:
+            diffs += _compare(step["object"], state, f"step {i} ({step['op']})")
+            if diffs:
+                break
+    if not diffs:
+        diffs += _compare(case["live"], state, "live after the history")
     assert not diffs, "\n".join(diffs)
