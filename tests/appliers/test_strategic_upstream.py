@@ -1,7 +1,8 @@
 """The strategic merge patch (appliers/strategic.py, smpmerge.py, smpmeta.py) against apimachinery's
 own ``strategicpatch`` package with the compiled-in Go types (hack/upstream-smp/main.go, built from
 the lab's Debian Go sources by tests/upstream_oracle.py): seeded random last-applied
-configurations, manifests and live objects of built-in kinds, the three-way patch kubectl computes
+configurations, manifests and live objects of built-in kinds (Deployment, StatefulSet, DaemonSet,
+Job, CronJob, Pod, Service, ConfigMap, Secret, Ingress), the three-way patch kubectl computes
 (exactly, as JSON) and the object the server makes of it (or the library's error, word for word).
 
 The inputs mix what makes the patch interesting: merge lists keyed by name, containerPort, port
@@ -32,7 +33,7 @@ from kubectl_fieldown.appliers.strategic import (
 from kubectl_fieldown.value import go_json
 
 SOURCE = Path(__file__).resolve().parents[2] / "hack" / "upstream-smp" / "main.go"
-SEEDS = range(400)
+SEEDS = range(560)
 
 
 @pytest.fixture(scope="module")
@@ -124,15 +125,45 @@ def _config(rng: random.Random, kind: str) -> dict[str, Any]:
         return {"apiVersion": "v1", "kind": kind, "metadata": _metadata(rng, "svc"), "spec": spec}
     if kind == "Pod":
         return {"apiVersion": "v1", "kind": kind, "metadata": _metadata(rng, "pod"), "spec": _pod_spec(rng)}
-    spec = {"selector": {"matchLabels": {"app": "a"}},
-            "template": {"metadata": {"labels": {"app": "a"}}, "spec": _pod_spec(rng)}}
-    if rng.random() < 0.5:
+    if kind == "Secret":
+        obj = {"apiVersion": "v1", "kind": kind, "metadata": _metadata(rng, "s"), "type": "Opaque"}
+        if rng.random() < 0.7:
+            obj["data"] = _map(rng, ["user", "token"], ["dXNlcg==", "c2VjcmV0"])
+        if rng.random() < 0.3:
+            obj["stringData"] = _map(rng, ["pass"], ["p", "q"])
+        return obj
+    if kind == "Ingress":
+        rules = [{"host": h, "http": {"paths": [{"path": "/", "pathType": "Prefix", "backend": {
+            "service": {"name": "svc", "port": {"number": rng.choice([80, 443])}}}}]}}
+            for h in _some(rng, ["a.example.com", "b.example.com"])]
+        spec = {"rules": rules}
+        if rng.random() < 0.3:
+            spec["tls"] = [{"hosts": _some(rng, ["a.example.com", "b.example.com"]), "secretName": "tls"}]
+        return {"apiVersion": "networking.k8s.io/v1", "kind": kind, "metadata": _metadata(rng, "ing"), "spec": spec}
+    template = {"metadata": {"labels": {"app": "a"}}, "spec": _pod_spec(rng)}
+    if kind in ("Job", "CronJob"):
+        job: dict[str, Any] = {"template": template}
+        if rng.random() < 0.5:
+            job["backoffLimit"] = rng.choice([1, 6])
+        if kind == "Job":
+            return {"apiVersion": "batch/v1", "kind": kind, "metadata": _metadata(rng, "job"), "spec": job}
+        return {"apiVersion": "batch/v1", "kind": kind, "metadata": _metadata(rng, "cj"),
+                "spec": {"schedule": rng.choice(["* * * * *", "0 * * * *"]), "jobTemplate": {"spec": job}}}
+    spec = {"selector": {"matchLabels": {"app": "a"}}, "template": template}
+    if rng.random() < 0.5 and kind != "DaemonSet":
         spec["replicas"] = rng.choice([1, 2, 3, None])
     if rng.random() < 0.5:
-        spec["strategy"] = rng.choice([{"type": "Recreate"},
-                                       {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": rng.choice([1, "25%"]),
-                                                                                   "maxUnavailable": 0}}])
-    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": _metadata(rng, "deploy"), "spec": spec}
+        if kind == "Deployment":
+            spec["strategy"] = rng.choice([
+                {"type": "Recreate"},
+                {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": rng.choice([1, "25%"]), "maxUnavailable": 0}}])
+        else:
+            spec["updateStrategy"] = rng.choice([{"type": "OnDelete"},
+                                                 {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1}}])
+    if kind == "StatefulSet" and rng.random() < 0.4:
+        spec["volumeClaimTemplates"] = [{"metadata": {"name": n}, "spec": {"accessModes": ["ReadWriteOnce"]}}
+                                        for n in _some(rng, ["data", "logs"])]
+    return {"apiVersion": "apps/v1", "kind": kind, "metadata": _metadata(rng, "w"), "spec": spec}
 
 
 def _odd(rng: random.Random, obj: dict[str, Any]) -> dict[str, Any]:
@@ -184,7 +215,10 @@ def _without_nulls(v: Any) -> Any:
     return v
 
 
-KINDS = ["Deployment", "Pod", "Service", "ConfigMap"]
+KINDS = ["Deployment", "Pod", "Service", "ConfigMap", "Deployment", "Pod", "Service", "ConfigMap",
+         "StatefulSet", "DaemonSet", "Job", "CronJob", "Ingress", "Secret"]
+API_VERSIONS = {"Deployment": "apps/v1", "StatefulSet": "apps/v1", "DaemonSet": "apps/v1", "Job": "batch/v1",
+                "CronJob": "batch/v1", "Ingress": "networking.k8s.io/v1"}
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -192,8 +226,7 @@ def test_three_way_patch_and_its_application_match_apimachinery(oracle: upstream
                                                                 seed: int) -> None:
     rng = random.Random(seed)
     kind = KINDS[seed % len(KINDS)]
-    api_version = "apps/v1" if kind == "Deployment" else "v1"
-    meta = patch_meta_for(api_version, kind)
+    meta = patch_meta_for(API_VERSIONS.get(kind, "v1"), kind)
     assert meta is not None
     first = _config(rng, kind)
     original_text = client_side_modified(_odd(rng, first) if rng.random() < 0.1 else first)[0] \
