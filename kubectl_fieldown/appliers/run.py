@@ -231,8 +231,8 @@ class _Session:
         self.apply(self.manifest, manager, force, f"apply again by {manager}", warning=True)
 
     def kubectl_client_side(self) -> None:
-        """``kubectl apply`` (client-side): create, or a three-way patch — a JSON merge patch for a
-        custom resource, a strategic merge patch for a built-in kind."""
+        """``kubectl apply`` (client-side): create, or a three-way patch — a strategic merge patch for
+        a built-in kind kubectl has Go types for, a JSON merge patch for any other (custom resources)."""
         manager = self.run.applier.manager or KUBECTL_CLIENT_SIDE_APPLY
         self.manifest = _with_request_namespace(self.manifest, self.obj)
         annotation, modified = client_side_modified(self.manifest)
@@ -243,16 +243,13 @@ class _Session:
             created = _pruned_nulls(created)
             self.update(created, "create", manager, "create with the last-applied annotation", created)
             return
-        builtin = self.rules.normalize is not None
+        # kubectl sends a strategic merge patch for a kind its scheme has Go types for (the built-in
+        # kinds of client-go 1.36, the same types as the engine's), else a JSON merge patch: custom
+        # resources, and built-in kinds newer than kubectl
         meta = None
-        if builtin:
+        if self.rules.normalize is not None:
             meta = patch_meta_for(str(self.obj.get("apiVersion") or ""), str(self.obj.get("kind") or ""))
-            if meta is None:
-                self._record(Request("strategic-patch", manager, "client-side apply of a built-in kind", None,
-                                     status=501, message="client-side apply of this built-in kind is not modelled: "
-                                     "its Go types (the strategic merge patch metadata) are not known"))
-                return
-        verb = "strategic-patch" if builtin else "merge-patch"
+        verb = "strategic-patch" if meta is not None else "merge-patch"
         md = self.obj.get("metadata") or {}
         original_text = (md.get("annotations") or {}).get(LAST_APPLIED_ANNOTATION)
         original: Mapping[str, Any] | None = None
