@@ -232,7 +232,7 @@ def parse_applier_spec(text: str, *, manager: str | None = None, force: bool = F
 class Request:
     """One request an applier sends, and what the server answers.
 
-    ``verb`` is ``apply``, ``json-patch``, ``merge-patch`` or ``create``; ``status`` the HTTP
+    ``verb`` is ``apply``, ``json-patch``, ``merge-patch``, ``strategic-patch`` or ``create``; ``status`` the HTTP
     status the server would answer (200/201, 409 conflict, 422/400/500 rejections)."""
 
     verb: str
