@@ -57,7 +57,10 @@ def _map(rng: random.Random, keys: list[str], values: list[Any]) -> dict[str, An
 def _container(rng: random.Random, name: str) -> dict[str, Any]:
     c: dict[str, Any] = {"name": name, "image": rng.choice(["nginx:1.25", "nginx:1.27", "envoy:1"])}
     if rng.random() < 0.5:
-        c["env"] = [{"name": n, "value": rng.choice(["1", "2"])} for n in _some(rng, ["A", "B", "C"])]
+        # now and then a long list: Go sorts more than 12 items (sort.Sort) and more than 20
+        # (sort.SliceStable's merges) otherwise than a short one
+        names = ["A", "B", "C"] if rng.random() < 0.8 else [f"V{i:02d}" for i in range(rng.choice([15, 30, 45]))]
+        c["env"] = [{"name": n, "value": rng.choice(["1", "2"])} for n in _some(rng, names)]
     if rng.random() < 0.5:
         c["ports"] = [{"containerPort": p, **({"protocol": "TCP"} if rng.random() < 0.3 else {})}
                       for p in _some(rng, [80, 443, 8080])]
