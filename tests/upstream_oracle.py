@@ -32,10 +32,10 @@ class OracleError(RuntimeError):
     pass
 
 
-def build(prefix: Path | None = None) -> Path:
-    """The oracle binary (built if needed). Raises OracleError when the lab is not built."""
+def build(prefix: Path | None = None, source: Path = SOURCE) -> Path:
+    """The oracle binary of ``source`` (built if needed). Raises OracleError when the lab is not built."""
     prefix = prefix or lab.lab_prefix()
-    digest = hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:16]
+    digest = hashlib.sha256(source.read_bytes()).hexdigest()[:16]
     binary = prefix / "upstream-oracle" / digest / "upstream-oracle"
     if binary.is_file():
         return binary
@@ -48,7 +48,7 @@ def build(prefix: Path | None = None) -> Path:
     with tempfile.TemporaryDirectory(prefix="upstream-oracle-") as tmp:
         pkg = Path(tmp) / "src" / "k8slab.local" / "upstream-oracle"
         pkg.mkdir(parents=True)
-        shutil.copy(SOURCE, pkg / "main.go")
+        shutil.copy(source, pkg / "main.go")
         path = f"{goroot / 'bin'}:{os.environ.get('PATH', '')}"
         env = {**lab.environ_snapshot(), "GOROOT": str(goroot), "PATH": path,
                "GO111MODULE": "off", "GOFLAGS": "", "GOTOOLCHAIN": "local", "GOPROXY": "off", "GOSUMDB": "off",
@@ -58,7 +58,7 @@ def build(prefix: Path | None = None) -> Path:
         proc = subprocess.run([str(goroot / "bin" / "go"), "build", "-o", str(out), "k8slab.local/upstream-oracle"],
                               cwd=tmp, env=env, capture_output=True, text=True, check=False)
         if proc.returncode != 0:
-            raise OracleError(f"go build of {SOURCE} failed:\n{proc.stderr[-3000:]}")
+            raise OracleError(f"go build of {source} failed:\n{proc.stderr[-3000:]}")
         binary.parent.mkdir(parents=True, exist_ok=True)
         partial = binary.with_suffix(".partial")
         shutil.copy(out, partial)

@@ -109,8 +109,6 @@ class Applier:
     def __post_init__(self) -> None:
         if not self.manager:
             raise ApplierError("an applier needs a field manager name")
-        if self.kind is ApplierKind.kubectl_client_side and self.manager != KUBECTL_CLIENT_SIDE_APPLY:
-            raise ApplierError(f"client-side kubectl apply always writes as {KUBECTL_CLIENT_SIDE_APPLY}")
 
     @classmethod
     def of(cls, kind: ApplierKind | str, manager: str | None = None, **options: Any) -> Applier:
@@ -213,8 +211,8 @@ def parse_applier_spec(text: str, *, manager: str | None = None, force: bool = F
             raise ApplierError(f"{text}: previous= takes client-side or server-side, not {value!r}")
         previous = value
     kind = ApplierKind(kind_text)
-    # client-side kubectl always writes as kubectl-client-side-apply: --field-manager is another
-    # applier's business there, a manager in the spec itself is an error (Applier says so)
+    # client-side kubectl writes as kubectl-client-side-apply unless its own --field-manager names
+    # another (the spec's manager): the global --field-manager is another applier's business there
     name = ":".join(parts) or (manager if kind is not ApplierKind.kubectl_client_side else None) or None
     options: dict[str, Any] = {"force": force} if kind is not ApplierKind.kubectl_client_side else {}
     try:
@@ -234,7 +232,7 @@ def parse_applier_spec(text: str, *, manager: str | None = None, force: bool = F
 class Request:
     """One request an applier sends, and what the server answers.
 
-    ``verb`` is ``apply``, ``json-patch``, ``merge-patch`` or ``create``; ``status`` the HTTP
+    ``verb`` is ``apply``, ``json-patch``, ``merge-patch``, ``strategic-patch`` or ``create``; ``status`` the HTTP
     status the server would answer (200/201, 409 conflict, 422/400/500 rejections)."""
 
     verb: str

@@ -37,6 +37,8 @@ from ..managedfields import (
 from ..value import go_json, values_equal
 from .jsonmerge import MergePatchError, apply_merge_patch, three_way_merge_patch
 from .model import Applier, ApplierKind, ApplierRun, Request
+from .smpmeta import StructMeta, patch_meta_for
+from .strategic import StrategicPatchError, apply_strategic_patch, client_side_strategic_patch, go_decoded
 
 __all__ = [
     "FLUX_CLEANUP_ANNOTATIONS",
@@ -229,8 +231,10 @@ class _Session:
         self.apply(self.manifest, manager, force, f"apply again by {manager}", warning=True)
 
     def kubectl_client_side(self) -> None:
-        """``kubectl apply`` (client-side) of a custom resource: create, or a three-way JSON merge patch."""
-        manager = KUBECTL_CLIENT_SIDE_APPLY
+        """``kubectl apply`` (client-side): create, or a three-way patch — a strategic merge patch for
+        a built-in kind kubectl has Go types for, a JSON merge patch for any other (custom resources)."""
+        manager = self.run.applier.manager or KUBECTL_CLIENT_SIDE_APPLY
+        self.manifest = _with_request_namespace(self.manifest, self.obj)
         annotation, modified = client_side_modified(self.manifest)
         if self.obj is None:
             created = copy.deepcopy(dict(self.manifest))
@@ -239,12 +243,13 @@ class _Session:
             created = _pruned_nulls(created)
             self.update(created, "create", manager, "create with the last-applied annotation", created)
             return
+        # kubectl sends a strategic merge patch for a kind its scheme has Go types for (the built-in
+        # kinds of client-go 1.36, the same types as the engine's), else a JSON merge patch: custom
+        # resources, and built-in kinds newer than kubectl
+        meta = None
         if self.rules.normalize is not None:
-            # built-in kinds get a strategic merge patch, which is not modelled
-            self._record(Request("merge-patch", manager, "client-side apply of a built-in kind", None, status=501,
-                                 message="client-side apply of built-in kinds (strategic merge patch) is not "
-                                         "modelled; only custom resources (JSON merge patch) are"))
-            return
+            meta = patch_meta_for(str(self.obj.get("apiVersion") or ""), str(self.obj.get("kind") or ""))
+        verb = "strategic-patch" if meta is not None else "merge-patch"
         md = self.obj.get("metadata") or {}
         original_text = (md.get("annotations") or {}).get(LAST_APPLIED_ANNOTATION)
         original: Mapping[str, Any] | None = None
@@ -256,10 +261,13 @@ class _Session:
             except ValueError:
                 loaded = None
             if not isinstance(loaded, Mapping):
-                self._record(Request("merge-patch", manager, "client-side apply", None, status=400,
+                self._record(Request(verb, manager, "client-side apply", None, status=400,
                                      message="the last-applied annotation is not a JSON object"))
                 return
             original = loaded
+        if meta is not None:
+            self._strategic(meta, original, manager)
+            return
         try:
             patch = three_way_merge_patch(original, modified, self.obj)
         except MergePatchError as e:
@@ -274,6 +282,25 @@ class _Session:
                                  message=refusal))
             return
         self.update(new, "merge-patch", manager, "three-way JSON merge patch", patch)
+
+    def _strategic(self, meta: StructMeta, original: Mapping[str, Any] | None, manager: str) -> None:
+        """kubectl's three-way strategic merge patch of a built-in kind, and the server's patch."""
+        assert self.obj is not None
+        _, modified = client_side_modified(self.manifest)
+        patch_ = client_side_strategic_patch(modified, self.obj, original, meta)
+        if isinstance(patch_, StrategicPatchError):
+            self._record(Request("strategic-patch", manager, "client-side apply", None, status=400,
+                                 message=f"kubectl could not compute the patch: {patch_}"))
+            return
+        if not patch_:
+            return  # "unchanged": kubectl sends nothing
+        try:
+            new = apply_strategic_patch(go_decoded(self.obj), patch_, meta)
+        except StrategicPatchError as e:
+            self._record(Request("strategic-patch", manager, "three-way strategic merge patch", patch_,
+                                 status=e.status, message=str(e)))
+            return
+        self.update(new, "strategic-patch", manager, "three-way strategic merge patch", patch_)
 
     def flux(self) -> None:
         """kustomize-controller (fluxcd/pkg ``ResourceManager.Apply``): the selectors, dry-run,
@@ -366,6 +393,17 @@ def _any_in_metadata(obj: Mapping[str, Any] | None, pairs: Mapping[str, str]) ->
             if isinstance(got, str) and got and got.casefold() == value.casefold():
                 return True
     return False
+
+
+def _with_request_namespace(manifest: Mapping[str, Any], live: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    """kubectl sets the request's namespace in a manifest that names none before it computes
+    anything (the last-applied annotation then names it); the request's namespace is the live
+    object's."""
+    md = manifest.get("metadata")
+    ns = ((live or {}).get("metadata") or {}).get("namespace")
+    if not ns or not isinstance(md, Mapping) or md.get("namespace"):
+        return manifest
+    return {**manifest, "metadata": {**md, "namespace": ns}}
 
 
 def client_side_modified(manifest: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:

@@ -80,3 +80,23 @@ def test_a_secret_change_shows_its_values_redacted(path: str, before: Any, after
 
 def test_other_objects_show_their_values() -> None:
     assert ValueChange(parse_path(".data.token"), "abc", MISSING).describe() == '.data.token ("abc" -> unset)'
+
+
+def test_the_next_client_side_apply_of_a_builtin_kind_is_played() -> None:
+    """A fix checked against client-side ``kubectl apply`` of a Secret: the next apply is kubectl's
+    strategic merge patch (issue 20), not a refusal. The manifest dropped ``token`` from the
+    last-applied configuration: the patch deletes it, which the user asked for."""
+    from kubectl_fieldown.remedies.verify import verify
+
+    applier = Applier.of("kubectl-client-side")
+    first = run_applier(applier, None, secret_manifest(token=TOKEN), RULES, now=NOW)
+    assert first.ok and first.result is not None
+    live = first.result
+    live["metadata"].update(uid="u", resourceVersion="1")
+    v = verify(live, [], RULES, now=NOW, applier=applier, next_manifest=secret_manifest())
+    assert v.run is not None and v.apply_error is None
+    assert [(r.verb, r.status) for r in v.run.requests] == [("strategic-patch", 200)]
+    assert v.run.requests[0].body["data"] == {"token": None}
+    assert v.ok, v.problems()
+    assert v.dropped_removed == [parse_path(".data.token")]
+    assert v.final is not None and v.final["data"] == {"user": "dXNlcg=="}
