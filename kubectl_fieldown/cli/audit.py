@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from ..kube.client import AllNamespaces, ClusterClient
     from ..kube.discovery import ResourceInfo
     from ..render.audit import AuditReport
+    from ..sources import InputDocument
 
 __all__ = ["AuditOutput", "FailOn", "audit", "exit_code", "register", "select_types"]
 
@@ -58,6 +59,7 @@ class AuditOutput(str, enum.Enum):
     text = "text"
     json = "json"
     junit = "junit"
+    sarif = "sarif"
 
 
 class FailOn(str, enum.Enum):
@@ -154,12 +156,14 @@ class Manifests:
     by_key: dict[ObjectKey, dict[str, Any]] = field(default_factory=dict)
     resources: dict[ObjectKey, ResourceInfo] = field(default_factory=dict)
     rules: dict[tuple[str, str], ResourceRules] = field(default_factory=dict)
+    sources: dict[ObjectKey, InputDocument] = field(default_factory=dict)
+    """Where each manifest was read (``-o sarif`` points at its lines)."""
 
 
-def _read_manifests(paths: Sequence[str], recursive: bool) -> list[dict[str, Any]]:
+def _read_manifests(paths: Sequence[str], recursive: bool) -> list[InputDocument]:
     from ..files import load_sources
 
-    docs: list[dict[str, Any]] = []
+    docs: list[InputDocument] = []
     for p in paths:
         result = load_sources(p, recursive=recursive)
         if result.errors:
@@ -171,16 +175,17 @@ def _read_manifests(paths: Sequence[str], recursive: bool) -> list[dict[str, Any
                                       ("metadata.name", md.get("name"))) if not v]
             if missing:
                 raise UsageError(f"{d.where}: a manifest to apply needs {' and '.join(missing)}")
-            docs.append(d.obj)
+            docs.append(d)
     return docs
 
 
-def _load_manifests(client: ClusterClient, docs: Sequence[dict[str, Any]], flag_namespace: str | None,
+def _load_manifests(client: ClusterClient, docs: Sequence[InputDocument], flag_namespace: str | None,
                     kind_rules: KindRules) -> Manifests:
     from ..kube.errors import UnknownResourceType
 
     out = Manifests()
-    for doc in docs:
+    for source in docs:
+        doc = source.obj
         api_version, kind = str(doc["apiVersion"]), str(doc["kind"])
         try:
             res = client.discovery.resolve_kind(api_version, kind)
@@ -193,6 +198,7 @@ def _load_manifests(client: ClusterClient, docs: Sequence[dict[str, Any]], flag_
             md["namespace"] = ns
         key: ObjectKey = (api_version, kind, ns, str(md["name"]))
         out.by_key[key] = {**doc, "metadata": md}
+        out.sources[key] = source
         out.resources[key] = res
         if (api_version, kind) not in out.rules:
             out.rules[(api_version, kind)] = kind_rules.rules(GroupVersionKind.from_api_version(api_version, kind),
@@ -409,7 +415,8 @@ def audit(
     output: Annotated[
         AuditOutput,
         options.output_option("Output format: text (summary and details, default), json (the documented "
-                              "schema, docs/audit.md) or junit (one test case per finding, for CI)."),
+                              "schema, docs/audit.md), junit (one test case per finding, for CI) or sarif "
+                              "(SARIF 2.1.0, findings at the lines of the -f manifests; docs/fleet.md)."),
     ] = AuditOutput.text,
     fail_on: Annotated[
         FailOn,
@@ -497,7 +504,7 @@ def audit(
     nothing = _nothing_audited(result, types)
     report = _report(result, types, ns if isinstance(ns, str) else None, selector, fail_on,
                      named.manager if named else None, time.monotonic() - started, nothing is not None)
-    _render(report, output)
+    _render(report, output, manifests.sources)
     if result.interrupted:
         print_error(f"interrupted: partial results ({len(result.complete_types)} of {len(types)} types complete)")
     elif nothing is not None:
@@ -557,9 +564,13 @@ def _report(result: ScanResult, types: Sequence[ResourceInfo], namespace: str | 
     )
 
 
-def _render(report: AuditReport, output: AuditOutput) -> None:
+def _render(report: AuditReport, output: AuditOutput, sources: Mapping[ObjectKey, InputDocument]) -> None:
     out = sys.stdout
-    if output is AuditOutput.json:
+    if output is AuditOutput.sarif:
+        from ..render.sarif import audit_sarif, render_sarif
+
+        render_sarif(audit_sarif(report, sources), out)
+    elif output is AuditOutput.json:
         from ..render.audit import render_json
 
         render_json(report, out)

@@ -1,0 +1,50 @@
+"""SARIF rendering without a cluster: levels, the object's line for whole-object findings, types."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fleet.helpers import validate_sarif
+from kubectl_fieldown.audit import RULES, Finding, Severity
+from kubectl_fieldown.render.audit import AuditReport
+from kubectl_fieldown.render.sarif import audit_sarif
+from kubectl_fieldown.sources import InputDocument
+
+TEXT = """apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Secret
+  metadata:
+    name: s
+    namespace: prod
+  stringData: {a: b}
+"""
+
+
+def test_levels_object_line_and_type_findings(tmp_path: Path) -> None:
+    f = tmp_path / "list.yaml"
+    f.write_text(TEXT)
+    obj = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": "prod"},
+           "stringData": {"a": "b"}}
+    findings = [
+        Finding("secret-last-applied", Severity.error, "v1", "Secret", "prod", "s", "m1", resource="secret"),
+        Finding("untracked", Severity.info, "v1", "Secret", "prod", "s", "m2", resource="secret"),
+        Finding("type-forbidden", Severity.error, "v1", "ConfigMap", "prod", None, "403", resource="configmaps",
+                details={"resource": "configmaps"}),
+    ]
+    report = AuditReport(findings=findings, objects=1, types=["secrets", "configmaps"])
+    doc = audit_sarif(report, {("v1", "Secret", "prod", "s"): InputDocument(str(f), 1, obj, 1)})
+    validate_sarif(doc)
+    results = doc["runs"][0]["results"]
+    assert [r["level"] for r in results] == ["error", "note", "error"]
+    for r in results[:2]:
+        region = r["locations"][0]["physicalLocation"]["region"]
+        # a finding about the whole object: the item's metadata.name
+        assert (region["startLine"], region["startColumn"]) == (7, 5)
+    assert "physicalLocation" not in results[2]["locations"][0]
+    assert results[2]["locations"][0]["logicalLocations"] == [
+        {"fullyQualifiedName": "configmaps in prod", "kind": "type"}]
+    rules = doc["runs"][0]["tool"]["driver"]["rules"]
+    assert [r["id"] for r in rules] == list(RULES)
+    assert rules[list(RULES).index("untracked")]["defaultConfiguration"]["level"] == "note"
