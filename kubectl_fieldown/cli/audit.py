@@ -35,6 +35,7 @@ from ..kube.kindrules import KindRules
 from ..schema.types import GroupVersionKind
 from . import options
 from .errors import EXIT_USAGE, UsageError, handle_errors, print_error
+from .fleet import AllContexts, AuditSpec, ContextConcurrency, Contexts, MetricsFile
 
 if TYPE_CHECKING:
     from ..appliers import Applier
@@ -60,6 +61,7 @@ class AuditOutput(str, enum.Enum):
     json = "json"
     junit = "junit"
     sarif = "sarif"
+    prometheus = "prometheus"
 
 
 class FailOn(str, enum.Enum):
@@ -286,7 +288,7 @@ class _Progress:
 
 
 def scan(client: ClusterClient, types: Sequence[ResourceInfo], namespace: str | AllNamespaces | None,
-         selector: str | None, ctx: AuditContext, workers: int) -> ScanResult:
+         selector: str | None, ctx: AuditContext, workers: int, progress_bar: bool = True) -> ScanResult:
     """Stream every page of ``types`` through the rules; Ctrl-C ends it with what was found."""
     from ..audit import audit_object, object_key, type_finding
     from ..kube.errors import Forbidden
@@ -298,7 +300,7 @@ def scan(client: ClusterClient, types: Sequence[ResourceInfo], namespace: str | 
     by_type = result.objects_by_type
     manifests = ctx.manifests
     scope_ns = None if not isinstance(namespace, str) else namespace
-    progress = _Progress(len(types))
+    progress = _Progress(len(types) if progress_bar else 0)
     stream = PageStream(client, types, namespace, label_selector=selector, workers=workers)
     done = 0
     try:
@@ -415,8 +417,9 @@ def audit(
     output: Annotated[
         AuditOutput,
         options.output_option("Output format: text (summary and details, default), json (the documented "
-                              "schema, docs/audit.md), junit (one test case per finding, for CI) or sarif "
-                              "(SARIF 2.1.0, findings at the lines of the -f manifests; docs/fleet.md)."),
+                              "schema, docs/audit.md), junit (one test case per finding, for CI) sarif "
+                              "(SARIF 2.1.0, findings at the lines of the -f manifests) or prometheus (metrics; "
+                              "docs/fleet.md)."),
     ] = AuditOutput.text,
     fail_on: Annotated[
         FailOn,
@@ -460,9 +463,12 @@ def audit(
     all_namespaces: options.AllNamespaces = False,
     selector: options.Selector = None,
     kubeconfig: options.Kubeconfig = None,
-    context: options.Context = None,
+    context: Contexts = None,
+    all_contexts: AllContexts = False,
+    context_concurrency: ContextConcurrency = "4",
+    metrics_file: MetricsFile = None,
 ) -> None:
-    from ..audit import RULES, AuditContext
+    from ..audit import RULES
 
     started = time.monotonic()
     workers = _parse_concurrency(concurrency)
@@ -474,37 +480,28 @@ def audit(
     if filename and named is None:
         raise UsageError("-f names the manifests of the new applier: name it with --applier or --field-manager")
     docs = _read_manifests(filename, recursive) if filename else []
-    cluster = options.ClusterArgs(kubeconfig, context, namespace, all_namespaces)
+    from . import fleet
 
-    from ..kube.client import ALL_NAMESPACES, ClusterClient
-
+    contexts = fleet.resolve_contexts(context, all_contexts, kubeconfig)
+    fleet.check_metrics_file(metrics_file)
+    spec = AuditSpec(kinds=_parse_kinds(kinds) if kinds else [], namespace=namespace, all_namespaces=all_namespaces,
+                 selector=selector, docs=docs, named=named, ignored=ignored, workers=workers)
+    if len(contexts) > 1 or all_contexts:
+        fleet.audit_contexts(contexts, lambda c: fleet.audit_part(spec, kubeconfig, c), output=output.value,
+                             fail_on=fail_on.value, spec=spec, metrics_file=metrics_file,
+                             parallel=fleet.parse_context_concurrency(context_concurrency), started=started)
+        return
     with _usage_exit():
-        client = ClusterClient(options.cluster_options(cluster))
-    try:
-        with _usage_exit():
-            if kinds:
-                types = _resolve_kinds(client, _parse_kinds(kinds))
-            else:
-                types = select_types(client.discovery.resources(), all_namespaces)
-            ns: str | AllNamespaces = ALL_NAMESPACES if all_namespaces else (namespace or client.default_namespace)
-            kind_rules = KindRules(client=client)
-            manifests = _load_manifests(client, docs, namespace, kind_rules) if docs else Manifests()
-            ctx = AuditContext(applier=named, manifests=manifests.by_key,
-                               rules_for=_RulesByKind(client, kind_rules, manifests.rules), now=_now(),
-                               ignore=ignored)
-            result = scan(client, types, ns, selector, ctx, workers)
-            if manifests.by_key and not result.interrupted and "predicted-conflict" not in ignored:
-                try:
-                    _unseen_manifests(client, manifests, result, ctx, ns, selector)
-                except KeyboardInterrupt:
-                    result.interrupted = True
-    finally:
-        client.close()
-
+        one = fleet.audit_cluster(spec, options.ClusterArgs(kubeconfig, contexts[0], namespace, all_namespaces), True)
+    result, types, ns = one.result, one.types, one.ns
     nothing = _nothing_audited(result, types)
     report = _report(result, types, ns if isinstance(ns, str) else None, selector, fail_on,
                      named.manager if named else None, time.monotonic() - started, nothing is not None)
-    _render(report, output, manifests.sources)
+    if output is AuditOutput.prometheus:
+        fleet.print_metrics([(one.context or "", report)])
+    else:
+        _render(report, output, one.manifests.sources)
+    fleet.write_metrics(metrics_file, [(one.context or "", report)])
     if result.interrupted:
         print_error(f"interrupted: partial results ({len(result.complete_types)} of {len(types)} types complete)")
     elif nothing is not None:
