@@ -127,3 +127,24 @@ def test_all_contexts_and_fail_on(fleet: dict[str, Any]) -> None:
     assert cli(fleet["env"], "audit", "--kubeconfig", fleet["kubeconfig"], "--context", "one", "--context", "two",
                "--kinds", "widgets").code == 2  # no -n / -A: each context has its own default namespace
 
+
+
+def test_one_context_metrics_match_the_json_report(fleet: dict[str, Any]) -> None:
+    metrics = fleet["tmp"] / "one.prom"
+    r = _audit(fleet, "--context", "two", "-o", "json", "--metrics-file", str(metrics), "--fail-on", "warning")
+    assert r.code == 1, r.err  # findings: the metrics are written all the same
+    doc = r.json()
+    assert "contexts" not in doc and all("context" not in i for i in doc["items"])  # the one-cluster document
+    fams = {f.name: f for f in text_string_to_metric_families(metrics.read_text())}
+    by_id: dict[str, float] = {}
+    for s in fams["fieldown_findings"].samples:
+        assert s.labels["context"] == "two" and s.labels["namespace"] == fleet["ns"]
+        by_id[s.labels["id"]] = by_id.get(s.labels["id"], 0) + s.value
+    assert by_id == doc["summary"]["byId"]
+    assert [s.value for s in fams["fieldown_objects_audited"].samples] == [doc["summary"]["objects"]]
+    assert [s.value for s in fams["fieldown_audit_complete"].samples] == [1]
+    printed = _audit(fleet, "--context", "two", "-o", "prometheus")
+    assert printed.code == 0
+    assert {f.name for f in text_string_to_metric_families(printed.out)} == set(fams)
+    nowhere = _audit(fleet, "--context", "two", "--metrics-file", str(fleet["tmp"] / "no" / "such.prom"))
+    assert nowhere.code == 2 and "--metrics-file" in nowhere.err and nowhere.out == ""
