@@ -4,6 +4,13 @@ per context, and the unreachable one a finding of its own that fails the run."""
 
 from __future__ import annotations
 
+import contextlib
+import json
+import signal
+import socket
+import subprocess
+import sys
+import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -148,3 +155,52 @@ def test_one_context_metrics_match_the_json_report(fleet: dict[str, Any]) -> Non
     assert {f.name for f in text_string_to_metric_families(printed.out)} == set(fams)
     nowhere = _audit(fleet, "--context", "two", "--metrics-file", str(fleet["tmp"] / "no" / "such.prom"))
     assert nowhere.code == 2 and "--metrics-file" in nowhere.err and nowhere.out == ""
+
+
+def test_ctrl_c_prints_the_finished_contexts(fleet: dict[str, Any], tmp_path: Path) -> None:
+    """Context one is audited, then (one context at a time) the run hangs on a server that accepts the
+    connection and never answers; Ctrl-C then: exit 130, context one's findings printed, the other
+    context not complete."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(4)
+    connected = threading.Event()
+    held: list[socket.socket] = []
+
+    def accept() -> None:
+        with contextlib.suppress(OSError):
+            held.append(listener.accept()[0])
+            connected.set()
+
+    threading.Thread(target=accept, daemon=True).start()
+    cfg = yaml.safe_load(Path(fleet["kubeconfig"]).read_text())
+    cfg["clusters"].append({"name": "silent", "cluster": {**cfg["clusters"][0]["cluster"],
+                                                          "server": f"https://127.0.0.1:{listener.getsockname()[1]}"}})
+    cfg["contexts"].append({"name": "silent", "context": {"cluster": "silent", "user": "one"}})
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(yaml.safe_dump(cfg))
+    args = ["audit", "--kubeconfig", str(kubeconfig), "-n", fleet["ns"], "--kinds", "widgets", "--context", "one",
+            "--context", "silent", "--context-concurrency", "1", "-o", "json"]
+    # SIGINT with Python's default handler, as in a terminal
+    code = ("import signal, sys\nsignal.signal(signal.SIGINT, signal.default_int_handler)\n"
+            "from kubectl_fieldown.cli.main import main\nsys.exit(main(sys.argv[1:]))\n")
+    proc = subprocess.Popen([sys.executable, "-c", code, *args], env=fleet["env"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert connected.wait(120), "the second context never connected"
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+        for s in held:
+            s.close()
+        listener.close()
+    assert proc.returncode == 130, err
+    assert "interrupted: partial results (1 of 2 contexts complete)" in err and "Traceback" not in err
+    doc = json.loads(out)
+    assert doc["interrupted"] is True and doc["complete"] is False
+    assert [(i["context"], i["name"], i["id"]) for i in doc["items"]] == [("one", "csa", "client-side-apply")]
+    summary = {c["context"]: c for c in doc["contexts"]}
+    assert summary["one"]["complete"] is True and summary["silent"]["complete"] is False

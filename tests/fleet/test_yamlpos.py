@@ -97,3 +97,21 @@ def test_a_complex_key_does_not_shift_the_fields_after_it() -> None:
 
 def test_invalid_yaml_gives_what_was_read_before() -> None:
     assert len(document_positions("a: 1\n---\nb: [\n")) == 1
+
+
+def test_json_manifests_are_located_too() -> None:
+    """``kubectl get -o json`` output: read by the json module, located by the YAML parser (JSON is
+    YAML's flow style)."""
+    import json
+
+    obj = next(iter(load_all((ROOT / "examples" / "deployment.yaml").read_text())))
+    text = json.dumps(obj, indent=2)
+    lines = text.splitlines()
+    pos = document_positions(text)
+    assert len(pos) == 1
+    at = locate_text(obj, pos[0], '.spec.template.spec.containers[name="web"].image')
+    assert lines[at.line - 1][at.column - 1:].startswith('"image": "registry.example.com/shop/web:')
+    for p, _ in _walk(obj):
+        if isinstance(p[-1], str):
+            at = pos[0].fields[p]
+            assert lines[at.line - 1][at.column - 1:].startswith(json.dumps(p[-1])), p
