@@ -183,8 +183,11 @@ def _finding_paths(details: Mapping[str, Any]) -> list[str]:
     out: list[str] = []
     for key in ("conflicts", "fields", "changes"):
         for item in details.get(key) or ():
-            if isinstance(item, str):
-                out.append(item.split(" ", 1)[0] if key == "changes" else item)
+            if isinstance(item, str) and key == "changes":
+                # a sentence about a change: the paths in it (words that start with a dot)
+                out.extend(w.rstrip(":;,") for w in item.split() if w.startswith(".") and len(w) > 1)
+            elif isinstance(item, str):
+                out.append(item)
             elif isinstance(item, Mapping) and isinstance(item.get("path"), str):
                 out.append(item["path"])
     return out

@@ -48,3 +48,18 @@ def test_levels_object_line_and_type_findings(tmp_path: Path) -> None:
     rules = doc["runs"][0]["tool"]["driver"]["rules"]
     assert [r["id"] for r in rules] == list(RULES)
     assert rules[list(RULES).index("untracked")]["defaultConfiguration"]["level"] == "note"
+
+
+def test_a_changed_field_named_in_a_sentence_is_located(tmp_path: Path) -> None:
+    f = tmp_path / "w.yaml"
+    f.write_text("apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n  namespace: n\n"
+                 "spec:\n  color: red\n  replicas: 3\n")
+    obj = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w", "namespace": "n"},
+           "spec": {"color": "red", "replicas": 3}}
+    risk = Finding("values-at-risk", Severity.error, "example.com/v1", "Widget", "n", "w", "m",
+                   resource="widget.example.com", details={"changes": ["the apply changes .spec.replicas: 5 → 3"]})
+    doc = audit_sarif(AuditReport(findings=[risk], objects=1, types=["widgets.example.com"]),
+                      {("example.com/v1", "Widget", "n", "w"): InputDocument(str(f), 1, obj)})
+    validate_sarif(doc)
+    region = doc["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"]
+    assert (region["startLine"], region["startColumn"]) == (8, 3)
