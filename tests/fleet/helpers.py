@@ -24,10 +24,11 @@ class Run:
         return json.loads(self.out)
 
 
-def cli(env: dict[str, str], *args: str, timeout: float = 300) -> Run:
+def cli(env: dict[str, str], *args: str, timeout: float = 300, cwd: Path | None = None) -> Run:
     exe = Path(sys.executable).parent / "kubectl-fieldown"
     cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "kubectl_fieldown"]
-    proc = subprocess.run([*cmd, *args], capture_output=True, text=True, env=env, timeout=timeout, check=False)
+    proc = subprocess.run([*cmd, *args], capture_output=True, text=True, env=env, timeout=timeout, check=False,
+                          cwd=cwd)
     return Run(proc.returncode, proc.stdout, proc.stderr)
 
 

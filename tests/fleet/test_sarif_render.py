@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
-from fleet.helpers import validate_sarif
+from fleet.helpers import cli, validate_sarif
 from kubectl_fieldown.audit import RULES, Finding, Severity
 from kubectl_fieldown.render.audit import AuditReport
 from kubectl_fieldown.render.sarif import audit_sarif
@@ -63,3 +64,23 @@ def test_a_changed_field_named_in_a_sentence_is_located(tmp_path: Path) -> None:
     validate_sarif(doc)
     region = doc["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"]
     assert (region["startLine"], region["startColumn"]) == (8, 3)
+
+
+def test_conflicts_sarif_on_the_examples_offline() -> None:
+    """examples/README.md's offline prediction: two fields conflict, each result on its line."""
+    root = Path(__file__).resolve().parents[2]
+    env = {"PATH": str(Path(sys.executable).parent), "HOME": str(root / "no-such-home")}
+    r = cli(env, "conflicts", "-f", "examples/apply/deployment.yaml", "--live", "examples/deployment.yaml",
+            "--field-manager", "kubectl", "-o", "sarif", cwd=root)
+    assert r.code == 1, r.err
+    doc = r.json()
+    validate_sarif(doc)
+    lines = (root / "examples/apply/deployment.yaml").read_text().splitlines()
+    got = []
+    for res in doc["runs"][0]["results"]:
+        loc = res["locations"][0]["physicalLocation"]
+        assert loc["artifactLocation"]["uri"] == "examples/apply/deployment.yaml"  # relative, as given
+        line, column = loc["region"]["startLine"], loc["region"]["startColumn"]
+        got.append((res["ruleId"], res["properties"]["path"], lines[line - 1][column - 1:]))
+    assert sorted(set(got)) == [("apply-conflict", ".metadata.labels.team", "team: checkout"),
+                                ("apply-conflict", ".spec.replicas", "replicas: 3")]
