@@ -205,6 +205,8 @@ def audit_sarif(report: AuditReport, sources: Mapping[tuple[str, str, str, str],
     for f in report.findings:
         fix = "\n".join(fix_lines(f.fix)) if f.fix is not None else ""
         props: dict[str, Any] = {"severity": f.severity.value, "apiVersion": f.api_version, "kind": f.kind}
+        if f.context is not None:
+            props["context"] = f.context
         if f.namespace:
             props["namespace"] = f.namespace
         if f.name is None:

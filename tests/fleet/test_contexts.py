@@ -21,7 +21,7 @@ import pytest
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
-from fleet.helpers import cli
+from fleet.helpers import cli, validate_sarif
 
 W = "example.com/v1"
 
@@ -127,6 +127,11 @@ def test_all_contexts_and_fail_on(fleet: dict[str, Any]) -> None:
     r = _audit(fleet, "--all-contexts", "-o", "json", "--fail-on", "none")
     assert r.code == 2  # --fail-on none does not pass a cluster nobody looked at
     assert [c["context"] for c in r.json()["contexts"]] == ["one", "two", "closed"]
+    sarif = _audit(fleet, "--context", "one", "--context", "two", "-o", "sarif")
+    assert sarif.code == 0, sarif.err
+    validate_sarif(sarif.json())
+    assert sorted((x["properties"]["context"], x["ruleId"]) for x in sarif.json()["runs"][0]["results"]) == [
+        ("one", "client-side-apply"), ("two", "imperative-writer")]
     ok = _audit(fleet, "--context", "one", "--context", "two", "-o", "prometheus")
     assert ok.code == 0, ok.err  # warnings only
     fams = {f.name: f for f in text_string_to_metric_families(ok.out)}
