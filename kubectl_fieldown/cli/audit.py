@@ -33,7 +33,7 @@ import typer
 
 from ..kube.kindrules import KindRules
 from ..schema.types import GroupVersionKind
-from . import options
+from . import fleet, options
 from .errors import EXIT_USAGE, UsageError, handle_errors, print_error
 from .fleet import AllContexts, AuditSpec, ContextConcurrency, Contexts, MetricsFile
 
@@ -417,7 +417,7 @@ def audit(
     output: Annotated[
         AuditOutput,
         options.output_option("Output format: text (summary and details, default), json (the documented "
-                              "schema, docs/audit.md), junit (one test case per finding, for CI) sarif "
+                              "schema, docs/audit.md), junit (one test case per finding, for CI), sarif "
                               "(SARIF 2.1.0, findings at the lines of the -f manifests) or prometheus (metrics; "
                               "docs/fleet.md)."),
     ] = AuditOutput.text,
@@ -480,16 +480,15 @@ def audit(
     if filename and named is None:
         raise UsageError("-f names the manifests of the new applier: name it with --applier or --field-manager")
     docs = _read_manifests(filename, recursive) if filename else []
-    from . import fleet
-
     contexts = fleet.resolve_contexts(context, all_contexts, kubeconfig)
+    parallel = fleet.parse_context_concurrency(context_concurrency)
     fleet.check_metrics_file(metrics_file)
     spec = AuditSpec(kinds=_parse_kinds(kinds) if kinds else [], namespace=namespace, all_namespaces=all_namespaces,
                  selector=selector, docs=docs, named=named, ignored=ignored, workers=workers)
     if len(contexts) > 1 or all_contexts:
         fleet.audit_contexts(contexts, lambda c: fleet.audit_part(spec, kubeconfig, c), output=output.value,
                              fail_on=fail_on.value, spec=spec, metrics_file=metrics_file,
-                             parallel=fleet.parse_context_concurrency(context_concurrency), started=started)
+                             parallel=parallel, started=started)
         return
     with _usage_exit():
         one = fleet.audit_cluster(spec, options.ClusterArgs(kubeconfig, contexts[0], namespace, all_namespaces), True)
