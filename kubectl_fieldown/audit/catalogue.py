@@ -120,6 +120,10 @@ RULES: dict[str, Rule] = {r.id: r for r in (
          "the audit is incomplete: the credentials may not list this type"),
     Rule("type-error", ERROR, "resource type could not be listed",
          "the audit is incomplete: listing this type failed after retries"),
+    # audit --context A --context B / --all-contexts: a cluster nobody looked at never passes for a clean one
+    Rule("context-unreachable", ERROR, "kubeconfig context not audited",
+         "the context could not be reached or read (no such context, connection refused, credentials "
+         "refused, nothing listable): the audit says nothing about that cluster"),
 )}
 
 ORDER = {rid: i for i, rid in enumerate(RULES)}

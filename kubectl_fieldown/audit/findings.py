@@ -94,6 +94,8 @@ class Finding:
     fix: ObjectFix | None = None
     resource: str = ""
     details: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    context: str | None = None
+    """The kubeconfig context the object was found in, when one audit ran over several."""
 
     def with_fix(self, fix: ObjectFix | None) -> Finding:
         from dataclasses import replace

@@ -33,8 +33,9 @@ import typer
 
 from ..kube.kindrules import KindRules
 from ..schema.types import GroupVersionKind
-from . import options
+from . import fleet, options
 from .errors import EXIT_USAGE, UsageError, handle_errors, print_error
+from .fleet import AllContexts, AuditSpec, ContextConcurrency, Contexts, MetricsFile
 
 if TYPE_CHECKING:
     from ..appliers import Applier
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from ..kube.client import AllNamespaces, ClusterClient
     from ..kube.discovery import ResourceInfo
     from ..render.audit import AuditReport
+    from ..sources import InputDocument
 
 __all__ = ["AuditOutput", "FailOn", "audit", "exit_code", "register", "select_types"]
 
@@ -58,6 +60,8 @@ class AuditOutput(str, enum.Enum):
     text = "text"
     json = "json"
     junit = "junit"
+    sarif = "sarif"
+    prometheus = "prometheus"
 
 
 class FailOn(str, enum.Enum):
@@ -154,12 +158,14 @@ class Manifests:
     by_key: dict[ObjectKey, dict[str, Any]] = field(default_factory=dict)
     resources: dict[ObjectKey, ResourceInfo] = field(default_factory=dict)
     rules: dict[tuple[str, str], ResourceRules] = field(default_factory=dict)
+    sources: dict[ObjectKey, InputDocument] = field(default_factory=dict)
+    """Where each manifest was read (``-o sarif`` points at its lines)."""
 
 
-def _read_manifests(paths: Sequence[str], recursive: bool) -> list[dict[str, Any]]:
+def _read_manifests(paths: Sequence[str], recursive: bool) -> list[InputDocument]:
     from ..files import load_sources
 
-    docs: list[dict[str, Any]] = []
+    docs: list[InputDocument] = []
     for p in paths:
         result = load_sources(p, recursive=recursive)
         if result.errors:
@@ -171,16 +177,17 @@ def _read_manifests(paths: Sequence[str], recursive: bool) -> list[dict[str, Any
                                       ("metadata.name", md.get("name"))) if not v]
             if missing:
                 raise UsageError(f"{d.where}: a manifest to apply needs {' and '.join(missing)}")
-            docs.append(d.obj)
+            docs.append(d)
     return docs
 
 
-def _load_manifests(client: ClusterClient, docs: Sequence[dict[str, Any]], flag_namespace: str | None,
+def _load_manifests(client: ClusterClient, docs: Sequence[InputDocument], flag_namespace: str | None,
                     kind_rules: KindRules) -> Manifests:
     from ..kube.errors import UnknownResourceType
 
     out = Manifests()
-    for doc in docs:
+    for source in docs:
+        doc = source.obj
         api_version, kind = str(doc["apiVersion"]), str(doc["kind"])
         try:
             res = client.discovery.resolve_kind(api_version, kind)
@@ -193,6 +200,7 @@ def _load_manifests(client: ClusterClient, docs: Sequence[dict[str, Any]], flag_
             md["namespace"] = ns
         key: ObjectKey = (api_version, kind, ns, str(md["name"]))
         out.by_key[key] = {**doc, "metadata": md}
+        out.sources[key] = source
         out.resources[key] = res
         if (api_version, kind) not in out.rules:
             out.rules[(api_version, kind)] = kind_rules.rules(GroupVersionKind.from_api_version(api_version, kind),
@@ -280,7 +288,7 @@ class _Progress:
 
 
 def scan(client: ClusterClient, types: Sequence[ResourceInfo], namespace: str | AllNamespaces | None,
-         selector: str | None, ctx: AuditContext, workers: int) -> ScanResult:
+         selector: str | None, ctx: AuditContext, workers: int, progress_bar: bool = True) -> ScanResult:
     """Stream every page of ``types`` through the rules; Ctrl-C ends it with what was found."""
     from ..audit import audit_object, object_key, type_finding
     from ..kube.errors import Forbidden
@@ -292,7 +300,7 @@ def scan(client: ClusterClient, types: Sequence[ResourceInfo], namespace: str | 
     by_type = result.objects_by_type
     manifests = ctx.manifests
     scope_ns = None if not isinstance(namespace, str) else namespace
-    progress = _Progress(len(types))
+    progress = _Progress(len(types) if progress_bar else 0)
     stream = PageStream(client, types, namespace, label_selector=selector, workers=workers)
     done = 0
     try:
@@ -409,7 +417,9 @@ def audit(
     output: Annotated[
         AuditOutput,
         options.output_option("Output format: text (summary and details, default), json (the documented "
-                              "schema, docs/audit.md) or junit (one test case per finding, for CI)."),
+                              "schema, docs/audit.md), junit (one test case per finding, for CI), sarif "
+                              "(SARIF 2.1.0, findings at the lines of the -f manifests) or prometheus (metrics; "
+                              "docs/fleet.md)."),
     ] = AuditOutput.text,
     fail_on: Annotated[
         FailOn,
@@ -453,9 +463,12 @@ def audit(
     all_namespaces: options.AllNamespaces = False,
     selector: options.Selector = None,
     kubeconfig: options.Kubeconfig = None,
-    context: options.Context = None,
+    context: Contexts = None,
+    all_contexts: AllContexts = False,
+    context_concurrency: ContextConcurrency = "4",
+    metrics_file: MetricsFile = None,
 ) -> None:
-    from ..audit import RULES, AuditContext
+    from ..audit import RULES
 
     started = time.monotonic()
     workers = _parse_concurrency(concurrency)
@@ -467,37 +480,27 @@ def audit(
     if filename and named is None:
         raise UsageError("-f names the manifests of the new applier: name it with --applier or --field-manager")
     docs = _read_manifests(filename, recursive) if filename else []
-    cluster = options.ClusterArgs(kubeconfig, context, namespace, all_namespaces)
-
-    from ..kube.client import ALL_NAMESPACES, ClusterClient
-
+    contexts = fleet.resolve_contexts(context, all_contexts, kubeconfig)
+    parallel = fleet.parse_context_concurrency(context_concurrency)
+    fleet.check_metrics_file(metrics_file)
+    spec = AuditSpec(kinds=_parse_kinds(kinds) if kinds else [], namespace=namespace, all_namespaces=all_namespaces,
+                 selector=selector, docs=docs, named=named, ignored=ignored, workers=workers)
+    if len(contexts) > 1 or all_contexts:
+        fleet.audit_contexts(contexts, lambda c: fleet.audit_part(spec, kubeconfig, c), output=output.value,
+                             fail_on=fail_on.value, spec=spec, metrics_file=metrics_file,
+                             parallel=parallel, started=started)
+        return
     with _usage_exit():
-        client = ClusterClient(options.cluster_options(cluster))
-    try:
-        with _usage_exit():
-            if kinds:
-                types = _resolve_kinds(client, _parse_kinds(kinds))
-            else:
-                types = select_types(client.discovery.resources(), all_namespaces)
-            ns: str | AllNamespaces = ALL_NAMESPACES if all_namespaces else (namespace or client.default_namespace)
-            kind_rules = KindRules(client=client)
-            manifests = _load_manifests(client, docs, namespace, kind_rules) if docs else Manifests()
-            ctx = AuditContext(applier=named, manifests=manifests.by_key,
-                               rules_for=_RulesByKind(client, kind_rules, manifests.rules), now=_now(),
-                               ignore=ignored)
-            result = scan(client, types, ns, selector, ctx, workers)
-            if manifests.by_key and not result.interrupted and "predicted-conflict" not in ignored:
-                try:
-                    _unseen_manifests(client, manifests, result, ctx, ns, selector)
-                except KeyboardInterrupt:
-                    result.interrupted = True
-    finally:
-        client.close()
-
+        one = fleet.audit_cluster(spec, options.ClusterArgs(kubeconfig, contexts[0], namespace, all_namespaces), True)
+    result, types, ns = one.result, one.types, one.ns
     nothing = _nothing_audited(result, types)
     report = _report(result, types, ns if isinstance(ns, str) else None, selector, fail_on,
                      named.manager if named else None, time.monotonic() - started, nothing is not None)
-    _render(report, output)
+    if output is AuditOutput.prometheus:
+        fleet.print_metrics([(one.context or "", report)])
+    else:
+        _render(report, output, one.manifests.sources)
+    fleet.write_metrics(metrics_file, [(one.context or "", report)])
     if result.interrupted:
         print_error(f"interrupted: partial results ({len(result.complete_types)} of {len(types)} types complete)")
     elif nothing is not None:
@@ -557,9 +560,13 @@ def _report(result: ScanResult, types: Sequence[ResourceInfo], namespace: str | 
     )
 
 
-def _render(report: AuditReport, output: AuditOutput) -> None:
+def _render(report: AuditReport, output: AuditOutput, sources: Mapping[ObjectKey, InputDocument]) -> None:
     out = sys.stdout
-    if output is AuditOutput.json:
+    if output is AuditOutput.sarif:
+        from ..render.sarif import audit_sarif, render_sarif
+
+        render_sarif(audit_sarif(report, sources), out)
+    elif output is AuditOutput.json:
         from ..render.audit import render_json
 
         render_json(report, out)

@@ -56,6 +56,7 @@ class ConflictsOutput(str, enum.Enum):
     text = "text"
     json = "json"
     yaml = "yaml"
+    sarif = "sarif"
 
 
 HELP = """Predict a server-side apply: conflicts, shared fields, deletions and fields that stay.
@@ -523,7 +524,8 @@ def conflicts(
     ] = None,
     output: Annotated[
         ConflictsOutput,
-        options.output_option("Output format: text (default), json or yaml (the documented contract)."),
+        options.output_option("Output format: text (default), json or yaml (the documented contract), or sarif "
+                              "(SARIF 2.1.0, each result at its line of the manifest; docs/fleet.md)."),
     ] = ConflictsOutput.text,
     verbose: Annotated[
         bool,
@@ -584,7 +586,14 @@ def conflicts(
 
     if outcome.reports or output is not ConflictsOutput.text:
         # JSON and YAML always print a document, so that `| jq` sees {"items": []} rather than nothing
-        _render(outcome, output, verbose, offline)
+        if output is ConflictsOutput.sarif:
+            from ..render.sarif import conflicts_sarif, render_sarif
+
+            errors = list(dict.fromkeys(outcome.errors))
+            render_sarif(conflicts_sarif(outcome.reports, {d.where: d for d in docs}, errors), sys.stdout)
+            sys.stdout.flush()
+        else:
+            _render(outcome, output, verbose, offline)
     if output is not ConflictsOutput.text:
         # the contract has no place for the server's reason; without it a null result is a riddle
         for r in outcome.reports:

@@ -39,7 +39,6 @@ import time
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
@@ -62,6 +61,7 @@ from urllib3.exceptions import (
     SSLError,
 )
 
+from . import incluster
 from ._bounded import MAX_RESPONSE_BYTES, Deadline, delivered, discard, read_body, watch_connections
 from ._httplog import log_request, log_response
 from .client import ConnectionOverrides, HTTPResponse, RetryPolicy
@@ -208,7 +208,7 @@ def load_config(kubeconfig: str | None, context: str | None,
         raise ConfigError(f"kubeconfig {kubeconfig} is empty: give --server (and credentials) or another kubeconfig")
     paths = nonempty
     if not paths:
-        if not explicit and os.environ.get(SERVICE_HOST_ENV_NAME) and os.path.isfile(SERVICE_TOKEN_FILENAME):
+        if not explicit and incluster.possible():
             if context:
                 raise ConfigError(f'context "{context}" does not exist: no kubeconfig found (running in a pod)')
             return _overridden(_load_in_cluster(), flags)
@@ -354,19 +354,17 @@ def _captured_log() -> Iterator[list[str]]:
 
 
 def _load_in_cluster() -> LoadedConfig:
+    """The pod's service account (:mod:`.incluster`), through the library's loader, which reads the
+    token file again as it rotates."""
     cfg = Configuration()
+    account = incluster.service_account()
     try:
-        InClusterConfigLoader(token_filename=SERVICE_TOKEN_FILENAME,
-                              cert_filename=SERVICE_CERT_FILENAME).load_and_set(cfg)
-    except ConfigException as e:
-        raise ConfigError(f"cannot use the in-cluster service account: {_short(e)}") from None
-    try:
-        namespace: str | None = Path(SERVICE_NAMESPACE_FILENAME).read_text().strip() or None
-    except OSError:
-        namespace = None
+        InClusterConfigLoader(token_filename=account.token, cert_filename=account.ca).load_and_set(cfg)
+    except (ConfigException, OSError) as e:
+        raise ConfigError(f"cannot use the in-cluster service account ({account.directory}): {_short(e)}") from None
     server = str(cfg.host).rstrip("/")
-    return LoadedConfig(server=server, context=None, namespace=namespace, source="in-cluster", configuration=cfg,
-                        proxy=proxy_for(server, os.environ), token_file=SERVICE_TOKEN_FILENAME)
+    return LoadedConfig(server=server, context=None, namespace=incluster.pod_namespace(), source="in-cluster",
+                        configuration=cfg, proxy=proxy_for(server, os.environ), token_file=account.token)
 
 
 def _short(e: BaseException) -> str:

@@ -29,6 +29,7 @@ from xml.sax.saxutils import escape as xml_escape
 from xml.sax.saxutils import quoteattr
 
 from ..audit import RULES, Finding, Severity
+from ..audit.fleet import ContextPart, context_summary
 from .common import counted, terminal_safe
 from .fixes import command_line, fix_lines
 
@@ -56,9 +57,13 @@ class AuditReport:
     seconds: float = 0.0
     nothing_audited: bool = False
     """No type could be listed (forbidden, failed) or there was none: the audit looked at nothing."""
+    contexts: Sequence[ContextPart] = ()
+    """Several kubeconfig contexts audited in one run (docs/fleet.md): each one's part."""
 
     @property
     def complete(self) -> bool:
+        if self.contexts:
+            return not self.interrupted and all(c.complete for c in self.contexts)
         return not self.interrupted and len(self.complete_types) == len(self.types)
 
 
@@ -95,6 +100,8 @@ def to_document(report: AuditReport) -> dict[str, Any]:
         },
         "items": [finding_json(f) for f in findings],
         "objects": _objects(findings),
+        # several contexts in one run (docs/fleet.md): a summary each, and the context of every item
+        **({"contexts": [context_summary(c, findings) for c in report.contexts]} if report.contexts else {}),
     }
 
 
@@ -111,22 +118,23 @@ def finding_json(f: Finding) -> dict[str, Any]:
         "message": f.message,
         "fix": command_line(f.fix.argv()) if f.fix is not None else "",
         "details": dict(f.details),
+        **({"context": f.context} if f.context is not None else {}),
     }
 
 
 def _objects(findings: Sequence[Finding]) -> list[dict[str, Any]]:
     """One entry per object with findings: its fix in full (applier, command, edits, checks)."""
-    ids: dict[tuple[str, str, str | None, str], list[str]] = {}
-    first: dict[tuple[str, str, str | None, str], Finding] = {}
+    ids: dict[tuple[str | None, str, str, str | None, str], list[str]] = {}
+    first: dict[tuple[str | None, str, str, str | None, str], Finding] = {}
     for f in findings:
         if f.name is None:
             continue
-        key = (f.api_version, f.kind, f.namespace, f.name)
+        key = (f.context, f.api_version, f.kind, f.namespace, f.name)
         ids.setdefault(key, []).append(f.id)
         if f.fix is not None:
             first.setdefault(key, f)
     return [{"apiVersion": f.api_version, "kind": f.kind, "namespace": f.namespace, "name": f.name,
-             "resource": f.resource, "findings": ids[key],
+             "resource": f.resource, "findings": ids[key], **({"context": f.context} if f.context is not None else {}),
              "fix": {**f.fix.to_json(), "commandLine": command_line(f.fix.argv())}}
             for key, f in first.items() if f.fix is not None]
 
@@ -150,6 +158,10 @@ def render_json(report: AuditReport, out: TextIO) -> None:
 
 
 def _object_label(f: Finding) -> str:
+    return (f"[{f.context}] " if f.context is not None else "") + _bare_label(f)
+
+
+def _bare_label(f: Finding) -> str:
     if f.name is None:
         return f"{f.resource} (type)" + (f" in {f.namespace}" if f.namespace else "")
     where = f"{f.namespace}/" if f.namespace else ""
@@ -241,6 +253,16 @@ def render_text(report: AuditReport, out: TextIO) -> None:
     elif report.nothing_audited:
         head.append("  (nothing audited: no type could be listed)", style="bold red")
     console.print(head)
+    for c in report.contexts:
+        by_sev = context_summary(c, findings)["bySeverity"]
+        c_line = Text(f"  context {terminal_safe(c.context)}: ", style="bold")
+        if c.error is not None:
+            c_line.append(f"not audited: {terminal_safe(c.error)}", style="bold red")
+        else:
+            c_counts = ", ".join(f"{n} {s}" for s, n in by_sev.items() if n) or "no findings"
+            c_line.append(f"{counted(c.objects, 'object')} of {counted(len(c.types), 'type')} in {c.seconds:.1f}s: "
+                          f"{c_counts}" + ("" if c.complete else " (incomplete)"))
+        console.print(c_line)
     if not findings:
         return
 
@@ -266,21 +288,23 @@ def render_text(report: AuditReport, out: TextIO) -> None:
     console.print(Text("Details", style="bold"))
     current: tuple[Any, ...] | None = None
     for i, f in enumerate(findings):
-        key = (f.api_version, f.kind, f.namespace, f.name)
+        key = (f.context, f.api_version, f.kind, f.namespace, f.name)
         if key != current:
             current = key
             if f.name is None:
                 label = f"{f.resource} (type)" + (f" in namespace {f.namespace}" if f.namespace else "")
             else:
                 label = f"{f.kind} {f.namespace + '/' if f.namespace else ''}{f.name}"
+            if f.context is not None:
+                label = f"[{f.context}] {label}"
             console.print(Text(terminal_safe(label), style="bold"))
         row = Text("  ")
         row.append(f"{f.severity.value.upper():<8}", style=_STYLE[f.severity.value])
         row.append(f"{f.id}  ", style="bold")
         row.append(terminal_safe(f.message))
         console.print(row)
-        last_of_object = i + 1 == len(findings) or (findings[i + 1].api_version, findings[i + 1].kind,
-                                                     findings[i + 1].namespace, findings[i + 1].name) != key
+        nxt = findings[i + 1] if i + 1 < len(findings) else None
+        last_of_object = nxt is None or (nxt.context, nxt.api_version, nxt.kind, nxt.namespace, nxt.name) != key
         if f.fix is not None and last_of_object:
             lines = fix_lines(f.fix)
             for j, line in enumerate(lines):

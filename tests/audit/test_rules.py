@@ -107,6 +107,7 @@ def test_catalogue_ids_and_severities() -> None:
         # an audit that could not list a type fails under the default --fail-on (issue 18, item 15)
         "type-forbidden": "error",
         "type-error": "error",
+        "context-unreachable": "error",
     }
     assert all(r.rationale and r.title for r in RULES.values())
     assert Severity.info.rank < Severity.warning.rank < Severity.error.rank

@@ -1,0 +1,315 @@
+"""``audit`` over many clusters, and its metrics: ``--context A --context B``, ``--all-contexts``,
+``-o prometheus``, ``--metrics-file`` (docs/fleet.md).
+
+Each context is audited on its own (:func:`audit_cluster`, the same scan as a plain audit), a few at
+a time (``--context-concurrency``), in daemon threads so that Ctrl-C is not held up by a slow
+cluster. A context that cannot be reached or read (no such context, connection refused, credentials
+refused, no type listable) is a ``context-unreachable`` finding of its own, and the run exits 2
+after printing the report of every context: a cluster nobody looked at never passes for a clean one.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from . import options
+from .completion import complete_context
+from .errors import EXIT_USAGE, UsageError, _said, print_error
+
+if TYPE_CHECKING:
+    from ..appliers import Applier
+    from ..audit.fleet import ContextPart
+    from ..kube.client import AllNamespaces
+    from ..kube.discovery import ResourceInfo
+    from ..render.audit import AuditReport
+    from ..sources import InputDocument
+    from .audit import Manifests, ScanResult
+
+__all__ = ["AllContexts", "AuditSpec", "ContextConcurrency", "Contexts", "MetricsFile", "audit_cluster",
+           "audit_contexts", "audit_part", "check_metrics_file", "resolve_contexts", "write_metrics"]
+
+Contexts = Annotated[
+    list[str] | None,
+    typer.Option("--context", metavar="NAME", autocompletion=complete_context, show_default=False,
+                 help="The kubeconfig context to use; repeat it to audit several clusters in one run "
+                 "(docs/fleet.md)."),
+]
+AllContexts = Annotated[
+    bool,
+    typer.Option("--all-contexts", help="Audit every context of the merged kubeconfig (docs/fleet.md)."),
+]
+ContextConcurrency = Annotated[
+    str,
+    typer.Option("--context-concurrency", metavar="N", help="Contexts audited at the same time (1-16)."),
+]
+MetricsFile = Annotated[
+    str | None,
+    typer.Option("--metrics-file", metavar="PATH", show_default=False,
+                 help="Also write the Prometheus metrics of the run to PATH, replaced atomically (for the "
+                 "node-exporter textfile collector; docs/fleet.md)."),
+]
+
+
+@dataclass(frozen=True)
+class AuditSpec:
+    """What to audit, the same in every context."""
+
+    kinds: list[str]
+    namespace: str | None
+    all_namespaces: bool
+    selector: str | None
+    docs: list[InputDocument]
+    named: Applier | None
+    ignored: frozenset[str]
+    workers: int
+
+
+# --- flags ------------------------------------------------------------------------------------------
+
+
+def resolve_contexts(names: Sequence[str] | None, all_contexts: bool, kubeconfig: str | None) -> list[str | None]:
+    """The contexts to audit, in order, each once ([None]: the current context, as kubectl)."""
+    from ..kube._transport import context_names
+    from ..kube.errors import KubeError
+
+    given = list(dict.fromkeys(names or ()))
+    if all_contexts:
+        if given:
+            raise UsageError("--all-contexts audits every context: give it or --context, not both")
+        try:
+            found = context_names(kubeconfig)
+        except KubeError as e:
+            raise UsageError(f"--all-contexts: {e}") from None
+        if not found:
+            raise UsageError("--all-contexts: the kubeconfig has no context")
+        return list(dict.fromkeys(found))
+    return list(given) if given else [None]
+
+
+def parse_context_concurrency(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise UsageError(f"--context-concurrency must be a whole number, not {text!r}") from None
+    if not 1 <= n <= 16:
+        raise UsageError(f"--context-concurrency must be between 1 and 16, not {n}")
+    return n
+
+
+def check_metrics_file(path: str | None) -> None:
+    """Refuse a metrics file that cannot be written before auditing anything (exit 2)."""
+    if path is None:
+        return
+    p = Path(path)
+    if p.is_dir():
+        raise UsageError(f"--metrics-file {path}: is a directory")
+    parent = p.parent if str(p.parent) else Path(".")
+    if not parent.is_dir():
+        raise UsageError(f"--metrics-file {path}: no such directory {parent}")
+
+
+# --- one cluster --------------------------------------------------------------------------------------
+
+
+@dataclass
+class ClusterScan:
+    result: ScanResult
+    types: list[ResourceInfo]
+    ns: str | AllNamespaces
+    manifests: Manifests
+    context: str | None
+    server: str
+
+
+def audit_cluster(spec: AuditSpec, cluster: options.ClusterArgs, progress: bool) -> ClusterScan:
+    """The audit of one cluster (KubeError or UsageError: it could not be read)."""
+    from ..audit import AuditContext
+    from ..kube.client import ALL_NAMESPACES, ClusterClient
+    from ..kube.kindrules import KindRules
+    from .audit import (
+        Manifests,
+        _load_manifests,
+        _now,
+        _resolve_kinds,
+        _RulesByKind,
+        _unseen_manifests,
+        scan,
+        select_types,
+    )
+
+    client = ClusterClient(options.cluster_options(cluster))
+    try:
+        types = _resolve_kinds(client, spec.kinds) if spec.kinds else select_types(client.discovery.resources(),
+                                                                                  spec.all_namespaces)
+        ns: str | AllNamespaces = ALL_NAMESPACES if spec.all_namespaces else (spec.namespace
+                                                                             or client.default_namespace)
+        kind_rules = KindRules(client=client)
+        manifests = _load_manifests(client, spec.docs, spec.namespace, kind_rules) if spec.docs else Manifests()
+        ctx = AuditContext(applier=spec.named, manifests=manifests.by_key,
+                           rules_for=_RulesByKind(client, kind_rules, manifests.rules), now=_now(),
+                           ignore=spec.ignored)
+        result = scan(client, types, ns, spec.selector, ctx, spec.workers, progress)
+        if manifests.by_key and not result.interrupted and "predicted-conflict" not in spec.ignored:
+            try:
+                _unseen_manifests(client, manifests, result, ctx, ns, spec.selector)
+            except KeyboardInterrupt:
+                result.interrupted = True
+    finally:
+        client.close()
+    return ClusterScan(result, types, ns, manifests, client.context, client.server)
+
+
+def audit_part(spec: AuditSpec, kubeconfig: str | None, context: str) -> ContextPart:
+    """One context of a many-context audit: never raises for a cluster that cannot be read."""
+    from ..audit.fleet import ContextPart
+    from ..kube.errors import KubeError
+    from .audit import _nothing_audited
+
+    started = time.monotonic()
+    try:
+        one = audit_cluster(spec, options.ClusterArgs(kubeconfig, context, spec.namespace, spec.all_namespaces),
+                            False)
+    except (KubeError, UsageError) as e:
+        return ContextPart(context, error=_said(str(e)), seconds=time.monotonic() - started)
+    result = one.result
+    return ContextPart(context, findings=result.findings, objects=result.objects,
+                       types=[t.group_resource for t in one.types], complete_types=sorted(result.complete_types),
+                       objects_by_type=dict(sorted(result.objects_by_type.items())),
+                       seconds=time.monotonic() - started, server=one.server,
+                       error=_nothing_audited(result, one.types), interrupted=result.interrupted,
+                       sources=dict(one.manifests.sources))
+
+
+# --- metrics ----------------------------------------------------------------------------------------
+
+
+def print_metrics(reports: Sequence[tuple[str, AuditReport]]) -> None:
+    from ..render.prometheus import ContextRun, metrics_text
+
+    runs = [ContextRun(c, r, not r.nothing_audited) for c, r in reports]
+    sys.stdout.write(metrics_text(runs, time.time()))
+    sys.stdout.flush()
+
+
+def write_metrics(path: str | None, reports: Sequence[tuple[str, AuditReport]]) -> None:
+    """``--metrics-file``: the run's metrics, replacing the file in one rename (exit 2 if it cannot)."""
+    if path is None:
+        return
+    from ..render.prometheus import ContextRun, metrics_text, write_atomically
+
+    runs = [ContextRun(c, r, not r.nothing_audited) for c, r in reports]
+    try:
+        write_atomically(path, metrics_text(runs, time.time()))
+    except OSError as e:
+        print_error(f"--metrics-file {path}: {e.strerror or e}")
+        raise typer.Exit(EXIT_USAGE) from None
+
+
+# --- many contexts ------------------------------------------------------------------------------------
+
+
+def _run_bounded(contexts: Sequence[str], audit_one: Callable[[str], ContextPart],
+                 parallel: int) -> tuple[list[ContextPart | None], bool]:
+    """Each context's part, ``parallel`` at a time, in daemon threads; (parts, interrupted). On
+    Ctrl-C the parts not finished are None and their threads are left to die with the process."""
+    parts: list[ContextPart | None] = [None] * len(contexts)
+    slots = threading.Semaphore(parallel)
+    done = threading.Event()
+    remaining = [len(contexts)]
+    lock = threading.Lock()
+
+    def work(i: int) -> None:
+        try:
+            parts[i] = audit_one(contexts[i])
+        except Exception as e:  # a bug must not look like a clean cluster: the context failed
+            from ..audit.fleet import ContextPart
+
+            parts[i] = ContextPart(contexts[i], error=_said(f"{type(e).__name__}: {e}"))
+        finally:
+            slots.release()
+            with lock:
+                remaining[0] -= 1
+                if remaining[0] == 0:
+                    done.set()
+
+    try:
+        for i in range(len(contexts)):
+            while not slots.acquire(timeout=0.2):
+                pass
+            threading.Thread(target=work, args=(i,), name=f"fieldown-context-{i}", daemon=True).start()
+        while not done.wait(0.2):
+            pass
+    except KeyboardInterrupt:
+        return parts, True
+    return parts, False
+
+
+def audit_contexts(contexts: Sequence[str | None], audit_one: Callable[[str], ContextPart], *,
+                   output: str, fail_on: str, spec: AuditSpec, metrics_file: str | None, parallel: int,
+                   started: float) -> None:
+    """Audit every context, print one report (the context on every finding, a summary per context),
+    write the metrics, and exit: 130 interrupted, 2 a context not audited, else by ``--fail-on``."""
+    from ..audit.fleet import ContextPart, merged_findings
+    from ..render.audit import AuditReport
+    from .audit import AuditOutput, FailOn, _render, exit_code
+
+    if not spec.all_namespaces and spec.namespace is None:
+        raise UsageError("several contexts are audited in one namespace (-n NAMESPACE) or in all (-A): "
+                         "each context has its own default namespace")
+    names = [c for c in contexts if c is not None]
+    results, interrupted = _run_bounded(names, audit_one, parallel)
+    parts = [p if p is not None else ContextPart(c, interrupted=True) for c, p in zip(names, results, strict=True)]
+    findings = merged_findings(parts)
+    fail = FailOn(fail_on)
+    unreachable = [p for p in parts if p.error is not None]
+    types = sorted({t for p in parts for t in p.types})
+    by_type: dict[str, int] = {}
+    for p in parts:
+        for t, n in p.objects_by_type.items():
+            by_type[t] = by_type.get(t, 0) + n
+    report = AuditReport(
+        findings=findings, objects=sum(p.objects for p in parts), types=types,
+        complete_types=[t for t in types if all(t in p.complete_types for p in parts)],
+        objects_by_type=dict(sorted(by_type.items())),
+        namespace=None if spec.all_namespaces else spec.namespace, selector=spec.selector, fail_on=fail.value,
+        failed=bool(unreachable) or exit_code(findings, fail, False) != 0,
+        field_manager=spec.named.manager if spec.named else None, interrupted=interrupted,
+        seconds=time.monotonic() - started, nothing_audited=all(p.error is not None for p in parts),
+        contexts=parts)
+    per_context = [(p.context, _context_report(p, report)) for p in parts]
+    if output == "prometheus":
+        print_metrics(per_context)
+    else:
+        sources = {k: v for p in parts for k, v in p.sources.items()}
+        _render(report, AuditOutput(output), sources)
+    write_metrics(metrics_file, per_context)
+    if interrupted:
+        done = sum(1 for p in results if p is not None)
+        print_error(f"interrupted: partial results ({done} of {len(names)} contexts complete)")
+        raise typer.Exit(130)
+    for p in unreachable:
+        print_error(f"context {p.context!r} was not audited: {p.error}")
+    if unreachable:
+        raise typer.Exit(EXIT_USAGE)
+    code = exit_code(findings, fail, False)
+    if code:
+        raise typer.Exit(code)
+
+
+def _context_report(part: ContextPart, whole: AuditReport) -> AuditReport:
+    """One context's part of the run as a report of its own (its metrics)."""
+    from ..render.audit import AuditReport
+
+    mine = [f for f in whole.findings if f.context == part.context]
+    return AuditReport(findings=mine, objects=part.objects, types=list(part.types),
+                       complete_types=list(part.complete_types), objects_by_type=dict(part.objects_by_type),
+                       namespace=whole.namespace, selector=whole.selector, fail_on=whole.fail_on,
+                       interrupted=part.interrupted, seconds=part.seconds, nothing_audited=part.error is not None)
