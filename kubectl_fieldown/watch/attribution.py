@@ -1,0 +1,233 @@
+"""Which fields one write changed, and which managedFields entry made the change (pure, no I/O).
+
+A watch sees an object before and after a write, both with their managedFields. The field changes
+are the typed comparison of the two (``typed.compare``: the merge schema decides what is a leaf —
+an atomic list is one value, a keyed list's items are compared by key), reduced to leaves. The
+writer of the write is told by managedFields: the server stamps ``time`` on the entry of the
+manager whose write changed the object (apimachinery's ``managedFieldsUpdater``: an Apply that
+changed something, an Update that set a field) and adds what it set to that entry's field set.
+So the entries of the new version that are new, whose ``time`` changed, or whose set grew are
+this write's writers. An entry whose set only shrank, at the same time, lost fields to the writer
+(a forced apply, an Update taking them): it is not a writer.
+
+A change is attributed to the writers whose set holds it (after the write; for a removal, before
+it). Attribution is *ambiguous* — and says why — when several changed entries hold it, when none
+does (an Update that only deletes owns nothing after it; the server then drops its entry), or when
+no entry changed at all (managedFields reset, or two writes of one manager within one second that
+a relist sees as one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..fieldpath import FIELD, FieldSet, Path, path_string
+from ..fieldpath.lookup import MISSING, value_at
+from ..managedfields import ManagedFieldsEntry, ManagerIdentity, decode_entries
+from ..objects import ObjectRef, is_secret_object
+from ..redact import shown_value
+from ..schema.types import Type
+from ..typed.compare import compare
+
+__all__ = [
+    "ADDED",
+    "MODIFIED",
+    "REMOVED",
+    "FieldChange",
+    "ObjectVersion",
+    "Write",
+    "Writer",
+    "attribute",
+    "changed_entries",
+    "object_version",
+]
+
+ADDED = "added"
+MODIFIED = "modified"
+REMOVED = "removed"
+
+# Bookkeeping the server changes on every write (or never): not field changes anyone made.
+_BOOKKEEPING = ("managedFields", "resourceVersion", "generation", "creationTimestamp", "uid", "selfLink")
+_STATUS: Path = ((FIELD, "status"),)
+
+
+@dataclass(frozen=True, order=True)
+class Writer:
+    """A managedFields entry as a writer: manager, operation and subresource (``scale``, ``status``)."""
+
+    manager: str
+    operation: str
+    subresource: str = ""
+
+    @classmethod
+    def of(cls, e: ManagedFieldsEntry) -> Writer:
+        return cls(e.manager, e.operation, e.subresource)
+
+    def label(self) -> str:
+        """``kubectl (Update, /scale)``: the manager, its operation and subresource."""
+        sub = f", /{self.subresource}" if self.subresource else ""
+        return f"{self.manager or '<no manager>'} ({self.operation}{sub})"
+
+    def to_json(self) -> dict[str, str]:
+        out = {"manager": self.manager, "operation": self.operation}
+        if self.subresource:
+            out["subresource"] = self.subresource
+        return out
+
+
+@dataclass(frozen=True)
+class ObjectVersion:
+    """What the watch holds of one object between two writes: its identity, its body without the
+    bookkeeping the server rewrites every time (decoded managedFields are kept instead of their raw
+    JSON), and its entries."""
+
+    ref: ObjectRef
+    uid: str
+    resource_version: str
+    body: Mapping[str, Any]
+    entries: tuple[ManagedFieldsEntry, ...]
+
+    @property
+    def secret(self) -> bool:
+        return is_secret_object(self.body)
+
+
+def object_version(obj: Mapping[str, Any]) -> ObjectVersion:
+    """An object as the server returned it, reduced to what attribution needs. Raises
+    :class:`~kubectl_fieldown.managedfields.ManagedFieldsError` when its managedFields do not decode."""
+    md = obj.get("metadata")
+    md = md if isinstance(md, Mapping) else {}
+    entries = tuple(decode_entries(md.get("managedFields")))
+    body = dict(obj)
+    body["metadata"] = {k: v for k, v in md.items() if k not in _BOOKKEEPING}
+    return ObjectVersion(ObjectRef.of(obj), str(md.get("uid") or ""), str(md.get("resourceVersion") or ""),
+                         body, entries)
+
+
+@dataclass(frozen=True)
+class FieldChange:
+    """One leaf field a write changed. ``old``/``new`` are :data:`MISSING` when absent (added, removed);
+    a Secret's values are already redacted. ``writers``: the changed entries held responsible;
+    ``owners``: every entry that owns the field after the write (co-owners included); ``ambiguous``:
+    why the writers are not one sure entry (None when they are)."""
+
+    path: Path
+    change: str
+    old: Any
+    new: Any
+    writers: tuple[Writer, ...]
+    owners: tuple[Writer, ...]
+    ambiguous: str | None = None
+
+    @property
+    def path_text(self) -> str:
+        return path_string(self.path)
+
+    @property
+    def writer(self) -> Writer | None:
+        """The one sure writer, or None."""
+        return self.writers[0] if len(self.writers) == 1 and self.ambiguous is None else None
+
+
+@dataclass(frozen=True)
+class Write:
+    """What one observed write did to one object: its field changes (leaves, in path order) and the
+    entries that changed. ``time`` is the newest ``time`` among the changed entries (the server's
+    clock, whole seconds), None when no entry changed."""
+
+    ref: ObjectRef
+    resource_version: str
+    changes: tuple[FieldChange, ...]
+    writers: tuple[Writer, ...]
+    time: str | None
+
+    @property
+    def quiet(self) -> bool:
+        """No field changed outside ``.status``: a status-only or an ownership-only write."""
+        return all(c.path[:1] == _STATUS for c in self.changes)
+
+
+def changed_entries(old: Sequence[ManagedFieldsEntry], new: Sequence[ManagedFieldsEntry]) -> list[ManagedFieldsEntry]:
+    """The entries of ``new`` that a write between ``old`` and ``new`` stamped: new entries, entries
+    whose ``time`` changed and entries whose field set grew. One that only lost fields at the same
+    time had them taken by another writer."""
+    before: dict[ManagerIdentity, ManagedFieldsEntry] = {e.identity: e for e in old}
+    out = []
+    for e in new:
+        # an applier's identity has no apiVersion: its entry moving to another version is the same entry
+        prev = before.get(e.identity)
+        if prev is None or prev.time != e.time or not (e.fields - prev.fields).is_empty():
+            out.append(e)
+    return out
+
+
+def _leaves(paths: Iterable[Path]) -> list[Path]:
+    """The paths of ``paths`` below which no other one lies (a container added with its items is
+    its items; an empty container or an atomic value is itself), sorted."""
+    ordered = sorted(set(paths))
+    out = []
+    for i, p in enumerate(ordered):
+        nxt = ordered[i + 1] if i + 1 < len(ordered) else None
+        if nxt is not None and len(nxt) > len(p) and nxt[: len(p)] == p:
+            continue
+        out.append(p)
+    return out
+
+
+def _owned_by(entries: Sequence[ManagedFieldsEntry], path: Path) -> list[ManagedFieldsEntry]:
+    return [e for e in entries if e.fields.has(path)]
+
+
+def attribute(old: ObjectVersion, new: ObjectVersion, t: Type, *,
+              prefixes: Sequence[Path] = (), show_secret_values: bool = False) -> Write:
+    """The field changes from ``old`` to ``new`` (one object, two versions) with their writers.
+    ``t`` is the kind's merge schema; ``prefixes`` keep only changes at or below one of them."""
+    comparison = compare(old.body, new.body, t)
+    kinds: dict[Path, str] = {}
+    for kind, fs in ((ADDED, comparison.added), (MODIFIED, comparison.modified), (REMOVED, comparison.removed)):
+        for p in fs:
+            kinds.setdefault(p, kind)
+    stamped = changed_entries(old.entries, new.entries)
+    writers = tuple(sorted({Writer.of(e) for e in stamped}))
+    redact = new.secret and not show_secret_values
+    changes = []
+    for p in _leaves(kinds):
+        if prefixes and not any(p[: len(q)] == q for q in prefixes):
+            continue
+        kind = kinds[p]
+        before = value_at(old.body, p)
+        after = value_at(new.body, p)
+        if kind == REMOVED:
+            # the remover owned it before and does not now (an applier dropping it from its manifest)
+            cands = [e for e in stamped if not e.fields.has(p)
+                     and any(o.identity == e.identity and o.fields.has(p) for o in old.entries)]
+        else:
+            cands = _owned_by(stamped, p)
+        ambiguous: str | None = None
+        if not stamped:
+            ambiguous = "no managedFields entry changed in this write"
+        elif not cands:
+            ambiguous = "the field is in no changed managedFields entry"
+            cands = list(stamped)
+        elif len({Writer.of(e) for e in cands}) > 1:
+            ambiguous = f"{len({Writer.of(e) for e in cands})} changed managedFields entries own it"
+        owners = tuple(sorted({Writer.of(e) for e in _owned_by(new.entries, p)}))
+        if redact:
+            before = before if before is MISSING else shown_value(p, before)
+            after = after if after is MISSING else shown_value(p, after)
+        changes.append(FieldChange(p, kind, before, after, tuple(sorted({Writer.of(e) for e in cands})),
+                                   owners, ambiguous))
+    times = [e.time for e in stamped if e.time]
+    return Write(new.ref, new.resource_version, tuple(changes), writers, max(times) if times else None)
+
+
+def prefix_paths(texts: Sequence[str], body: Mapping[str, Any]) -> list[Path]:
+    """``--path`` texts as paths of ``body`` (dotted names such as annotation keys grouped as the
+    object has them)."""
+    from ..fieldpath import parse_path
+    from ..fieldpath.lookup import names_in
+
+    names = names_in([body], FieldSet())
+    return [parse_path(t, names) for t in texts]
