@@ -11,10 +11,12 @@ this write's writers. An entry whose set only shrank, at the same time, lost fie
 (a forced apply, an Update taking them): it is not a writer.
 
 A change is attributed to the writers whose set holds it (after the write; for a removal, before
-it). Attribution is *ambiguous* — and says why — when several changed entries hold it, when none
-does (an Update that only deletes owns nothing after it; the server then drops its entry), or when
-no entry changed at all (managedFields reset, or two writes of one manager within one second that
-a relist sees as one).
+it). When no entry changed at all, yet a value did, the one entry that owns the changed field wrote
+it (the writer always owns what it set): the server keeps no ``time`` for a ``/scale`` writer's
+entry (seen on the lab's 1.36 server), and a manager writing a field it already owns within the
+same second leaves its time as it was. Attribution is *ambiguous* — and says why — when several
+entries could have written it, when none holds it (an Update that only deletes owns nothing after
+it; the server then drops its entry), or when no entry changed and several or none own it.
 """
 
 from __future__ import annotations
@@ -206,14 +208,20 @@ def attribute(old: ObjectVersion, new: ObjectVersion, t: Type, *,
         else:
             cands = _owned_by(stamped, p)
         ambiguous: str | None = None
-        if not stamped:
+        owners_after = _owned_by(new.entries, p)
+        if not stamped and kind != REMOVED and len({Writer.of(e) for e in owners_after}) == 1:
+            # no entry changed, yet a value did: the writer owns what it set, so the one owner wrote it
+            # (an entry the server keeps no time for, such as a /scale writer's, writing again)
+            cands = owners_after
+        elif not stamped:
             ambiguous = "no managedFields entry changed in this write"
+            cands = owners_after
         elif not cands:
             ambiguous = "the field is in no changed managedFields entry"
             cands = list(stamped)
         elif len({Writer.of(e) for e in cands}) > 1:
             ambiguous = f"{len({Writer.of(e) for e in cands})} changed managedFields entries own it"
-        owners = tuple(sorted({Writer.of(e) for e in _owned_by(new.entries, p)}))
+        owners = tuple(sorted({Writer.of(e) for e in owners_after}))
         if redact:
             before = before if before is MISSING else shown_value(p, before)
             after = after if after is MISSING else shown_value(p, after)
