@@ -100,9 +100,13 @@ class TypeWatch:
         self.resource_version = ""
         self._stream: Any = None
         self._lock = threading.Lock()
+        self._resume: str | None = None
         self.thread = threading.Thread(target=self._run, name=f"fieldown-watch-{scope}", daemon=True)
 
-    def start(self) -> None:
+    def start(self, resume_from: str | None = None) -> None:
+        """Start: LIST then WATCH, or WATCH from ``resume_from`` (a version of an earlier list, whose
+        objects the consumer holds: if it is too old, the 410 lists again)."""
+        self._resume = resume_from
         self.thread.start()
 
     def close(self) -> None:
@@ -138,21 +142,29 @@ class TypeWatch:
 
     def _run(self) -> None:
         try:
-            self._list(relist=False)
+            if self._resume:
+                self.resource_version = self._resume
+            else:
+                self._list(relist=False)  # unreachable at the start: the consumer fails at once
+            need_list = False
             delay = _BACKOFF_FIRST
             while not self.stop.is_set():
                 try:
-                    if self._watch_once():
+                    if need_list:
+                        self._list(relist=True)
+                        need_list = False
+                    elif self._watch_once():
                         delay = _BACKOFF_FIRST
                 except _Gone:
                     self._put(Notice(self.scope, f"{self.res.group_resource}: resourceVersion "
                                                  f"{self.resource_version} is too old (410 Gone); listing again"))
-                    self._list(relist=True)
+                    need_list = True
                 except (Unreachable, _Broken) as e:
                     if self.stop.is_set():
                         return
+                    again = "listing" if need_list else "watching"
                     self._put(Notice(self.scope, f"{self.res.group_resource}: watch interrupted ({e}); "
-                                                 f"watching again in {delay:g}s"))
+                                                 f"{again} again in {delay:g}s"))
                     if self.stop.wait(delay):
                         return
                     delay = min(delay * 2, _BACKOFF_MAX)

@@ -274,3 +274,106 @@ def test_consecutive_scale_writes_are_attributed_although_the_scale_entry_has_no
         assert (doc["old"], doc["new"], doc["ambiguous"], doc["time"]) == (old, new, None, None)
         assert writer(doc) == (scale_entry["manager"], "Update", "scale")
         assert doc["observed"].endswith("Z")
+
+
+# --- 410 Gone: the version the watch resumes from was compacted ----------------------------------
+
+
+def _etcd(cluster: lab.Cluster, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    """etcd's JSON gateway, reached at the port the lab's API server uses."""
+    import re
+    import urllib.request
+
+    assert cluster.state_dir is not None, "needs the lab's etcd"
+    pid = lab.recorded_pids(cluster.state_dir)["apiserver"]
+    cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+    (url,) = [m.group(1) for a in cmdline if (m := re.match(r"--etcd-servers=(\S+)", a))]
+    req = urllib.request.Request(url + path, data=json.dumps(body).encode(), method="POST")
+    with urllib.request.urlopen(req, timeout=BOUND) as resp:
+        out = json.load(resp)
+    assert isinstance(out, dict)
+    return out
+
+
+@pytest.fixture(scope="module")
+def uncached(tmp_path_factory: pytest.TempPathFactory) -> Iterator[lab.Cluster]:
+    """A lab server of its own without the watch cache: a WATCH from a version etcd compacted gets
+    410 Gone at once (with the cache, the cache's window decides, which only time and load move)."""
+    prefix = lab.ensure_built()
+    state = tmp_path_factory.mktemp("uncached")
+    last: Exception | None = None
+    for attempt in range(3):  # a free port can be taken between picking and binding
+        api, etcd, peer = lab.free_ports(3)
+        try:
+            c = lab.start(state / str(attempt), api, etcd, peer, prefix=prefix,
+                          extra_env={"EXTRA_ARGS": "--watch-cache=false"})
+            break
+        except (RuntimeError, subprocess.TimeoutExpired) as e:
+            last = e
+    else:
+        raise AssertionError(f"cannot start a lab server without the watch cache: {last}")
+    try:
+        crds = [crd for crd in lab.installed_crds() if crd["spec"]["names"]["kind"] == "Widget"]
+        for crd in crds:
+            c.apply_crd(crd)
+        c.wait_for_discovery([crd["metadata"]["name"] for crd in crds])
+        yield c
+    finally:
+        assert c.state_dir is not None
+        lab.stop(c.state_dir)
+
+
+def test_a_410_lists_again_and_gives_each_real_change_once(uncached: lab.Cluster, namespace: str,
+                                                           tmp_path: Path) -> None:
+    cluster = uncached
+    lab_ = Lab(cluster, namespace, tmp_path, [])
+    from kubectl_fieldown.kube import ClusterClient, ClusterOptions
+    from kubectl_fieldown.kube.watch import Event, Failed, Notice, Snapshot, TypeWatch, WatchItem
+    from kubectl_fieldown.watch.tracker import Tracker
+
+    for name in ("a", "b", "c"):
+        lab_.apply(name, {"color": "red"})
+    client = ClusterClient(ClusterOptions(kubeconfig=str(cluster.kubeconfig)))
+    try:
+        res = client.discovery.resolve("widgets")
+        meta: dict[str, Any] = {}
+        items = [i for page in client.list_pages(res, lab_.ns, on_meta=meta.update) for i in page]
+        tracker = Tracker()
+        assert tracker.snapshot(0, items, relist=False) == []
+        # while nobody watches: a changes, b goes, d comes, c stays as it was
+        lab_.kubectl("patch", "widget/a", "--type=merge", "-p", '{"spec":{"color":"blue"}}')
+        lab_.kubectl("delete", "widget/b")
+        lab_.apply("d", {"color": "red"})
+        revision = int(_etcd(cluster, "/v3/kv/range", {"key": "AA=="})["header"]["revision"])
+        _etcd(cluster, "/v3/kv/compaction", {"revision": revision, "physical": True})
+
+        q: queue.Queue[WatchItem] = queue.Queue()
+        stop = threading.Event()
+        tw = TypeWatch(client, 0, res, lab_.ns, q, stop)
+        tw.start(resume_from=meta["resourceVersion"])
+        seen: list[WatchItem] = []
+        while not any(isinstance(x, Snapshot) for x in seen):
+            item = q.get(timeout=BOUND)
+            assert not isinstance(item, Failed), item.error
+            seen.append(item)
+        notices = [x.text for x in seen if isinstance(x, Notice)]
+        assert any("410 Gone" in n for n in notices), notices
+        (snap,) = [x for x in seen if isinstance(x, Snapshot)]
+        assert snap.relist
+        got = sorted(((t.old or t.new).ref.name, t.old is not None, t.new is not None, t.coalesced)  # type: ignore[union-attr]
+                     for t in tracker.snapshot(0, snap.items, snap.relist))
+        assert got == [("a", True, True, True), ("b", True, False, True), ("d", False, True, True)]
+        # the watch goes on from the relist: the next write is one transition, c's first
+        lab_.kubectl("patch", "widget/c", "--type=merge", "-p", '{"spec":{"color":"green"}}')
+        transitions = []
+        while not transitions:
+            item = q.get(timeout=BOUND)
+            assert not isinstance(item, (Failed, Snapshot)), item
+            if isinstance(item, Event):
+                transitions += tracker.event(0, item.type, item.obj)
+        (t,) = transitions
+        assert t.old is not None and t.new is not None and t.new.ref.name == "c" and not t.coalesced
+        assert (t.old.body["spec"], t.new.body["spec"]) == ({"color": "red"}, {"color": "green"})
+        tw.close()
+    finally:
+        client.close()
