@@ -155,8 +155,9 @@ def remedy(fight: Fight) -> Remedy:
       because its manifest and last-applied annotation hold it — forget it there
       (``strip-last-applied --field``) and drop it from the manifest;
     * a server-side applier (forced: an Apply takes a field from an Update writer only with force)
-      against Update writers (controllers): drop the field from the applier's manifest, or give it to
-      the controller (``handover --field PATH --to CONTROLLER``);
+      against one controller (Update): give the field to the controller (``handover --field PATH
+      --to CONTROLLER``) and drop it from the applier's manifest — dropped alone, the next apply
+      deletes it whenever the applier alone owns it;
     * otherwise (imperative writers, several appliers): no ownership change ends it; one of the
       writers has to stop.
     """
@@ -178,8 +179,10 @@ def remedy(fight: Fight) -> Remedy:
             if len({u.manager for u in updaters}) == 1 and to else ()
         return Remedy(
             f"{appliers[0].label()} applies {fight.path_text} with force against "
-            f"{', '.join(w.label() for w in updaters)}: drop the field from its manifest"
-            + (f", or hand it over to {to}" if commands else ""),
+            f"{', '.join(w.label() for w in updaters)}: "
+            + (f"hand the field over to {to} and drop it from {appliers[0].manager}'s manifest (dropped alone, "
+               "the next apply deletes it whenever the applier alone owns it)" if commands
+               else f"drop it from {appliers[0].manager}'s manifest once one of them owns it"),
             commands)
     return Remedy(f"{' and '.join(w.label() for w in writers)} keep setting {fight.path_text}: no ownership change "
                   "ends this, one of them has to stop writing it")

@@ -195,6 +195,45 @@ def test_apply_loop_against_a_scale_writer_is_a_fight(lab_: Lab) -> None:
     assert live["spec"]["replicas"] == 5
 
 
+def test_a_forced_server_side_applier_against_a_controller_is_a_fight_handover_ends(lab_: Lab) -> None:
+    manifest = lab_.tmp / "ci.yaml"
+    manifest.write_text(yaml.safe_dump({"apiVersion": "example.com/v1", "kind": "Widget",
+                                        "metadata": {"name": "w", "namespace": lab_.ns},
+                                        "spec": {"color": "red", "replicas": 1}}))
+    ci = ("apply", "--server-side", "--force-conflicts", "--field-manager=ci", "-f", str(manifest))
+    lab_.kubectl(*ci)
+    w = lab_.watch("widget/w", "-o", "json", "--max-changes", "4", "--fail-on", "fight")
+    docs = []
+    for step in range(4):
+        if step % 2 == 0:
+            lab_.kubectl("patch", "widget/w", "--type=merge", "-p", '{"spec":{"color":"blue"}}',
+                         "--field-manager=color-controller")
+        else:
+            lab_.kubectl(*ci)
+        docs.append(w.next_json())
+    docs += [json.loads(x) for x in w.rest()]
+    assert w.finish() == 1, "".join(w.err)
+    changes = [d for d in docs if d["kind"] == "FieldownChange"]
+    assert [(c["path"], c["new"], writer(c)) for c in changes] == [
+        (".spec.color", "blue", ("color-controller", "Update", "")), (".spec.color", "red", ("ci", "Apply", "")),
+        (".spec.color", "blue", ("color-controller", "Update", "")), (".spec.color", "red", ("ci", "Apply", ""))]
+    (fight,) = [d for d in docs if d["kind"] == "FieldownFight"]
+    (command,) = fight["remedy"]["commands"]
+    assert command == f"kubectl fieldown handover widget.example.com/w -n {lab_.ns} --field .spec.color " \
+                      "--to color-controller"
+    # the printed command is valid and does what it says: the controller owns the field afterwards
+    r = run(*shlex.split(command)[2:])
+    assert r.code == 0, r.out + r.err
+    live = json.loads(lab_.kubectl("get", "widget/w", "-o", "json", "--show-managed-fields"))
+    owners = {e["manager"] for e in live["metadata"]["managedFields"] if "f:color" in e["fieldsV1"].get("f:spec", {})}
+    assert owners == {"color-controller"}
+    # and the applier's manifest without the field: its next apply leaves the value alone
+    manifest.write_text(yaml.safe_dump({"apiVersion": "example.com/v1", "kind": "Widget",
+                                        "metadata": {"name": "w", "namespace": lab_.ns}, "spec": {"replicas": 1}}))
+    lab_.kubectl(*ci)
+    assert json.loads(lab_.kubectl("get", "widget/w", "-o", "json"))["spec"]["color"] == "red"
+
+
 def test_two_update_writers_on_an_annotation_fight(lab_: Lab) -> None:
     lab_.apply("w", {"color": "red"})
     w = lab_.watch("widgets", "--max-changes", "4", "--fights", "3", "-o", "json",
