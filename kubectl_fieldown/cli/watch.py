@@ -147,7 +147,10 @@ class _Session:
         self.paths = list(paths)
         self.show_secret_values = show_secret_values
         self.json = output is WatchOutput.json
-        self.tracker = Tracker()
+        # with --path, each object is held with only the top-level fields the prefixes are in
+        parsed = [parse_path(p) for p in paths]
+        keep = None if not parsed or any(not p for p in parsed) else frozenset(str(p[0][1]) for p in parsed)
+        self.tracker = Tracker(keep=keep)
         self.detector = FightDetector(fights)
         self.tally = Tally()
         self.types: dict[int, Type] = {}
@@ -177,6 +180,8 @@ class _Session:
                 if t.res.verbs and not {"list", "watch"} <= t.res.verbs:
                     raise UsageError(f"{t.label}: the server does not offer list and watch for "
                                      f"{t.res.group_resource}")
+                if t.name is not None:
+                    client.get(t.res, t.name, cluster.namespace)  # a named object that is not there: 404, exit 1
                 scope = len(watches)
                 ns = ALL_NAMESPACES if cluster.all_namespaces else cluster.namespace
                 gvk = GroupVersionKind.from_api_version(t.res.api_version, t.res.kind)

@@ -96,14 +96,24 @@ class ObjectVersion:
         return is_secret_object(self.body)
 
 
-def object_version(obj: Mapping[str, Any]) -> ObjectVersion:
-    """An object as the server returned it, reduced to what attribution needs. Raises
+_IDENTITY = ("apiVersion", "kind")
+_NAMES = ("name", "namespace")
+
+
+def object_version(obj: Mapping[str, Any], keep: frozenset[str] | None = None) -> ObjectVersion:
+    """An object as the server returned it, reduced to what attribution needs: ``keep`` names the
+    top-level fields to hold (None: all; the others are never compared). Raises
     :class:`~kubectl_fieldown.managedfields.ManagedFieldsError` when its managedFields do not decode."""
     md = obj.get("metadata")
     md = md if isinstance(md, Mapping) else {}
     entries = tuple(decode_entries(md.get("managedFields")))
-    body = dict(obj)
-    body["metadata"] = {k: v for k, v in md.items() if k not in _BOOKKEEPING}
+    if keep is None:
+        body = dict(obj)
+        body["metadata"] = {k: v for k, v in md.items() if k not in _BOOKKEEPING}
+    else:
+        body = {k: v for k, v in obj.items() if k in keep or k in _IDENTITY}
+        body["metadata"] = {k: v for k, v in md.items()
+                            if k not in _BOOKKEEPING and ("metadata" in keep or k in _NAMES)}
     return ObjectVersion(ObjectRef.of(obj), str(md.get("uid") or ""), str(md.get("resourceVersion") or ""),
                          body, entries)
 

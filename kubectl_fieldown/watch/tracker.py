@@ -39,8 +39,11 @@ def _newer(rv: str, held: str) -> bool:
 
 
 class Tracker:
-    def __init__(self) -> None:
+    """``keep``: the top-level fields to hold of each object (None: all), for ``--path``."""
+
+    def __init__(self, keep: frozenset[str] | None = None) -> None:
         self._held: dict[int, dict[str, ObjectVersion]] = {}
+        self._keep = keep
 
     def __len__(self) -> int:
         return sum(len(v) for v in self._held.values())
@@ -52,7 +55,7 @@ class Tracker:
         now: dict[str, ObjectVersion] = {}
         out: list[Transition] = []
         for item in items:
-            v = object_version(item)
+            v = object_version(item, self._keep)
             key = v.uid or v.ref.resource_name
             now[key] = v
             if not relist:
@@ -72,7 +75,7 @@ class Tracker:
     def event(self, scope: int, typ: str, obj: Mapping[str, Any]) -> list[Transition]:
         """One WATCH event; nothing for one that says nothing new (delivered again)."""
         held = self._held.setdefault(scope, {})
-        v = object_version(obj)
+        v = object_version(obj, self._keep)
         key = v.uid or v.ref.resource_name
         old = held.get(key)
         if typ == "DELETED":

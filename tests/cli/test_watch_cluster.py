@@ -295,6 +295,8 @@ def test_usage_and_cluster_errors(lab_: Lab) -> None:
     assert r.code == 1 and r.err.startswith("error: ") and r.err.count("\n") == 1, r.err
     r = run("watch", "-n", lab_.ns)
     assert r.code == 2
+    r = run("watch", "widget/nosuch", "-n", lab_.ns, "--for", "1m")  # as kubectl get -w: the object must exist
+    assert r.code == 1 and r.err.startswith("error: ") and "not found" in r.err and r.err.count("\n") == 1, r.err
 
 
 def test_consecutive_scale_writes_are_attributed_although_the_scale_entry_has_no_time(lab_: Lab) -> None:

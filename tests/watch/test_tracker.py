@@ -63,3 +63,15 @@ def test_same_name_new_uid_is_a_new_object() -> None:
     t = Tracker()
     t.snapshot(0, [o("a", "5")], relist=False)
     assert summary(t.snapshot(0, [o("a", "9", uid="other")], relist=True)) == [(None, "9", True), ("5", None, True)]
+
+
+def test_keep_holds_only_the_named_top_level_fields() -> None:
+    t = Tracker(keep=frozenset({"spec"}))
+    obj = dict(o("a", "5"), status={"phase": "x"})
+    obj["metadata"] = {**obj["metadata"], "annotations": {"big": "x" * 1000}}
+    t.snapshot(0, [obj], relist=False)
+    (tr,) = t.event(0, "MODIFIED", dict(o("a", "6", "blue"), status={"phase": "y"}))
+    assert tr.old is not None and tr.new is not None
+    assert tr.old.body == {"apiVersion": "example.com/v1", "kind": "Widget", "spec": {"color": "red"},
+                           "metadata": {"name": "a", "namespace": "ns"}}
+    assert tr.new.body["spec"] == {"color": "blue"} and "status" not in tr.new.body
