@@ -418,3 +418,34 @@ def test_a_410_lists_again_and_gives_each_real_change_once(uncached: lab.Cluster
         tw.close()
     finally:
         client.close()
+
+
+def test_status_only_rewrites_are_listed_apart(lab_: Lab) -> None:
+    lab_.apply("w", {"color": "red"})
+    w = lab_.watch("widget/w", "-o", "json", "--max-changes", "10")
+    for i in range(10):
+        lab_.kubectl("patch", "widget/w", "--subresource=status", "--type=merge", "-p",
+                     json.dumps({"status": {"replicas": i + 1}}), "--field-manager=status-writer")
+        assert w.next_json()["path"] == ".status.replicas"
+    (summary,) = [json.loads(x) for x in w.rest()]
+    assert w.finish() == 0, "".join(w.err)
+    (quiet,) = summary["quietWrites"]
+    assert (quiet["object"]["name"], quiet["writes"], quiet["statusOnly"], quiet["ownershipOnly"]) == ("w", 10, 10, 0)
+    assert quiet["writers"] == [{"manager": "status-writer", "operation": "Update", "subresource": "status"}]
+    assert summary["fights"] == []
+
+
+def test_an_ownership_only_write_is_a_write_without_a_change(lab_: Lab) -> None:
+    manifest = lab_.tmp / "same.yaml"
+    manifest.write_text(yaml.safe_dump({"apiVersion": "example.com/v1", "kind": "Widget",
+                                        "metadata": {"name": "w", "namespace": lab_.ns}, "spec": {"color": "red"}}))
+    lab_.kubectl("apply", "--server-side", "--field-manager=first", "-f", str(manifest))
+    w = lab_.watch("widget/w", "-o", "json", "--max-changes", "1")
+    # a second applier of the same value: only managedFields change (it becomes a co-owner)
+    lab_.kubectl("apply", "--server-side", "--field-manager=second", "-f", str(manifest))
+    lab_.kubectl("patch", "widget/w", "--type=merge", "-p", '{"spec":{"color":"blue"}}', "--field-manager=ed")
+    change = w.next_json()
+    (summary,) = [json.loads(x) for x in w.rest()]
+    assert w.finish() == 0, "".join(w.err)
+    assert (change["path"], change["new"], writer(change)) == (".spec.color", "blue", ("ed", "Update", ""))
+    assert (summary["writes"], summary["changes"]) == (2, 1)
