@@ -241,7 +241,7 @@ class _Session:
     def _transition(self, tr: Transition) -> None:
         from ..managedfields import format_time
         from ..render.watch import change_document, change_line, emit, fight_document, fight_lines
-        from ..watch.attribution import attribute, prefix_paths
+        from ..watch.attribution import attribute
 
         if tr.new is None:
             if tr.old is not None:
@@ -249,8 +249,7 @@ class _Session:
             return
         if tr.old is None:
             return  # created: it has no earlier values to change from
-        prefixes = prefix_paths(self.paths, tr.new.body) if self.paths else []
-        write = attribute(tr.old, tr.new, self.types[tr.scope], prefixes=prefixes,
+        write = attribute(tr.old, tr.new, self.types[tr.scope], path_texts=self.paths,
                           show_secret_values=self.show_secret_values)
         if self.paths and not write.changes:
             return  # nothing below --path: not a write of the watched fields

@@ -21,6 +21,7 @@ it; the server then drops its entry), or when no entry changed and several or no
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -81,23 +82,36 @@ class Writer:
 
 @dataclass(frozen=True)
 class ObjectVersion:
-    """What the watch holds of one object between two writes: its identity, its body without the
-    bookkeeping the server rewrites every time (decoded managedFields are kept instead of their raw
-    JSON), and its entries."""
+    """What the watch holds of one object between two writes: its identity, and its body and
+    managedFields as compact JSON text, without the bookkeeping the server rewrites every time.
+    Text, because a parsed object takes about six times the memory of its JSON and decoded
+    managedFields more still; :attr:`body` and :attr:`entries` parse it again at each use (once per
+    write in :func:`attribute`)."""
 
     ref: ObjectRef
     uid: str
     resource_version: str
-    body: Mapping[str, Any]
-    entries: tuple[ManagedFieldsEntry, ...]
+    body_json: str
+    managed_json: str
+    secret: bool
 
     @property
-    def secret(self) -> bool:
-        return is_secret_object(self.body)
+    def body(self) -> dict[str, Any]:
+        out = json.loads(self.body_json)
+        assert isinstance(out, dict)
+        return out
+
+    @property
+    def entries(self) -> list[ManagedFieldsEntry]:
+        return decode_entries(json.loads(self.managed_json))
 
 
 _IDENTITY = ("apiVersion", "kind")
 _NAMES = ("name", "namespace")
+
+
+def _compact(v: Any) -> str:
+    return json.dumps(v, separators=(",", ":"), ensure_ascii=False)
 
 
 def object_version(obj: Mapping[str, Any], keep: frozenset[str] | None = None) -> ObjectVersion:
@@ -106,7 +120,8 @@ def object_version(obj: Mapping[str, Any], keep: frozenset[str] | None = None) -
     :class:`~kubectl_fieldown.managedfields.ManagedFieldsError` when its managedFields do not decode."""
     md = obj.get("metadata")
     md = md if isinstance(md, Mapping) else {}
-    entries = tuple(decode_entries(md.get("managedFields")))
+    managed = md.get("managedFields")
+    decode_entries(managed)  # refused now rather than at the next write
     if keep is None:
         body = dict(obj)
         body["metadata"] = {k: v for k, v in md.items() if k not in _BOOKKEEPING}
@@ -115,7 +130,7 @@ def object_version(obj: Mapping[str, Any], keep: frozenset[str] | None = None) -
         body["metadata"] = {k: v for k, v in md.items()
                             if k not in _BOOKKEEPING and ("metadata" in keep or k in _NAMES)}
     return ObjectVersion(ObjectRef.of(obj), str(md.get("uid") or ""), str(md.get("resourceVersion") or ""),
-                         body, entries)
+                         _compact(body), _compact(managed), is_secret_object(obj))
 
 
 @dataclass(frozen=True)
@@ -192,16 +207,21 @@ def _owned_by(entries: Sequence[ManagedFieldsEntry], path: Path) -> list[Managed
     return [e for e in entries if e.fields.has(path)]
 
 
-def attribute(old: ObjectVersion, new: ObjectVersion, t: Type, *,
-              prefixes: Sequence[Path] = (), show_secret_values: bool = False) -> Write:
+def attribute(old: ObjectVersion, new: ObjectVersion, t: Type, *, prefixes: Sequence[Path] = (),
+              path_texts: Sequence[str] = (), show_secret_values: bool = False) -> Write:
     """The field changes from ``old`` to ``new`` (one object, two versions) with their writers.
-    ``t`` is the kind's merge schema; ``prefixes`` keep only changes at or below one of them."""
-    comparison = compare(old.body, new.body, t)
+    ``t`` is the kind's merge schema; ``prefixes`` (or ``path_texts``, ``--path`` texts read with the
+    new object's field names) keep only changes at or below one of them."""
+    old_body, new_body = old.body, new.body
+    old_entries, new_entries = old.entries, new.entries
+    if path_texts:
+        prefixes = [*prefixes, *prefix_paths(path_texts, new_body)]
+    comparison = compare(old_body, new_body, t)
     kinds: dict[Path, str] = {}
     for kind, fs in ((ADDED, comparison.added), (MODIFIED, comparison.modified), (REMOVED, comparison.removed)):
         for p in fs:
             kinds.setdefault(p, kind)
-    stamped = changed_entries(old.entries, new.entries)
+    stamped = changed_entries(old_entries, new_entries)
     writers = tuple(sorted({Writer.of(e) for e in stamped}))
     redact = new.secret and not show_secret_values
     changes = []
@@ -209,16 +229,16 @@ def attribute(old: ObjectVersion, new: ObjectVersion, t: Type, *,
         if prefixes and not any(p[: len(q)] == q for q in prefixes):
             continue
         kind = kinds[p]
-        before = value_at(old.body, p)
-        after = value_at(new.body, p)
+        before = value_at(old_body, p)
+        after = value_at(new_body, p)
         if kind == REMOVED:
             # the remover owned it before and does not now (an applier dropping it from its manifest)
             cands = [e for e in stamped if not e.fields.has(p)
-                     and any(o.identity == e.identity and o.fields.has(p) for o in old.entries)]
+                     and any(o.identity == e.identity and o.fields.has(p) for o in old_entries)]
         else:
             cands = _owned_by(stamped, p)
         ambiguous: str | None = None
-        owners_after = _owned_by(new.entries, p)
+        owners_after = _owned_by(new_entries, p)
         if not stamped and kind != REMOVED and len({Writer.of(e) for e in owners_after}) == 1:
             # no entry changed, yet a value did: the writer owns what it set, so the one owner wrote it
             # (an entry the server keeps no time for, such as a /scale writer's, writing again)
