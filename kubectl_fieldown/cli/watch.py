@@ -229,14 +229,14 @@ class _Session:
             for w in watches:
                 w.close()
             client.close()
-        failed = None
+        failed, code = None, EXIT_INTERRUPTED if interrupted else 0
         if failure is not None:
-            failed = (describe(failure) or (f"internal error: {type(failure).__name__}: {failure}", 1))[0]
+            failed, code = describe(failure) or (f"internal error: {type(failure).__name__}: {failure} (this is a "
+                                                 "bug; run with FIELDOWN_DEBUG=1 and report it)", EXIT_FAILURE)
         self._summary(interrupted, failed)
-        if failure is not None:
-            print_error(failed or str(failure))
-            return EXIT_FAILURE
-        return EXIT_INTERRUPTED if interrupted else 0
+        if failed is not None:
+            print_error(failed)
+        return code
 
     def _transition(self, tr: Transition) -> None:
         from ..managedfields import format_time

@@ -449,3 +449,26 @@ def test_an_ownership_only_write_is_a_write_without_a_change(lab_: Lab) -> None:
     assert w.finish() == 0, "".join(w.err)
     assert (change["path"], change["new"], writer(change)) == (".spec.color", "blue", ("ed", "Update", ""))
     assert (summary["writes"], summary["changes"]) == (2, 1)
+
+
+def test_a_type_that_goes_away_ends_the_watch_with_its_summary_and_one_error(cluster: lab.Cluster, lab_: Lab) -> None:
+    import copy
+    import uuid
+
+    (widget_crd,) = [c for c in lab.installed_crds() if c["spec"]["names"]["kind"] == "Widget"]
+    crd = copy.deepcopy(widget_crd)
+    plural = f"doomed{uuid.uuid4().hex[:6]}"
+    crd["metadata"] = {"name": f"{plural}.example.com"}
+    crd["spec"]["names"] = {"plural": plural, "singular": plural, "kind": plural.capitalize(),
+                            "listKind": plural.capitalize() + "List"}
+    cluster.apply_crd(crd)
+    w = lab_.watch(f"{plural}.example.com", "-o", "json")
+    cluster.kubectl("delete", "crd", f"{plural}.example.com")  # its watches end, the next one is refused
+    lines = w.rest()
+    code = w.finish()
+    (summary,) = [json.loads(x) for x in lines]
+    assert code == 1, "".join(w.err)
+    assert summary["kind"] == "FieldownWatchSummary" and summary["failed"]
+    errors = [x for x in w.err if x.startswith("error: ")]
+    assert len(errors) == 1 and "Traceback" not in "".join(w.err)
+    assert summary["failed"] in errors[0]
