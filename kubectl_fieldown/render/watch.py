@@ -29,6 +29,7 @@ __all__ = ["FORMAT_VERSION", "Tally", "change_document", "change_line", "fight_d
 
 FORMAT_VERSION = 1
 _VALUE_WIDTH = 60
+_FIELDS_SHOWN = 10  # per writer in the text summary
 
 
 def _object(ref: ObjectRef) -> dict[str, Any]:
@@ -151,7 +152,10 @@ def summary_lines(t: Tally, fights: Sequence[Fight], churn: Sequence[Churn], *, 
                  f"write{'' if t.writes == 1 else 's'} of {len(t.objects)} object{'' if len(t.objects) == 1 else 's'}"]
     for w, per in t._ordered():
         name = w.label() if w else "ambiguous or unknown writers"
-        fields = ", ".join(f"{object_text(ref)} {path_string(p)} ({n}×)" for (ref, p), n in per.items())
+        shown = sorted(per.items(), key=lambda kv: -kv[1])[:_FIELDS_SHOWN]  # the most changed first
+        fields = ", ".join(f"{object_text(ref)} {path_string(p)} ({n}×)" for (ref, p), n in shown)
+        if len(per) > _FIELDS_SHOWN:
+            fields += f" and {len(per) - _FIELDS_SHOWN} more fields (-o json lists them all)"
         lines.append(escape_controls(f"  {name}: {sum(per.values())} change{'' if sum(per.values()) == 1 else 's'}: "
                                      f"{fields}"))
     lines.append(f"Fights: {len(fights) or 'none'}")

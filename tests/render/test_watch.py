@@ -76,3 +76,14 @@ def test_summary_counts_per_writer_with_unknown_last() -> None:
     assert lines[2] == "  a (Update): 2 changes: widget.example.com/w -n ns .spec.color (2×)"
     assert lines[3] == "  ambiguous or unknown writers: 1 change: widget.example.com/w -n ns .spec.color (1×)"
     assert lines[4] == "Fights: none"
+
+
+def test_summary_text_shows_the_ten_most_changed_fields_per_writer() -> None:
+    t = Tally()
+    for i in range(12):
+        for _ in range(i + 1):
+            t.count(write(FieldChange(parse_path(f".spec.f{i:02d}"), MODIFIED, 1, 2, (A,), (A,))))
+    line = summary_lines(t, [], [], interrupted=False)[2]
+    assert line.startswith("  a (Update): 78 changes: widget.example.com/w -n ns .spec.f11 (12×), ")
+    assert line.endswith(".spec.f02 (3×) and 2 more fields (-o json lists them all)")
+    assert len(summary_document(t, [], [], interrupted=False, failed=None)["byWriter"][0]["fields"]) == 12
