@@ -155,9 +155,11 @@ def remedy(fight: Fight) -> Remedy:
       because its manifest and last-applied annotation hold it — forget it there
       (``strip-last-applied --field``) and drop it from the manifest;
     * a server-side applier (forced: an Apply takes a field from an Update writer only with force)
-      against one controller (Update): give the field to the controller (``handover --field PATH
-      --to CONTROLLER``) and drop it from the applier's manifest — dropped alone, the next apply
-      deletes it whenever the applier alone owns it;
+      against a subresource writer (``/scale``): drop the field from the manifest — the tool never
+      moves a subresource's Update entry into an Apply entry (docs/cookbook.md);
+    * a server-side applier against one controller (Update) of another name: give the field to the
+      controller (``handover --field PATH --to CONTROLLER``) and drop it from the applier's manifest
+      — dropped alone, the next apply deletes it whenever the applier alone owns it;
     * otherwise (imperative writers, several appliers): no ownership change ends it; one of the
       writers has to stop.
     """
@@ -174,15 +176,24 @@ def remedy(fight: Fight) -> Remedy:
     appliers = [w for w in writers if w.operation == APPLY]
     updaters = [w for w in writers if w.operation == UPDATE]
     if len(appliers) == 1 and updaters:
+        applier = appliers[0]
+        if any(u.subresource for u in updaters):
+            # the tool never moves a /scale (or /status) Update entry into an Apply entry: the scaler
+            # keeps the field by writing it; only the manifest can let go (docs/cookbook.md 9, 12)
+            return Remedy(
+                f"{applier.label()} applies {fight.path_text} with force against "
+                f"{', '.join(w.label() for w in updaters)}: drop it from {applier.manager}'s manifest after the "
+                "other writer's next write (dropped while the applier alone owns it, the next apply deletes it)")
         to = updaters[0].manager
         commands = (f"kubectl fieldown handover {_target(fight.ref)} --field {path} --to {shlex.quote(to)}",) \
-            if len({u.manager for u in updaters}) == 1 and to else ()
+            if len({u.manager for u in updaters}) == 1 and to and to != applier.manager else ()
         return Remedy(
-            f"{appliers[0].label()} applies {fight.path_text} with force against "
+            f"{applier.label()} applies {fight.path_text} with force against "
             f"{', '.join(w.label() for w in updaters)}: "
-            + (f"hand the field over to {to} and drop it from {appliers[0].manager}'s manifest (dropped alone, "
+            + (f"hand the field over to {to} and drop it from {applier.manager}'s manifest (dropped alone, "
                "the next apply deletes it whenever the applier alone owns it)" if commands
-               else f"drop it from {appliers[0].manager}'s manifest once one of them owns it"),
+               else f"drop it from {applier.manager}'s manifest after another writer's next write (dropped while "
+                    "the applier alone owns it, the next apply deletes it)"),
             commands)
     return Remedy(f"{' and '.join(w.label() for w in writers)} keep setting {fight.path_text}: no ownership change "
                   "ends this, one of them has to stop writing it")

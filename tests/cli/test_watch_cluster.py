@@ -472,3 +472,31 @@ def test_a_type_that_goes_away_ends_the_watch_with_its_summary_and_one_error(clu
     errors = [x for x in w.err if x.startswith("error: ")]
     assert len(errors) == 1 and "Traceback" not in "".join(w.err)
     assert summary["failed"] in errors[0]
+
+
+def test_a_forced_applier_against_kubectl_scale_is_a_fight_the_manifest_ends(lab_: Lab) -> None:
+    manifest = lab_.tmp / "argo.yaml"
+
+    def sync(spec: dict[str, Any]) -> None:
+        manifest.write_text(yaml.safe_dump({"apiVersion": "example.com/v1", "kind": "Widget",
+                                            "metadata": {"name": "w", "namespace": lab_.ns}, "spec": spec}))
+        lab_.kubectl("apply", "--server-side", "--force-conflicts", "--field-manager=argocd-controller",
+                     "-f", str(manifest))
+
+    sync({"replicas": 2, "color": "red"})
+    w = lab_.watch("widget/w", "-o", "json", "--max-changes", "4")
+    for step in range(4):
+        if step % 2 == 0:
+            lab_.kubectl("scale", "widget/w", "--replicas=6")
+        else:
+            sync({"replicas": 2, "color": "red"})
+        w.next_json()
+    docs = [json.loads(x) for x in w.rest()]
+    assert w.finish() == 0, "".join(w.err)
+    (fight,) = [d for d in docs if d["kind"] == "FieldownFight"]
+    assert fight["remedy"]["commands"] == []
+    assert "drop it from argocd-controller's manifest after the other writer's next write" in fight["remedy"]["text"]
+    # followed: after the scaler's next write, the manifest without replicas leaves them alone
+    lab_.kubectl("scale", "widget/w", "--replicas=6")
+    sync({"color": "red"})
+    assert json.loads(lab_.kubectl("get", "widget/w", "-o", "json"))["spec"]["replicas"] == 6

@@ -111,6 +111,9 @@ REMEDIES = [
      ["kubectl fieldown strip-last-applied widget.example.com/w -n ns --field .spec.replicas"]),
     ("forced applier vs controller", (CTL, APPLIER),
      ["kubectl fieldown handover widget.example.com/w -n ns --field .spec.replicas --to hpa-controller"]),
+    ("forced applier vs a /scale writer: drop it from the manifest, no command", (SCALE, APPLIER), []),
+    ("forced applier vs an Update writer of its own name: no handover to itself", (Writer("ci", "Update"), APPLIER),
+     []),
     ("two Update writers: no command", (A, B), []),
     ("applier vs two controllers: no handover target", (APPLIER, A, B), []),
 ]
@@ -128,3 +131,9 @@ def test_remedy_quotes_paths_for_the_shell() -> None:
     r = remedy(_fight(SCALE, CSA, path=path))
     assert r.commands == ("kubectl fieldown strip-last-applied widget.example.com/w -n ns "
                           "--field '.spec.containers[name=\"web\"].image'",)
+
+
+def test_remedy_texts_name_what_to_drop() -> None:
+    assert "drop it from ci's manifest after the other writer's next write" in remedy(_fight(SCALE, APPLIER)).text
+    assert "hand the field over to hpa-controller and drop it from ci's manifest" in remedy(_fight(CTL, APPLIER)).text
+    assert "one of them has to stop writing it" in remedy(_fight(A, B)).text
