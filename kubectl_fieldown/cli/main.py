@@ -57,7 +57,7 @@ Set FIELDOWN_DEBUG=1 to get a traceback with errors."""
 # command, named like the module with dashes for underscores), in the order of the help. Running
 # a command imports only its module; no command module imports another (tests/cli/test_modules.py).
 COMMAND_MODULES: tuple[str, ...] = ("show", "conflicts", "audit", "migrate", "strip_last_applied", "handover",
-                                    "reset", "undo", "version")
+                                    "reset", "undo", "watch", "version")
 
 
 # The first paragraph of each command's help, for the bare root help (`kubectl fieldown`, `--help`):
@@ -75,6 +75,7 @@ COMMAND_SUMMARIES: tuple[tuple[str, str], ...] = (
                  "value change."),
     ("reset", "Clear managedFields, give every field that is set to one manager, or drop stale managers."),
     ("undo", "Put back the managedFields and last-applied annotation a write changed."),
+    ("watch", "Watch who changes which field, live, and which writers fight over a field."),
     ("version", "Print the version of kubectl-fieldown and of the Python running it."),
     ("options", "Print the list of flags inherited by all commands (kubectl's generic flags)."),
 )

@@ -606,6 +606,44 @@ class Transport:
             return HTTPResponse(status=status, headers={k.lower(): v for k, v in resp.headers.items()},
                                 data=data, method=method, url=shown_url)
 
+    def open_stream(self, path: str, *, read_timeout: float | None) -> tuple[Any, HTTPResponse | None]:
+        """GET ``path`` and return its answer unread when it is a 200 (a WATCH: events arrive as the
+        server sends them; the caller reads it with ``read1`` and closes it), else the answer read
+        (bounded) as an :class:`HTTPResponse` for the error mapping. No retry (the caller reconnects
+        with its own backoff), no gzip (the events must arrive one by one), no overall deadline (a
+        watch lasts as long as the caller wants: ``read_timeout`` bounds each silence).
+        :class:`Unreachable` when there is no answer."""
+        url = self.server + path
+        shown_url = url.split("?", 1)[0]
+        h = HTTPHeaderDict(self._base_headers)
+        h["Accept-Encoding"] = "identity"
+        h.update(self._auth_headers())
+        for key, value in self._extra_headers:
+            h.add(key, value)
+        self.requests_sent += 1
+        started = time.monotonic()
+        if self._verbosity >= 7:
+            log_request("GET", url, h, None, self._verbosity)
+        resp: Any = None
+        try:
+            resp = self._pool.urlopen("GET", url, headers=h, retries=False, redirect=False,
+                                      timeout=urllib3.Timeout(connect=self._connect_timeout, read=read_timeout),
+                                      preload_content=False, decode_content=False)
+            if self._verbosity >= 6:
+                log_response("GET", url, resp, b"", started, min(self._verbosity, 7))
+            if int(resp.status) == 200:
+                return resp, None
+            data = read_body(resp, self._max_response_bytes, f"GET {shown_url}")
+        except KubeError:
+            discard(resp)
+            raise
+        except (HTTPError, OSError) as e:
+            discard(resp)
+            raise Unreachable(self.server, describe_connection_error(e, self._connect_timeout, read_timeout),
+                              delivered=delivered(e, resp)) from None
+        return None, HTTPResponse(status=int(resp.status), headers={k.lower(): v for k, v in resp.headers.items()},
+                                  data=data, method="GET", url=shown_url)
+
     def _may_wait(self, deadline: Deadline, attempt: int, retry_after: str | None = None) -> bool:
         """Wait before the next attempt, unless the wait would outlast the request timeout."""
         delay = self._retry.delay(attempt, retry_after)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 import sys
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal
 from urllib.parse import urlencode
@@ -394,11 +394,13 @@ class ClusterClient:
         label_selector: str | None = None,
         field_selector: str | None = None,
         limit: int = 500,
+        on_meta: Callable[[Mapping[str, Any]], None] | None = None,
     ) -> Iterator[list[dict[str, Any]]]:
         """LIST in pages of at most ``limit`` items (``continue`` tokens), yielding each page's
         items as raw dicts with ``apiVersion`` and ``kind`` filled in (LIST items of built-in
         types lack them). ``namespace``: a name, None for the default namespace, or
-        :data:`ALL_NAMESPACES`."""
+        :data:`ALL_NAMESPACES`. ``on_meta`` is given each page's list metadata before its items
+        (a WATCH starts from the list's ``resourceVersion``)."""
         if namespace is ALL_NAMESPACES or not res.namespaced:
             ns = None
         else:
@@ -421,6 +423,8 @@ class ClusterClient:
             doc = resp.json()
             items, meta = _list_parts(doc, resp)
             pages += 1
+            if on_meta is not None:
+                on_meta(meta)
             api_version = doc.get("apiVersion") or res.api_version
             for item in items:
                 if "kind" not in item:
@@ -438,6 +442,39 @@ class ClusterClient:
                 raise BadResponse(f"list {ctx.target()}: the server answered a continue token it had already "
                                   f"given (after {pages} pages); stopped instead of listing the same pages forever")
             seen_tokens.add(token)
+
+    def open_watch(
+        self,
+        res: ResourceInfo,
+        namespace: str | AllNamespaces | None,
+        *,
+        resource_version: str,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        timeout_seconds: int = 300,
+    ) -> Any:
+        """Start a WATCH of ``res`` from ``resource_version`` with bookmarks; the answer is returned
+        unread (a urllib3 response: read it with ``read1``, close it). The server ends it after
+        ``timeout_seconds``; each silence may last that long plus a minute (bookmarks come every
+        minute or so). An error answer (410 Gone: the version was compacted) raises its
+        :class:`~.errors.ApiError`."""
+        if namespace is ALL_NAMESPACES or not res.namespaced:
+            ns = None
+        else:
+            ns = namespace or self.default_namespace
+        path = res.path(ns)
+        query = {"watch": "true", "resourceVersion": resource_version, "allowWatchBookmarks": "true",
+                 "timeoutSeconds": str(timeout_seconds), "labelSelector": label_selector,
+                 "fieldSelector": field_selector}
+        path += "?" + urlencode({k: v for k, v in query.items() if v is not None})
+        stream, answer = self._transport.open_stream(path, read_timeout=timeout_seconds + 60.0)
+        if answer is not None:
+            ctx = self._ctx("watch", res, path.split("?", 1)[0], None, ns)
+            if answer.status >= 400:
+                raise error_from_response(answer.status, answer.data, ctx)
+            raise BadResponse(f"watch {ctx.target()}: the server answered {answer.what()}, not a watch: "
+                              f"{answer_excerpt(answer.data)}")
+        return stream
 
     def list(
         self,

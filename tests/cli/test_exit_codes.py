@@ -33,10 +33,11 @@ COMMANDS = {
     "reset": (["reset", "widgets/w"], ["reset", "-f", "{bad}"]),
     "audit": (["audit"], ["audit", "-f", "{bad}", "--field-manager", "x"]),
     "undo": (["undo", "{backups}"], ["undo", "{bad}"]),
+    "watch": (["watch", "widgets/w", "--for", "1s"], ["watch", "widgets/w", "--path", ".spec[bad"]),
 }
 # server unreachable: could not do it, except where 1 is a result
 UNREACHABLE = {name: 2 if name in ("conflicts", "audit") else 1 for name in COMMANDS}
-SELECTOR = ["show", "conflicts", "migrate", "strip-last-applied", "handover", "reset", "audit"]
+SELECTOR = ["show", "conflicts", "migrate", "strip-last-applied", "handover", "reset", "audit", "watch"]
 
 
 @pytest.fixture
