@@ -48,7 +48,7 @@ from .intent import Intent, annotation_is_its, is_own_identity
 from .manifests import inferred_manifest, with_live_fields, without_paths
 from .plans import LAST_APPLIED_PATH, MigrationError
 from .requests import requests_for
-from .verify import Verification, verify
+from .verify import Verification, covered_by_atomic, verify
 
 __all__ = ["AUTOSCALERS", "Fix", "choose_fix", "conflict_fix", "only_its_own", "scaled_fields", "stays", "unclaimed",
            "verify_command"]
@@ -389,9 +389,9 @@ def unclaimed(live: Mapping[str, Any], v: Verification, manifest: Mapping[str, A
             continue
         if p == LAST_APPLIED_PATH or _is_key(p) or any(is_prefix(q, p) for q in named):
             continue
-        if wanted.has_prefix(p) or any(wanted.has(p[:i]) for i in range(1, len(p))):
+        if wanted.has_prefix(p) or covered_by_atomic(wanted, p):
             continue
-        owners = [e for e in entries if e.fields.has(p) or any(e.fields.has(p[:i]) for i in range(1, len(p)))]
+        owners = [e for e in entries if e.fields.has(p) or covered_by_atomic(e.fields, p)]
         if all(configuration_writer(e) for e in owners):  # nobody at all: never pruned either
             found.append((p, tuple(sorted({e.manager + ("" if e.operation == APPLY else " (Update)")
                                             for e in owners}))))

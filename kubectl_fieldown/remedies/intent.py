@@ -31,7 +31,7 @@ from typing import Any
 
 from ..appliers import Applier, ApplierKind
 from ..fieldpath import FieldSet, Path, path_from_fields
-from ..fieldpath.lookup import value_at
+from ..fieldpath.lookup import MISSING, value_at
 from ..managedfields import (
     ANCIENT_CHANGES,
     APPLY,
@@ -48,6 +48,7 @@ from ..managedfields import (
 )
 from ..schema.types import Type
 from ..typed.tofieldset import to_field_set
+from ..value import values_equal
 
 __all__ = ["Intent", "annotation_is_its", "is_own_identity", "same_configuration"]
 
@@ -122,6 +123,30 @@ def annotation_is_its(live: Mapping[str, Any], applier: Applier, manifest: Mappi
     # an empty map (kubectl records ``annotations: {}``) is no field anyone sets
     return same_configuration(FieldSet(q for q in la.leaves().sorted_paths() if value_at(doc, q) not in ({}, [])),
                               mine)
+
+
+#: what the server sets and no manifest does: an annotation holding them was written from a read copy
+_SERVER_METADATA = ("resourceVersion", "uid", "creationTimestamp", "generation", "managedFields")
+
+
+def _saved_from_a_read(doc: Mapping[str, Any] | None) -> bool:
+    """The annotation records a ``kubectl get`` copy (``kubectl replace``/``edit`` of it rewrite the
+    annotation), not a manifest: every value of the object at that time, whoever wrote it."""
+    md = doc.get("metadata") if doc is not None else None
+    return isinstance(md, Mapping) and any(k in md for k in _SERVER_METADATA)
+
+
+def _drifted(live: Mapping[str, Any], la_fields: FieldSet) -> FieldSet:
+    """The annotation's fields whose live value differs from the annotation's."""
+    doc = _annotation(live)
+    if doc is None:
+        return FieldSet()
+    out = []
+    for p in la_fields.leaves().sorted_paths():
+        then, now = value_at(doc, p), value_at(live, p)
+        if then is not MISSING and now is not MISSING and not values_equal(then, now):
+            out.append(p)
+    return FieldSet(out)
 
 
 def _annotation_always_its(applier: Applier) -> bool:
@@ -212,7 +237,7 @@ class Intent:
         mine = _fields(manifest, root)
         entries = _entries(live)
         by_content, certain = FieldSet(), FieldSet()
-        la_certain = its and _annotation_always_its(applier)
+        la_certain = its and _annotation_always_its(applier) and not _saved_from_a_read(_annotation(live))
         for e in entries:
             if e.manager == KUBECTL_LAST_APPLIED and e.operation == APPLY:
                 continue  # owns the annotation only: bookkeeping
@@ -231,6 +256,9 @@ class Intent:
                 other_entries.append(e)
         if la_fields is not None:
             own = own.union(la_fields)
+            # a value that differs from the one the applier last applied was written by someone
+            # since: another live writer, even where managedFields no longer say who (reset, untracked)
+            others = others.union(_drifted(live, la_fields))
             if la_certain:
                 certain = certain.union(la_fields)
             else:
