@@ -265,6 +265,28 @@ def test_findings_per_object(objs: Objects, env: dict[str, str]) -> None:
     assert summary["findings"] == len(doc["items"])
 
 
+def test_imperative_writer_keeps_subresource_entries_apart(cluster: lab.Cluster, env: dict[str, str],
+                                                          tmp_path: Path) -> None:
+    """One manager that patched the object and its /status has two managedFields entries: each is
+    its own finding, and the status entry is never said to own a spec field (a bug merged them)."""
+    objs = Objects(cluster, tmp_path)
+    try:
+        objs.apply_raw("both", {"color": "red"}, "argocd-controller")
+        objs.kubectl("patch", "widget/both", "-n", objs.ns, "--type=merge", "-p", '{"spec":{"color":"blue"}}')
+        objs.kubectl("patch", "widget/both", "-n", objs.ns, "--subresource=status", "--type=merge",
+                     "-p", '{"status":{"replicas":3}}')
+        entries = {(e["manager"], e.get("subresource", "")) for e in objs.live("both")["metadata"]["managedFields"]}
+        assert {("kubectl-patch", ""), ("kubectl-patch", "status")} <= entries  # as the server recorded them
+        r = cli(env, "audit", "-n", objs.ns, "-o", "json")
+        found = [i for i in r.json()["items"] if i["id"] == "imperative-writer"]
+        assert sorted((i["message"], i["details"]["subresources"], i["details"]["fields"]) for i in found) == [
+            ("kubectl-patch (subresource status) owns .status.replicas", ["status"], [".status.replicas"]),
+            ("kubectl-patch owns .spec.color", [], [".spec.color"]),
+        ]
+    finally:
+        objs.client.close()
+
+
 def test_namespace_selector_and_kinds_scope(objs: Objects, env: dict[str, str]) -> None:
     r = cli(env, "audit", "-n", objs.ns, "-l", "audit-case in (csa,drift)", "--kinds", "widgets", "-o", "json")
     doc = r.json()
