@@ -208,9 +208,11 @@ def _print_runs(root: Path, output: WriteOutput) -> None:
 
     runs = list_runs(root)
     if output is WriteOutput.json:
-        write_json({"backupRoot": str(root), "runs": [
+        from ..render.envelope import envelope
+
+        write_json(envelope("FieldownBackupRuns", {"backupRoot": str(root), "runs": [
             {"directory": str(r.directory), "time": r.started, "command": r.command, "objects": r.objects,
-             "server": r.server} for r in runs]}, sys.stdout)
+             "server": r.server} for r in runs]}), sys.stdout)
         return
     if not runs:
         sys.stdout.write(f"no backup runs under {root}\n")

@@ -3,7 +3,7 @@
 The JSON document is a contract (docs/audit.md): keys are only ever added, never renamed or
 removed, and ``version`` changes if that promise is ever broken::
 
-    {"kind": "FieldownAudit", "version": 1, "complete", "interrupted", "failed", "nothingAudited", "failOn",
+    {"apiVersion": "fieldown.dev/v1", "kind": "FieldownAudit", "version": 1, "complete", "interrupted", "failed", "nothingAudited", "failOn",
      "scope": {"namespace", "allNamespaces", "selector", "fieldManager", "types": [...]},
      "summary": {"objects", "objectsByType", "findings", "bySeverity", "byId", "byKind", "byNamespace"},
      "items": [{"id", "severity", "apiVersion", "kind", "namespace", "name", "resource",
@@ -69,9 +69,9 @@ def _where(f: Finding) -> str:
 def to_document(report: AuditReport) -> dict[str, Any]:
     findings = report.findings
     by_severity = Counter(f.severity.value for f in findings)
-    return {
-        "kind": "FieldownAudit",
-        "version": FORMAT_VERSION,
+    from .envelope import envelope
+
+    return envelope("FieldownAudit", {
         "complete": report.complete,
         "interrupted": report.interrupted,
         "failed": report.failed,
@@ -95,7 +95,7 @@ def to_document(report: AuditReport) -> dict[str, Any]:
         },
         "items": [finding_json(f) for f in findings],
         "objects": _objects(findings),
-    }
+    })
 
 
 def finding_json(f: Finding) -> dict[str, Any]:
