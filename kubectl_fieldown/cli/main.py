@@ -27,6 +27,7 @@ import typer
 
 from . import _restore_interrupts
 from .errors import EXIT_FAILURE, EXIT_USAGE, debug_enabled, one_line, print_error
+from .helpformat import install_help_formatter
 from .globalflags import ConnectionFlags, GlobalFlagError, print_warnings, set_current, split_global_flags
 
 __all__ = ["PROG_NAME", "app", "complete_for_kubectl", "main", "run", "run_kubectl_completion"]
@@ -84,7 +85,7 @@ def root_help_app() -> typer.Typer:
     """The app as the bare root help shows it: the commands as one-line stand-ins."""
     new_app = build_app(())
     for name, summary in COMMAND_SUMMARIES:
-        new_app.command(name, help=summary)(_root)
+        new_app.command(name, help=summary, short_help=summary)(_root)
     return new_app
 
 
@@ -102,11 +103,16 @@ def build_app(modules: Sequence[str] = COMMAND_MODULES) -> typer.Typer:
         no_args_is_help=True,
         rich_markup_mode=None,
         pretty_exceptions_enable=False,
-        context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+        context_settings={"help_option_names": ["-h", "--help"]},
     )
     new_app.callback()(_root)
     for name in modules:
         importlib.import_module(f"{__package__}.{name}").register(new_app)
+    # the command list shows each summary whole (click would cut it to fit one line)
+    summaries = dict(COMMAND_SUMMARIES)
+    for info in new_app.registered_commands:
+        if info.name in summaries and info.short_help is None:
+            info.short_help = summaries[info.name]
     return new_app
 
 
@@ -256,6 +262,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     bare_help = not os.environ.get(COMPLETE_VAR) and args in ([], ["-h"], ["--help"])
     command = typer.main.get_command(root_help_app() if bare_help else build_app(_modules_for(args)))
     install_fast_coercion(command)
+    install_help_formatter(command)
     instruction = os.environ.get(COMPLETE_VAR)
     if instruction:
         from .completion import shell_complete

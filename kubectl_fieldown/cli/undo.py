@@ -90,7 +90,7 @@ Examples:
   kubectl fieldown undo --list
   kubectl fieldown undo --last --dry-run=client
   kubectl fieldown undo ~/.kube/fieldown/backups/20260101T120000.000Z-1a2b3c4d
-  kubectl fieldown undo ~/.kube/fieldown/backups/20260101T120000.000Z-1a2b3c4d/apps_Deployment_shop_web.json"""
+  cd ~/.kube/fieldown/backups && kubectl fieldown undo 20260101T120000.000Z-1a2b3c4d/apps_Deployment_shop_web.json"""
 
 
 @handle_errors

@@ -128,7 +128,7 @@ def test_kubectl_plugin_completion(cluster: lab.Cluster, namespace: str) -> None
     _widgets(cluster, namespace, "gamma", "delta")
     lines = kubectl_complete(cluster, "")
     assert lines[-1] == ":4"
-    assert "show\tShow who owns each field of Kubernetes..." in lines
+    assert "show\tShow who owns each field of Kubernetes objects (server-side apply managedFields)." in lines
     assert kubectl_complete(cluster, "show", "-o", "") == ["tree", "blame", "table", "json", "yaml", ":4"]
     assert kubectl_complete(cluster, "show", "-n", namespace, "widgets/") == ["widgets/delta", "widgets/gamma", ":4"]
     assert kubectl_complete(cluster, "conflicts", "--field-m") [0].startswith("--field-manager")
