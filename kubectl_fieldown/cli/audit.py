@@ -58,6 +58,9 @@ class AuditOutput(str, enum.Enum):
     text = "text"
     json = "json"
     junit = "junit"
+    name = "name"
+    jsonpath = "jsonpath"
+    custom_columns = "custom-columns"
 
 
 class FailOn(str, enum.Enum):
@@ -409,7 +412,9 @@ def audit(
     output: Annotated[
         AuditOutput,
         options.output_option("Output format: text (summary and details, default), json (the documented "
-                              "schema, docs/audit.md) or junit (one test case per finding, for CI)."),
+                              "schema, docs/audit.md), junit (one test case per finding, for CI), name (each object "
+                              "with findings: kind.group/name), jsonpath=TEMPLATE or custom-columns=SPEC (kubectl's, "
+                              "over the json document: one row per finding; docs/output.md)."),
     ] = AuditOutput.text,
     fail_on: Annotated[
         FailOn,
@@ -454,7 +459,13 @@ def audit(
     selector: options.Selector = None,
     kubeconfig: options.Kubeconfig = None,
     context: options.Context = None,
+    no_headers: options.NoHeaders = False,
+    color: options.Color = options.ColorMode.auto,
 ) -> None:
+    del no_headers, color  # read by the renderers (render/prefs.py), set when the flags are parsed
+    from .outputformat import check
+
+    check(output.value)
     from ..audit import RULES, AuditContext
 
     started = time.monotonic()
@@ -559,7 +570,16 @@ def _report(result: ScanResult, types: Sequence[ResourceInfo], namespace: str | 
 
 def _render(report: AuditReport, output: AuditOutput) -> None:
     out = sys.stdout
-    if output is AuditOutput.json:
+    if output in (AuditOutput.name, AuditOutput.jsonpath, AuditOutput.custom_columns):
+        from ..objects import ObjectRef
+        from ..render.audit import to_document
+        from .outputformat import print_kube
+
+        # -o name: each object with findings once, in report order (a type's own findings name no object)
+        names = dict.fromkeys(ObjectRef(f.api_version, f.kind, f.namespace, f.name).resource_name
+                              for f in report.findings if f.name is not None)
+        print_kube(output.value, to_document(report), list(names), out)
+    elif output is AuditOutput.json:
         from ..render.audit import render_json
 
         render_json(report, out)

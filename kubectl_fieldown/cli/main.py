@@ -27,8 +27,8 @@ import typer
 
 from . import _restore_interrupts
 from .errors import EXIT_FAILURE, EXIT_USAGE, debug_enabled, one_line, print_error
-from .helpformat import install_help_formatter
 from .globalflags import ConnectionFlags, GlobalFlagError, print_warnings, set_current, split_global_flags
+from .helpformat import install_help_formatter
 
 __all__ = ["PROG_NAME", "app", "complete_for_kubectl", "main", "run", "run_kubectl_completion"]
 
@@ -248,6 +248,7 @@ def tolerant_output() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI with ``argv`` (default: ``sys.argv[1:]``) and return the exit code."""
     tolerant_output()
+    _reset_output_flags()
     args = list(sys.argv[1:] if argv is None else argv)
     if not os.environ.get(COMPLETE_VAR):
         try:
@@ -258,6 +259,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print_warnings(flags)
         set_current(flags)
         args = _kubectl_spellings(args)
+        from .outputformat import split_templates
+
+        args = split_templates(args)
     # completion must see every command and its options, never the root stand-ins
     bare_help = not os.environ.get(COMPLETE_VAR) and args in ([], ["-h"], ["--help"])
     command = typer.main.get_command(root_help_app() if bare_help else build_app(_modules_for(args)))
@@ -273,6 +277,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run_command(command, args)
     finally:
         set_current(ConnectionFlags())  # main() may run again in this process (tests, library use)
+
+
+def _reset_output_flags() -> None:
+    # --color, --no-headers and an -o template of an earlier main() in this process (tests, library use)
+    from ..render import prefs
+    from . import outputformat
+
+    prefs.reset()
+    outputformat.reset()
 
 
 #: the cluster flags every command takes, which kubectl also accepts before the command

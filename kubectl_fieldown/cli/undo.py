@@ -120,7 +120,9 @@ def undo(
     verbose: Verbose = False,
     kubeconfig: options.Kubeconfig = None,
     context: options.Context = None,
+    no_headers: options.NoHeaders = False,
 ) -> int:
+    del no_headers  # read by the renderers (render/prefs.py), set when the flags are parsed
     from ..kube.writes import backup_files, default_backup_root
     from .errors import UsageError
 
@@ -217,8 +219,10 @@ def _print_runs(root: Path, output: WriteOutput) -> None:
     if not runs:
         sys.stdout.write(f"no backup runs under {root}\n")
         return
-    rows = [("TIME", "COMMAND", "OBJECTS", "DIRECTORY")] + [
-        (r.started, terminal_safe(r.command) or "?", str(r.objects), str(r.directory)) for r in runs]
+    from ..render.prefs import no_headers
+
+    rows = [] if no_headers() else [("TIME", "COMMAND", "OBJECTS", "DIRECTORY")]
+    rows += [(r.started, terminal_safe(r.command) or "?", str(r.objects), str(r.directory)) for r in runs]
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     for row in rows:
         sys.stdout.write("  ".join(c.ljust(w) for c, w in zip(row[:3], widths, strict=True)) + "  " + row[3] + "\n")

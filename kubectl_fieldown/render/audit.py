@@ -3,7 +3,8 @@
 The JSON document is a contract (docs/audit.md): keys are only ever added, never renamed or
 removed, and ``version`` changes if that promise is ever broken::
 
-    {"apiVersion": "fieldown.dev/v1", "kind": "FieldownAudit", "version": 1, "complete", "interrupted", "failed", "nothingAudited", "failOn",
+    {"apiVersion": "fieldown.dev/v1", "kind": "FieldownAudit", "version": 1,   (docs/output.md)
+     "complete", "interrupted", "failed", "nothingAudited", "failOn",
      "scope": {"namespace", "allNamespaces", "selector", "fieldManager", "types": [...]},
      "summary": {"objects", "objectsByType", "findings", "bySeverity", "byId", "byKind", "byNamespace"},
      "items": [{"id", "severity", "apiVersion", "kind", "namespace", "name", "resource",
@@ -244,8 +245,10 @@ def render_text(report: AuditReport, out: TextIO) -> None:
     if not findings:
         return
 
+    from .prefs import no_headers
+
     by_id = Counter(f.id for f in findings)
-    rows = [[Text(h, style="bold") for h in ("SEVERITY", "FINDING", "COUNT", "WHAT")]]
+    rows = [] if no_headers() else [[Text(h, style="bold") for h in ("SEVERITY", "FINDING", "COUNT", "WHAT")]]
     for rule_id in [r for r in RULES if r in by_id] + sorted(set(by_id) - set(RULES)):
         rule = RULES.get(rule_id)
         worst = max((f.severity for f in findings if f.id == rule_id), key=lambda s: s.rank)

@@ -16,6 +16,7 @@ import pytest
 
 BIN = Path(sys.executable).parent
 BASH = shutil.which("bash")
+SHOW_OUTPUTS = ("tree", "blame", "table", "json", "yaml", "name", "jsonpath", "custom-columns")
 
 pytestmark = pytest.mark.skipif(not (BIN / "kubectl_complete-fieldown").exists(),
                                 reason="the console scripts are not installed (pip install -e .)")
@@ -69,7 +70,7 @@ def test_flags_and_enum_values(cluster: lab.Cluster) -> None:
     # kubectl's generic flags, parsed before typer, are offered as well
     assert {"--as", "--request-timeout", "--server", "--token", "--insecure-skip-tls-verify"} <= set(flags)
     assert err == ""
-    assert bash_complete(cluster, "kubectl-fieldown show -o ")[0] == ["tree", "blame", "table", "json", "yaml"]
+    assert bash_complete(cluster, "kubectl-fieldown show -o ")[0] == [*SHOW_OUTPUTS]
     assert bash_complete(cluster, "kubectl-fieldown migrate --to ")[0] == ["server-side", "client-side"]
     assert bash_complete(cluster, "kubectl-fieldown reset --dry-run ")[0] == ["none", "client", "server"]
     commands = bash_complete(cluster, "kubectl-fieldown ")[0]
@@ -129,7 +130,7 @@ def test_kubectl_plugin_completion(cluster: lab.Cluster, namespace: str) -> None
     lines = kubectl_complete(cluster, "")
     assert lines[-1] == ":4"
     assert "show\tShow who owns each field of Kubernetes objects (server-side apply managedFields)." in lines
-    assert kubectl_complete(cluster, "show", "-o", "") == ["tree", "blame", "table", "json", "yaml", ":4"]
+    assert kubectl_complete(cluster, "show", "-o", "") == [*SHOW_OUTPUTS, ":4"]
     assert kubectl_complete(cluster, "show", "-n", namespace, "widgets/") == ["widgets/delta", "widgets/gamma", ":4"]
     assert kubectl_complete(cluster, "conflicts", "--field-m") [0].startswith("--field-manager")
     # nothing to offer (a file name): kubectl lets the shell complete files

@@ -50,7 +50,8 @@ def test_root_help_does_not_import_command_modules() -> None:
     # globalflags is the parser of kubectl's generic flags, which main() runs before any command
     # helpformat fits the help to the terminal
     assert out.strip() == ("['kubectl_fieldown.cli.errors', 'kubectl_fieldown.cli.globalflags', "
-                           "'kubectl_fieldown.cli.helpformat', 'kubectl_fieldown.cli.main']")
+                           "'kubectl_fieldown.cli.helpformat', 'kubectl_fieldown.cli.main', "
+                           "'kubectl_fieldown.cli.outputformat']")
 
 
 def _run(args: list[str]) -> tuple[int, str, str]:
@@ -79,7 +80,7 @@ def test_usage_errors_name_the_command_without_a_doubled_stop() -> None:
     assert code == 2
     assert err.strip() == "error: option '--to' requires an argument (see 'kubectl fieldown migrate --help')"
     _, _, err = _run(["show", "-o", "bogus", "x"])
-    assert err.strip().endswith("'json', 'yaml' (see 'kubectl fieldown show --help')")
+    assert err.strip().endswith("'jsonpath', 'custom-columns' (see 'kubectl fieldown show --help')")
 
 
 def _help_at(columns: int, *args: str) -> str:

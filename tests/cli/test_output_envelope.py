@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import lab
-import pytest
 import yaml
 from cli_helpers import Result
 
