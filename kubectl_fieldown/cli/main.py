@@ -78,6 +78,8 @@ COMMAND_SUMMARIES: tuple[tuple[str, str], ...] = (
     ("undo", "Put back the managedFields and last-applied annotation a write changed."),
     ("version", "Print the version of kubectl-fieldown and of the Python running it."),
     ("options", "Print the list of flags inherited by all commands (kubectl's generic flags)."),
+    ("completion", "Print the shell completion script for kubectl-fieldown (bash, zsh or fish), as 'kubectl "
+                   "completion' does for kubectl."),
 )
 
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from .completion import complete_context, complete_namespace
+from .completion import complete_context, complete_managers, complete_namespace
 
 if TYPE_CHECKING:
     from ..kube.client import ClusterOptions
@@ -163,6 +163,7 @@ def field_manager_option(default_help: str) -> Any:
         "--field-manager",
         metavar="NAME",
         help=f"Name of the manager used to track field ownership. {default_help}".strip(),
+        autocompletion=complete_managers,
     )
 
 

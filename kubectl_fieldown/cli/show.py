@@ -21,7 +21,7 @@ from ..managedfields import ManagedFieldsEntry, ManagedFieldsError, decode_entri
 from ..ownership import build_owner_tree, unowned_leaves
 from ..value import MAX_DEPTH, nesting_depth
 from . import options
-from .completion import complete_resources
+from .completion import complete_managers, complete_resources
 from .errors import EXIT_FAILURE, UsageError, describe, handle_errors, print_error, print_note
 from .select import LiveRequest, parse_live_args, resolve_targets
 
@@ -315,6 +315,7 @@ def show(
             help="Only fields owned by a manager matching GLOB (repeatable; shell-style: 'kubectl*'). "
             "Co-owners of a matching field are still shown.",
             show_default=False,
+            autocompletion=complete_managers,
         ),
     ] = None,
     path: Annotated[
