@@ -450,6 +450,9 @@ def audit(
         typer.Option("--ignore", metavar="ID", help="Do not report this finding id (repeatable).",
                      show_default=False),
     ] = None,
+    details: Annotated[bool, typer.Option(
+        "--details", "-v", "--verbose", help="Text output: the findings and the fix of each object, object by "
+        "object (default: identical findings and fixes grouped, with the objects they concern).")] = False,
     concurrency: Annotated[
         str,
         typer.Option("--concurrency", metavar="N", help="Types listed at the same time (1-32)."),
@@ -508,7 +511,7 @@ def audit(
     nothing = _nothing_audited(result, types)
     report = _report(result, types, ns if isinstance(ns, str) else None, selector, fail_on,
                      named.manager if named else None, time.monotonic() - started, nothing is not None)
-    _render(report, output)
+    _render(report, output, details)
     if result.interrupted:
         print_error(f"interrupted: partial results ({len(result.complete_types)} of {len(types)} types complete)")
     elif nothing is not None:
@@ -568,17 +571,12 @@ def _report(result: ScanResult, types: Sequence[ResourceInfo], namespace: str | 
     )
 
 
-def _render(report: AuditReport, output: AuditOutput) -> None:
+def _render(report: AuditReport, output: AuditOutput, details: bool) -> None:
     out = sys.stdout
     if output in (AuditOutput.name, AuditOutput.jsonpath, AuditOutput.custom_columns):
-        from ..objects import ObjectRef
-        from ..render.audit import to_document
-        from .outputformat import print_kube
+        from .outputformat import print_audit
 
-        # -o name: each object with findings once, in report order (a type's own findings name no object)
-        names = dict.fromkeys(ObjectRef(f.api_version, f.kind, f.namespace, f.name).resource_name
-                              for f in report.findings if f.name is not None)
-        print_kube(output.value, to_document(report), list(names), out)
+        print_audit(output.value, report, out)
     elif output is AuditOutput.json:
         from ..render.audit import render_json
 
@@ -590,7 +588,7 @@ def _render(report: AuditReport, output: AuditOutput) -> None:
     else:
         from ..render.audit import render_text
 
-        render_text(report, out)
+        render_text(report, out, details=details)
     out.flush()
 
 

@@ -15,7 +15,7 @@ from typing import Any, TextIO
 
 from .errors import UsageError
 
-__all__ = ["KUBE_FORMATS", "check", "print_kube", "reset", "split_templates"]
+__all__ = ["KUBE_FORMATS", "check", "print_audit", "print_kube", "reset", "split_templates"]
 
 #: the formats that take an argument after ``=`` in kubectl's spelling
 _WITH_ARGUMENT = ("jsonpath", "custom-columns")
@@ -80,6 +80,17 @@ def check(output: str) -> None:
             parse_columns(template)
     except TemplateError as e:
         raise UsageError(f"-o {output}: {e}") from None
+
+
+def print_audit(output: str, report: Any, out: TextIO) -> None:
+    """audit's report in a kubectl format: ``-o name`` names each object with findings once, in
+    report order (a type's own findings name no object); the others read the ``-o json`` items."""
+    from ..objects import ObjectRef
+    from ..render.audit import to_document
+
+    names = dict.fromkeys(ObjectRef(f.api_version, f.kind, f.namespace, f.name).resource_name
+                          for f in report.findings if f.name is not None)
+    print_kube(output, to_document(report), list(names), out)
 
 
 def print_kube(output: str, doc: Mapping[str, Any], names: Sequence[str], out: TextIO | None = None) -> None:
