@@ -96,7 +96,7 @@ def _help_at(columns: int, *args: str) -> str:
 
 
 def test_help_fits_an_80_column_terminal() -> None:
-    for args in ([], *([c] for c in (*cli_main.COMMAND_MODULES, "options"))):
+    for args in ([], *([c] for c in (*cli_main.COMMAND_MODULES, "options", "completion"))):
         cmd = [a.replace("_", "-") for a in args]
         long = [line for line in _help_at(80, *cmd).splitlines() if len(line) > 80]
         assert long == [], (cmd, long)
