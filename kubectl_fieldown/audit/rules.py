@@ -427,17 +427,19 @@ def server_managers(f: ObjectFacts, ctx: AuditContext) -> list[Finding]:
 
 
 def imperative_writer(f: ObjectFacts, ctx: AuditContext) -> list[Finding]:
-    imperative: dict[str, list[dict[str, Any]]] = {}
+    # one finding per (manager, subresource): the server keeps an entry per subresource, and a
+    # finding that merged them would say the status writer owns the main resource's fields
+    imperative: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for e in f.special:
         manager = e.get("manager") or ""
         if (manager not in SERVER_MANAGERS and manager not in NOT_IMPERATIVE and manager not in f.apply_names
                 and matches(manager, ctx.imperative_managers) and not any(e is t for t in f.trapped)):
-            imperative.setdefault(manager, []).append(e)
+            imperative.setdefault((manager, str(e.get("subresource") or "")), []).append(e)
     out = []
-    for manager, es in imperative.items():
+    for (manager, sub), es in imperative.items():
         paths = sorted({p for e in es for p in field_paths(e.get("fieldsV1"))})
-        subs = sorted({str(e.get("subresource") or "") for e in es} - {""})
-        via = f" (subresource {', '.join(subs)})" if subs else ""
+        subs = [sub] if sub else []
+        via = f" (subresource {sub})" if sub else ""
         out.append(f.finding("imperative-writer", f"{manager}{via} owns {_listed(paths) if paths else 'no fields'}",
                              {"manager": manager, "subresources": subs, "fields": paths}))
     return out

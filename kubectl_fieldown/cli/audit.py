@@ -62,6 +62,9 @@ class AuditOutput(str, enum.Enum):
     junit = "junit"
     sarif = "sarif"
     prometheus = "prometheus"
+    name = "name"
+    jsonpath = "jsonpath"
+    custom_columns = "custom-columns"
 
 
 class FailOn(str, enum.Enum):
@@ -418,8 +421,10 @@ def audit(
         AuditOutput,
         options.output_option("Output format: text (summary and details, default), json (the documented "
                               "schema, docs/audit.md), junit (one test case per finding, for CI), sarif "
-                              "(SARIF 2.1.0, findings at the lines of the -f manifests) or prometheus (metrics; "
-                              "docs/fleet.md)."),
+                              "(SARIF 2.1.0, findings at the lines of the -f manifests), prometheus (metrics; "
+                              "docs/fleet.md), name (each object with findings: kind.group/name), "
+                              "jsonpath=TEMPLATE or custom-columns=SPEC (kubectl's, over the json document: one row "
+                              "per finding; docs/output.md)."),
     ] = AuditOutput.text,
     fail_on: Annotated[
         FailOn,
@@ -455,6 +460,9 @@ def audit(
         typer.Option("--ignore", metavar="ID", help="Do not report this finding id (repeatable).",
                      show_default=False),
     ] = None,
+    details: Annotated[bool, typer.Option(
+        "--details", "-v", "--verbose", help="Text output: the findings and the fix of each object, object by "
+        "object (default: identical findings and fixes grouped, with the objects they concern).")] = False,
     concurrency: Annotated[
         str,
         typer.Option("--concurrency", metavar="N", help="Types listed at the same time (1-32)."),
@@ -467,7 +475,13 @@ def audit(
     all_contexts: AllContexts = False,
     context_concurrency: ContextConcurrency = "4",
     metrics_file: MetricsFile = None,
+    no_headers: options.NoHeaders = False,
+    color: options.Color = options.ColorMode.auto,
 ) -> None:
+    del no_headers, color  # read by the renderers (render/prefs.py), set when the flags are parsed
+    from .outputformat import check
+
+    check(output.value)
     from ..audit import RULES
 
     started = time.monotonic()
@@ -499,7 +513,7 @@ def audit(
     if output is AuditOutput.prometheus:
         fleet.print_metrics([(one.context or "", report)])
     else:
-        _render(report, output, one.manifests.sources)
+        _render(report, output, one.manifests.sources, details)
     fleet.write_metrics(metrics_file, [(one.context or "", report)])
     if result.interrupted:
         print_error(f"interrupted: partial results ({len(result.complete_types)} of {len(types)} types complete)")
@@ -560,12 +574,17 @@ def _report(result: ScanResult, types: Sequence[ResourceInfo], namespace: str | 
     )
 
 
-def _render(report: AuditReport, output: AuditOutput, sources: Mapping[ObjectKey, InputDocument]) -> None:
+def _render(report: AuditReport, output: AuditOutput, sources: Mapping[ObjectKey, InputDocument],
+            details: bool = False) -> None:
     out = sys.stdout
     if output is AuditOutput.sarif:
         from ..render.sarif import audit_sarif, render_sarif
 
         render_sarif(audit_sarif(report, sources), out)
+    elif output in (AuditOutput.name, AuditOutput.jsonpath, AuditOutput.custom_columns):
+        from .outputformat import print_audit
+
+        print_audit(output.value, report, out)
     elif output is AuditOutput.json:
         from ..render.audit import render_json
 
@@ -577,7 +596,7 @@ def _render(report: AuditReport, output: AuditOutput, sources: Mapping[ObjectKey
     else:
         from ..render.audit import render_text
 
-        render_text(report, out)
+        render_text(report, out, details=details)
     out.flush()
 
 

@@ -30,8 +30,10 @@ from .globalflags import FLAGS, ConnectionFlags, GlobalFlagError, flag_named, se
 
 __all__ = [
     "complete_context",
+    "complete_managers",
     "complete_namespace",
     "complete_resources",
+    "completion_script",
     "kubectl_plugin_complete",
     "shell_complete",
     "without_generic_flags",
@@ -76,6 +78,33 @@ def without_generic_flags(words: Sequence[str]) -> tuple[ConnectionFlags, list[s
     return ConnectionFlags(), rest
 
 
+#: the words being completed (without kubectl's generic flags), for the completions that need the
+#: command's arguments while an option's value is typed: click leaves the arguments out of the
+#: parsed values then, and typer hands the callbacks no words
+_words: list[str] = []
+
+
+def _arguments(ctx: Any) -> list[str]:
+    """The positional words after the command's name (TYPE/NAME...), option values left out."""
+    command = getattr(ctx, "command", None)
+    name = getattr(command, "name", None)
+    if name not in _words:
+        return []
+    with_value = {opt for p in getattr(command, "params", ()) if getattr(p, "param_type_name", "") == "option"
+                  and not getattr(p, "is_flag", False) and not getattr(p, "count", False) for opt in p.opts}
+    out: list[str] = []
+    words = _words[_words.index(name) + 1:]
+    skip = False
+    for w in words:
+        if skip:
+            skip = False
+        elif w.startswith("-"):
+            skip = w in with_value
+        else:
+            out.append(w)
+    return out
+
+
 def _generic_flag_items(incomplete: str) -> list[tuple[str, str]]:
     return [(name, spec.help.split(". ")[0].rstrip("."))
             for spec in FLAGS for name in spec.names
@@ -91,12 +120,14 @@ def candidates(command: Any, words: Sequence[str], incomplete: str, prog_name: s
     flags, args = without_generic_flags(words[:len(words) - len(pending)])
     args += pending
     set_current(flags)  # the cluster flags (--server, --token, --as...) reach the lookups below
+    _words[:] = args
     try:
         base = _completion_class("bash")
         completer = base(command, {}, prog_name, "")
         items = completer.get_completions(args, incomplete)
     finally:
         set_current(ConnectionFlags())
+        _words.clear()
     out = [(str(item.value), str(item.help or "")) for item in items]
     if incomplete.startswith("--"):
         known = {value for value, _ in out}
@@ -142,6 +173,34 @@ def shell_complete(command: Any, prog_name: str, complete_var: str, instruction:
     return 0
 
 
+#: bash falls back to file names when a completion offers nothing (``complete -o default``); for a
+#: value that comes from the cluster that would offer local files, which kubectl never does
+_BASH_NO_FILES = """
+    if [[ ${#COMPREPLY[@]} -eq 0 ]]; then
+        case "${COMP_WORDS[COMP_CWORD-1]}" in
+            %s) compopt +o default 2>/dev/null ;;
+        esac
+    fi
+    return 0
+}"""
+
+
+def completion_script(command: Any, shell: str, prog_name: str, complete_var: str) -> str:
+    """The script that makes ``shell`` complete ``prog_name`` (typer's, which calls back with
+    ``complete_var``), as ``kubectl completion SHELL`` prints kubectl's."""
+    import contextlib
+    import io
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        shell_complete(command, prog_name, complete_var, f"source_{shell}")
+    # zsh reads "#compdef" only on the first line of a file in $fpath
+    script = buf.getvalue().lstrip("\n")
+    if shell == "bash":
+        script = script.replace("\n    return 0\n}", _BASH_NO_FILES % "|".join(_CLUSTER_VALUED), 1)
+    return script
+
+
 def kubectl_plugin_complete(command: Any, argv: Sequence[str], prog_name: str) -> int:
     """Answer kubectl's plugin completion: ``argv`` is the plugin's words, the last one the word
     being completed (kubectl passes ``""`` after a space)."""
@@ -150,9 +209,21 @@ def kubectl_plugin_complete(command: Any, argv: Sequence[str], prog_name: str) -
     for value, help_text in found:
         line = f"{value}\t{help_text}" if help_text else value
         sys.stdout.write(" ".join(line.splitlines()) + "\n")
-    # nothing to offer (a file argument, a value we cannot know): let the shell complete files
-    sys.stdout.write(f":{DIRECTIVE_NO_FILE_COMP if found else DIRECTIVE_DEFAULT}\n")
+    # nothing to offer (a file argument, a value we cannot know): let the shell complete files —
+    # except for a value that comes from the cluster (-n, as kubectl's: never a local file name)
+    no_files = bool(found) or _completes_cluster_value(words, incomplete)
+    sys.stdout.write(f":{DIRECTIVE_NO_FILE_COMP if no_files else DIRECTIVE_DEFAULT}\n")
     return 0
+
+
+#: options whose values come from the cluster or its objects, never from local files
+_CLUSTER_VALUED = ("-n", "--namespace", "--context", "--field-manager", "--manager", "--from-manager")
+
+
+def _completes_cluster_value(words: Sequence[str], incomplete: str) -> bool:
+    if incomplete.startswith(tuple(f"{o}=" for o in _CLUSTER_VALUED if o.startswith("--"))):
+        return True
+    return bool(words) and words[-1] in _CLUSTER_VALUED and not incomplete.startswith("-")
 
 
 # --- values from the cluster and the kubeconfig -------------------------------------------------
@@ -233,6 +304,69 @@ def complete_namespace(ctx: Any, args: list[str], incomplete: str) -> list[tuple
             return [(name, "") for name in _names(client, {}, "namespaces", incomplete)]
 
     return _quietly(lookup)
+
+
+#: at most this many objects are read to complete a manager name: a prompt must not wait for a LIST
+#: of a whole type's objects one GET at a time
+_MAX_SCOPE = 50
+
+
+def complete_managers(ctx: Any, args: list[str], incomplete: str) -> list[tuple[str, str]]:
+    """``--field-manager <TAB>``, ``--manager <TAB>``: the managers of the objects in scope — the
+    objects named (TYPE/NAME, TYPE NAME..., TYPE), the live objects of the -f manifests, or the
+    objects of show's -i file — each with its operations. Nothing without such objects (an audit of
+    a whole namespace would have to read it all at the prompt)."""
+    del args
+    params = _all_params(ctx)
+    if not params.get("resources"):
+        params["resources"] = _arguments(ctx)
+    return _quietly(lambda: _manager_candidates(params, incomplete))
+
+
+def _manager_candidates(params: dict[str, Any], incomplete: str) -> list[tuple[str, str]]:
+    found: dict[str, set[str]] = {}
+    for obj in _objects_in_scope(params):
+        md = obj.get("metadata") if isinstance(obj, dict) else None
+        for e in (md.get("managedFields") if isinstance(md, dict) else None) or ():
+            if isinstance(e, dict) and e.get("manager"):
+                found.setdefault(str(e["manager"]), set()).add(str(e.get("operation") or ""))
+    return [(m, ", ".join(sorted(ops - {""}))) for m, ops in sorted(found.items()) if m.startswith(incomplete)]
+
+
+def _objects_in_scope(params: dict[str, Any]) -> list[Any]:
+    import itertools
+
+    input_file = params.get("input_file")
+    if input_file:
+        if input_file == "-":
+            return []  # stdin belongs to the shell at the prompt
+        from ..files import load_sources
+
+        return [d.obj for d in load_sources(str(input_file), recursive=bool(params.get("recursive"))).documents]
+    filenames = [str(f) for f in params.get("filename") or () if f != "-"]
+    resources = [str(r) for r in params.get("resources") or ()]
+    if not filenames and not resources:
+        return []
+    from ..kube.errors import KubeError, is_fatal
+    from .options import ClusterArgs
+    from .select import Selection, select
+
+    cluster = ClusterArgs(kubeconfig=params.get("kubeconfig"), context=params.get("context"),
+                          namespace=params.get("namespace"), all_namespaces=bool(params.get("all_namespaces")))
+    sel = Selection([] if filenames else resources, filenames, bool(params.get("recursive")), params.get("selector"),
+                    cluster)
+    out: list[Any] = []
+    with _client(params) as client:
+        for s in itertools.islice(select(client, sel), _MAX_SCOPE):
+            if s.target is None:
+                continue
+            t = s.target
+            try:
+                out.append(t.initial if t.initial is not None else client.get(t.res, t.name, t.namespace))
+            except KubeError as e:
+                if is_fatal(e):
+                    raise
+    return out
 
 
 def complete_context(ctx: Any, args: list[str], incomplete: str) -> list[tuple[str, str]]:

@@ -57,6 +57,13 @@ class ConflictsOutput(str, enum.Enum):
     json = "json"
     yaml = "yaml"
     sarif = "sarif"
+    name = "name"
+    jsonpath = "jsonpath"
+    custom_columns = "custom-columns"
+
+
+#: kubectl's formats, printed from the -o json document (cli/outputformat.py)
+_KUBE_OUTPUTS = (ConflictsOutput.name, ConflictsOutput.jsonpath, ConflictsOutput.custom_columns)
 
 
 HELP = """Predict a server-side apply: conflicts, shared fields, deletions and fields that stay.
@@ -401,7 +408,14 @@ def predict_offline(docs: Sequence[InputDocument], live_docs: Sequence[InputDocu
 
 def _render(outcome: Outcome, output: ConflictsOutput, verbose: bool, offline: bool) -> None:
     out = sys.stdout
-    if output is ConflictsOutput.json:
+    if output in _KUBE_OUTPUTS:
+        from ..objects import ObjectRef
+        from ..render.conflicts import to_document
+        from .outputformat import print_kube
+
+        names = [ObjectRef(r.api_version, r.kind, r.namespace, r.name).resource_name for r in outcome.reports]
+        print_kube(output.value, to_document(outcome.reports), names, out)
+    elif output is ConflictsOutput.json:
         from ..render.conflicts import render_json
 
         render_json(outcome.reports, out)
@@ -524,8 +538,10 @@ def conflicts(
     ] = None,
     output: Annotated[
         ConflictsOutput,
-        options.output_option("Output format: text (default), json or yaml (the documented contract), or sarif "
-                              "(SARIF 2.1.0, each result at its line of the manifest; docs/fleet.md)."),
+        options.output_option("Output format: text (default), json or yaml (the documented contract), sarif "
+                              "(SARIF 2.1.0, each result at its line of the manifest; docs/fleet.md), name "
+                              "(kind.group/name), jsonpath=TEMPLATE or custom-columns=SPEC (kubectl's, over the json "
+                              "document; docs/output.md)."),
     ] = ConflictsOutput.text,
     verbose: Annotated[
         bool,
@@ -540,7 +556,13 @@ def conflicts(
     namespace: options.Namespace = None,
     kubeconfig: options.Kubeconfig = None,
     context: options.Context = None,
+    no_headers: options.NoHeaders = False,
+    color: options.Color = options.ColorMode.auto,
 ) -> None:
+    del no_headers, color  # read by the renderers (render/prefs.py), set when the flags are parsed
+    from .outputformat import check
+
+    check(output.value)
     paths = list(filename or ())
     live_paths = list(live or ())
     if not paths:
@@ -584,7 +606,7 @@ def conflicts(
         finally:
             client.close()
 
-    if outcome.reports or output is not ConflictsOutput.text:
+    if outcome.reports or output not in (ConflictsOutput.text, ConflictsOutput.name, ConflictsOutput.custom_columns):
         # JSON and YAML always print a document, so that `| jq` sees {"items": []} rather than nothing
         if output is ConflictsOutput.sarif:
             from ..render.sarif import conflicts_sarif, render_sarif

@@ -28,6 +28,7 @@ import typer
 from . import _restore_interrupts
 from .errors import EXIT_FAILURE, EXIT_USAGE, debug_enabled, one_line, print_error
 from .globalflags import ConnectionFlags, GlobalFlagError, print_warnings, set_current, split_global_flags
+from .helpformat import install_help_formatter
 
 __all__ = ["PROG_NAME", "app", "complete_for_kubectl", "main", "run", "run_kubectl_completion"]
 
@@ -78,6 +79,8 @@ COMMAND_SUMMARIES: tuple[tuple[str, str], ...] = (
     ("watch", "Watch who changes which field, live, and which writers fight over a field."),
     ("version", "Print the version of kubectl-fieldown and of the Python running it."),
     ("options", "Print the list of flags inherited by all commands (kubectl's generic flags)."),
+    ("completion", "Print the shell completion script for kubectl-fieldown (bash, zsh or fish), as 'kubectl "
+                   "completion' does for kubectl."),
 )
 
 
@@ -85,7 +88,7 @@ def root_help_app() -> typer.Typer:
     """The app as the bare root help shows it: the commands as one-line stand-ins."""
     new_app = build_app(())
     for name, summary in COMMAND_SUMMARIES:
-        new_app.command(name, help=summary)(_root)
+        new_app.command(name, help=summary, short_help=summary)(_root)
     return new_app
 
 
@@ -103,11 +106,16 @@ def build_app(modules: Sequence[str] = COMMAND_MODULES) -> typer.Typer:
         no_args_is_help=True,
         rich_markup_mode=None,
         pretty_exceptions_enable=False,
-        context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+        context_settings={"help_option_names": ["-h", "--help"]},
     )
     new_app.callback()(_root)
     for name in modules:
         importlib.import_module(f"{__package__}.{name}").register(new_app)
+    # the command list shows each summary whole (click would cut it to fit one line)
+    summaries = dict(COMMAND_SUMMARIES)
+    for info in new_app.registered_commands:
+        if info.name in summaries and info.short_help is None:
+            info.short_help = summaries[info.name]
     return new_app
 
 
@@ -243,6 +251,7 @@ def tolerant_output() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI with ``argv`` (default: ``sys.argv[1:]``) and return the exit code."""
     tolerant_output()
+    _reset_output_flags()
     args = list(sys.argv[1:] if argv is None else argv)
     if not os.environ.get(COMPLETE_VAR):
         try:
@@ -253,10 +262,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print_warnings(flags)
         set_current(flags)
         args = _kubectl_spellings(args)
+        from .outputformat import split_templates
+
+        args = split_templates(args)
     # completion must see every command and its options, never the root stand-ins
     bare_help = not os.environ.get(COMPLETE_VAR) and args in ([], ["-h"], ["--help"])
     command = typer.main.get_command(root_help_app() if bare_help else build_app(_modules_for(args)))
     install_fast_coercion(command)
+    install_help_formatter(command)
     instruction = os.environ.get(COMPLETE_VAR)
     if instruction:
         from .completion import shell_complete
@@ -267,6 +280,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run_command(command, args)
     finally:
         set_current(ConnectionFlags())  # main() may run again in this process (tests, library use)
+
+
+def _reset_output_flags() -> None:
+    # --color, --no-headers and an -o template of an earlier main() in this process (tests, library use)
+    from ..render import prefs
+    from . import outputformat
+
+    prefs.reset()
+    outputformat.reset()
 
 
 #: the cluster flags every command takes, which kubectl also accepts before the command

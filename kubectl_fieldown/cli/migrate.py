@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from . import options
+from .completion import complete_managers
 from .errors import UsageError, handle_errors
 from .select import Selection
 from .writes import (
@@ -142,6 +143,7 @@ def migrate(
             "default kubectl-client-side-apply). --to client-side: the one Apply manager to turn into "
             "client-side apply (default kubectl).",
             show_default=False,
+            autocompletion=complete_managers,
         ),
     ] = None,
     field_manager: Annotated[

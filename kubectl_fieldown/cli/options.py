@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from .completion import complete_context, complete_namespace
+from .completion import complete_context, complete_managers, complete_namespace
 
 if TYPE_CHECKING:
     from ..kube.client import ClusterOptions
@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 __all__ = [
     "AllNamespaces",
     "ClusterArgs",
+    "Color",
+    "ColorMode",
     "Context",
     "DryRun",
     "DryRunStrategy",
@@ -38,6 +40,7 @@ __all__ = [
     "Filename",
     "Kubeconfig",
     "Namespace",
+    "NoHeaders",
     "Recursive",
     "Selector",
     "cluster_options",
@@ -160,6 +163,7 @@ def field_manager_option(default_help: str) -> Any:
         "--field-manager",
         metavar="NAME",
         help=f"Name of the manager used to track field ownership. {default_help}".strip(),
+        autocompletion=complete_managers,
     )
 
 
@@ -183,6 +187,49 @@ DryRun = Annotated[
         help='Must be "none", "server", or "client". If client strategy, only print the object that would be '
         "sent, without sending it. If server strategy, submit server-side request without persisting the resource.",
         case_sensitive=False,
+    ),
+]
+
+
+class ColorMode(str, enum.Enum):
+    auto = "auto"
+    always = "always"
+    never = "never"
+
+
+def _set_color(value: ColorMode | str | None) -> ColorMode | str | None:
+    from ..render.prefs import set_color_mode
+
+    set_color_mode(str(getattr(value, "value", value) or "auto"))
+    return value
+
+
+Color = Annotated[
+    ColorMode,
+    typer.Option(
+        "--color",
+        metavar="auto|always|never",
+        callback=_set_color,
+        help="Colour the human-readable output: auto (on a terminal, unless NO_COLOR is set), always (even "
+        "into a pipe or a file) or never.",
+        case_sensitive=False,
+    ),
+]
+
+
+def _set_no_headers(value: bool) -> bool:
+    from ..render.prefs import set_no_headers
+
+    set_no_headers(bool(value))
+    return value
+
+
+NoHeaders = Annotated[
+    bool,
+    typer.Option(
+        "--no-headers",
+        callback=_set_no_headers,
+        help="When using a table output format (or custom-columns), don't print headers (default print headers).",
     ),
 ]
 

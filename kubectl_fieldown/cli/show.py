@@ -21,7 +21,7 @@ from ..managedfields import ManagedFieldsEntry, ManagedFieldsError, decode_entri
 from ..ownership import build_owner_tree, unowned_leaves
 from ..value import MAX_DEPTH, nesting_depth
 from . import options
-from .completion import complete_resources
+from .completion import complete_managers, complete_resources
 from .errors import EXIT_FAILURE, UsageError, describe, handle_errors, print_error, print_note
 from .select import LiveRequest, parse_live_args, resolve_targets
 
@@ -38,6 +38,13 @@ class ShowOutput(str, enum.Enum):
     table = "table"
     json = "json"
     yaml = "yaml"
+    name = "name"
+    jsonpath = "jsonpath"
+    custom_columns = "custom-columns"
+
+
+#: kubectl's formats, printed from the -o json document (cli/outputformat.py)
+_KUBE_OUTPUTS = (ShowOutput.name, ShowOutput.jsonpath, ShowOutput.custom_columns)
 
 
 class TimeMode(str, enum.Enum):
@@ -233,7 +240,14 @@ class _Located(Exception):
 
 def _render(views: Sequence[ObjectView], output: ShowOutput, time_mode: TimeMode) -> None:
     out = sys.stdout
-    if output is ShowOutput.json:
+    if output in _KUBE_OUTPUTS:
+        from ..objects import ObjectRef
+        from ..render.jsonout import to_document
+        from .outputformat import print_kube
+
+        names = [ObjectRef(v.api_version, v.kind, v.namespace, v.name).resource_name for v in views]
+        print_kube(output.value, to_document(views), names, out)
+    elif output is ShowOutput.json:
         from ..render.jsonout import render_json
 
         render_json(views, out)
@@ -289,7 +303,9 @@ def show(
     output: Annotated[
         ShowOutput,
         options.output_option("Output format: tree (default), blame (the YAML with an owner column), "
-                              "table (path, owners, value), json or yaml (the documented contract)."),
+                              "table (path, owners, value), json or yaml (the documented contract), name "
+                              "(kind.group/name), jsonpath=TEMPLATE or custom-columns=SPEC (kubectl's, over the "
+                              "json document; docs/output.md)."),
     ] = ShowOutput.tree,
     manager: Annotated[
         list[str] | None,
@@ -299,6 +315,7 @@ def show(
             help="Only fields owned by a manager matching GLOB (repeatable; shell-style: 'kubectl*'). "
             "Co-owners of a matching field are still shown.",
             show_default=False,
+            autocompletion=complete_managers,
         ),
     ] = None,
     path: Annotated[
@@ -335,7 +352,13 @@ def show(
     selector: options.Selector = None,
     kubeconfig: options.Kubeconfig = None,
     context: options.Context = None,
+    no_headers: options.NoHeaders = False,
+    color: options.Color = options.ColorMode.auto,
 ) -> None:
+    del no_headers, color  # read by the renderers (render/prefs.py), set when the flags are parsed
+    from .outputformat import check
+
+    check(output.value)
     args = list(resources or ())
     managers = list(manager or ())
     paths = list(path or ())
@@ -393,7 +416,7 @@ def show(
         except ManagedFieldsError as e:
             failures.append(_Located(f"{src.where}: {object_title(src.obj)}", e))
 
-    if views or output in (ShowOutput.json, ShowOutput.yaml):
+    if views or output in (ShowOutput.json, ShowOutput.yaml, ShowOutput.jsonpath):
         # JSON and YAML always print a document, so that `| jq` sees {"items": []} rather than nothing
         _render(views, output, time)
     if saved_without:

@@ -90,7 +90,7 @@ Examples:
   kubectl fieldown undo --list
   kubectl fieldown undo --last --dry-run=client
   kubectl fieldown undo ~/.kube/fieldown/backups/20260101T120000.000Z-1a2b3c4d
-  kubectl fieldown undo ~/.kube/fieldown/backups/20260101T120000.000Z-1a2b3c4d/apps_Deployment_shop_web.json"""
+  cd ~/.kube/fieldown/backups && kubectl fieldown undo 20260101T120000.000Z-1a2b3c4d/apps_Deployment_shop_web.json"""
 
 
 @handle_errors
@@ -120,7 +120,9 @@ def undo(
     verbose: Verbose = False,
     kubeconfig: options.Kubeconfig = None,
     context: options.Context = None,
+    no_headers: options.NoHeaders = False,
 ) -> int:
+    del no_headers  # read by the renderers (render/prefs.py), set when the flags are parsed
     from ..kube.writes import backup_files, default_backup_root
     from .errors import UsageError
 
@@ -208,15 +210,19 @@ def _print_runs(root: Path, output: WriteOutput) -> None:
 
     runs = list_runs(root)
     if output is WriteOutput.json:
-        write_json({"backupRoot": str(root), "runs": [
+        from ..render.envelope import envelope
+
+        write_json(envelope("FieldownBackupRuns", {"backupRoot": str(root), "runs": [
             {"directory": str(r.directory), "time": r.started, "command": r.command, "objects": r.objects,
-             "server": r.server} for r in runs]}, sys.stdout)
+             "server": r.server} for r in runs]}), sys.stdout)
         return
     if not runs:
         sys.stdout.write(f"no backup runs under {root}\n")
         return
-    rows = [("TIME", "COMMAND", "OBJECTS", "DIRECTORY")] + [
-        (r.started, terminal_safe(r.command) or "?", str(r.objects), str(r.directory)) for r in runs]
+    from ..render.prefs import no_headers
+
+    rows = [] if no_headers() else [("TIME", "COMMAND", "OBJECTS", "DIRECTORY")]
+    rows += [(r.started, terminal_safe(r.command) or "?", str(r.objects), str(r.directory)) for r in runs]
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     for row in rows:
         sys.stdout.write("  ".join(c.ljust(w) for c, w in zip(row[:3], widths, strict=True)) + "  " + row[3] + "\n")

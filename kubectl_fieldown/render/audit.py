@@ -3,7 +3,8 @@
 The JSON document is a contract (docs/audit.md): keys are only ever added, never renamed or
 removed, and ``version`` changes if that promise is ever broken::
 
-    {"kind": "FieldownAudit", "version": 1, "complete", "interrupted", "failed", "nothingAudited", "failOn",
+    {"apiVersion": "fieldown.dev/v1", "kind": "FieldownAudit", "version": 1,   (docs/output.md)
+     "complete", "interrupted", "failed", "nothingAudited", "failOn",
      "scope": {"namespace", "allNamespaces", "selector", "fieldManager", "types": [...]},
      "summary": {"objects", "objectsByType", "findings", "bySeverity", "byId", "byKind", "byNamespace"},
      "items": [{"id", "severity", "apiVersion", "kind", "namespace", "name", "resource",
@@ -74,9 +75,9 @@ def _where(f: Finding) -> str:
 def to_document(report: AuditReport) -> dict[str, Any]:
     findings = report.findings
     by_severity = Counter(f.severity.value for f in findings)
-    return {
-        "kind": "FieldownAudit",
-        "version": FORMAT_VERSION,
+    from .envelope import envelope
+
+    return envelope("FieldownAudit", {
         "complete": report.complete,
         "interrupted": report.interrupted,
         "failed": report.failed,
@@ -102,7 +103,7 @@ def to_document(report: AuditReport) -> dict[str, Any]:
         "objects": _objects(findings),
         # several contexts in one run (docs/fleet.md): a summary each, and the context of every item
         **({"contexts": [context_summary(c, findings) for c in report.contexts]} if report.contexts else {}),
-    }
+    })
 
 
 def finding_json(f: Finding) -> dict[str, Any]:
@@ -227,8 +228,10 @@ _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 _TOP = 10
 
 
-def render_text(report: AuditReport, out: TextIO) -> None:
-    """A summary (counts by finding, kind and namespace), then the findings object by object."""
+def render_text(report: AuditReport, out: TextIO, details: bool = False) -> None:
+    """A summary (counts by finding, kind and namespace), then the findings grouped — one line per
+    finding id and message with the objects that have it, one block per fix with the objects it is
+    for (as Popeye does) — or, with ``details``, the findings object by object."""
     from .common import columns, make_console, print_lines
     from .styled import Text
 
@@ -266,8 +269,10 @@ def render_text(report: AuditReport, out: TextIO) -> None:
     if not findings:
         return
 
+    from .prefs import no_headers
+
     by_id = Counter(f.id for f in findings)
-    rows = [[Text(h, style="bold") for h in ("SEVERITY", "FINDING", "COUNT", "WHAT")]]
+    rows = [] if no_headers() else [[Text(h, style="bold") for h in ("SEVERITY", "FINDING", "COUNT", "WHAT")]]
     for rule_id in [r for r in RULES if r in by_id] + sorted(set(by_id) - set(RULES)):
         rule = RULES.get(rule_id)
         worst = max((f.severity for f in findings if f.id == rule_id), key=lambda s: s.rank)
@@ -284,6 +289,9 @@ def render_text(report: AuditReport, out: TextIO) -> None:
             line += f", … {len(items) - _TOP} more"
         console.print(Text(f"By {title}: ", style="bold").append(line, style=""))
 
+    if not details:
+        _grouped(console, findings)
+        return
     console.print()
     console.print(Text("Details", style="bold"))
     current: tuple[Any, ...] | None = None
@@ -309,3 +317,74 @@ def render_text(report: AuditReport, out: TextIO) -> None:
             lines = fix_lines(f.fix)
             for j, line in enumerate(lines):
                 console.print(Text("  fix: " if j == 0 else "       ", style="dim").append(terminal_safe(line)))
+
+
+# --- grouped (the default text) ----------------------------------------------------------------------
+
+_LISTED = 8  # objects named on a line; the rest are counted (all of them with --details)
+
+
+def _label(f: Finding) -> tuple[str, str | None, str]:
+    """(kind, namespace, name): how an object is named in a list of objects."""
+    if f.name is None:
+        return (f"{f.resource} (type)", f.namespace, "")
+    return (f.kind, f.namespace, f.name)
+
+
+def _objects_line(objects: Sequence[tuple[str, str | None, str]]) -> str:
+    """``3 objects: Widget a, b -n shop; Gizmo edge``: the names of each kind and namespace together,
+    at most _LISTED of them."""
+    groups: dict[tuple[str, str | None], list[str]] = {}
+    for kind, namespace, name in objects[:_LISTED]:
+        groups.setdefault((kind, namespace), []).append(name)
+    text = "; ".join(f"{kind} {', '.join(n for n in names if n)}".rstrip() + (f" -n {ns}" if ns else "")
+                     for (kind, ns), names in groups.items())
+    if len(objects) > _LISTED:
+        text += f" (+{len(objects) - _LISTED} more; --details lists them)"
+    return f"{counted(len(objects), 'object')}: {text}"
+
+
+def _grouped(console: Any, findings: Sequence[Finding]) -> None:
+    from .styled import Text
+
+    groups: dict[tuple[str, str], list[Finding]] = {}
+    for f in findings:
+        groups.setdefault((f.id, f.message), []).append(f)
+    order = {rule_id: i for i, rule_id in enumerate(RULES)}
+
+    def rank(item: tuple[tuple[str, str], list[Finding]]) -> tuple[int, int]:
+        # as the summary table: the worst first, then the catalogue's order
+        (rule_id, _), members = item
+        return (-max(f.severity.rank for f in members), order.get(rule_id, len(order)))
+
+    console.print()
+    console.print(Text("Findings", style="bold"))
+    for (rule_id, message), members in sorted(groups.items(), key=rank):
+        worst = max((f.severity for f in members), key=lambda s: s.rank)
+        row = Text("")
+        row.append(f"{worst.value.upper():<8}", style=_STYLE[worst.value])
+        row.append(f"{rule_id}  ", style="bold")
+        row.append(terminal_safe(message))
+        console.print(row)
+        objects = list(dict.fromkeys(_label(f) for f in members))
+        console.print(Text("        " + terminal_safe(_objects_line(objects)), style="dim"))
+
+    # one block per distinct fix: the same words for several objects (nothing to run, the same note)
+    # are said once, with the objects they are for
+    fixes: dict[tuple[str, ...], list[tuple[str, str | None, str]]] = {}
+    seen: set[tuple[Any, ...]] = set()
+    for f in findings:
+        key = (f.api_version, f.kind, f.namespace, f.name)
+        if f.fix is None or key in seen:
+            continue
+        seen.add(key)
+        fixes.setdefault(tuple(fix_lines(f.fix)), []).append(_label(f))
+    fixes.pop((), None)
+    if not fixes:
+        return
+    console.print()
+    console.print(Text("Fixes", style="bold"))
+    for lines, objects in fixes.items():
+        console.print(Text(terminal_safe(_objects_line(objects)), style="dim"))
+        for j, line in enumerate(lines):
+            console.print(Text("  fix: " if j == 0 else "       ", style="dim").append(terminal_safe(line)))

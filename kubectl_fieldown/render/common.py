@@ -446,8 +446,14 @@ def print_lines(console: Console, lines: Sequence[Text]) -> None:
 
 
 def colour_enabled(stream: TextIO) -> bool:
-    """Colour when writing to a terminal; NO_COLOR (https://no-color.org) always wins, FORCE_COLOR
+    """``--color=always``: colour, even into a pipe; ``--color=never``: none. ``--color=auto`` (the
+    default): colour when writing to a terminal; NO_COLOR (https://no-color.org) wins, FORCE_COLOR
     turns it on for pipes (CI logs, ``less -R``)."""
+    from .prefs import color_mode
+
+    mode = color_mode()
+    if mode != "auto":
+        return mode == "always"
     if os.environ.get("NO_COLOR"):
         return False
     if os.environ.get("FORCE_COLOR"):

@@ -6,7 +6,7 @@ compared); nothing here fetches, decodes or simulates. The JSON/YAML contract â€
 these exact keys; keys are only ever added, and ``version`` changes if that promise is ever broken
 (docs/conflicts.md)::
 
-    {"kind": "FieldownConflicts", "version": 2,
+    {"apiVersion": "fieldown.dev/v1", "kind": "FieldownConflicts", "version": 2,   (docs/output.md)
      "items": [{"apiVersion", "kind", "namespace", "name",
                 "conflicts": [{"manager", "operation", "apiVersion", "subresource", "path",
                                "liveValue", "appliedValue"}],
@@ -102,7 +102,9 @@ def report_to_dict(report: ConflictReport) -> dict[str, Any]:
 
 
 def to_document(reports: Sequence[ConflictReport]) -> dict[str, Any]:
-    return {"kind": "FieldownConflicts", "version": FORMAT_VERSION, "items": [report_to_dict(r) for r in reports]}
+    from .envelope import envelope
+
+    return envelope("FieldownConflicts", {"items": [report_to_dict(r) for r in reports]})
 
 
 def render_json(reports: Sequence[ConflictReport], out: TextIO) -> None:

@@ -3,7 +3,8 @@
 Scripts and acceptance checks depend on these exact keys; add nothing here without a version bump
 of the contract::
 
-    {"items": [{"apiVersion", "kind", "namespace", "name",
+    {"apiVersion": "fieldown.dev/v1", "kind": "FieldownShow", "version": 1,   (docs/output.md)
+     "items": [{"apiVersion", "kind", "namespace", "name",
                 "managers": [{"manager", "operation", "apiVersion", "subresource", "time", "fieldCount"}],
                 "fields": [{"path", "owners": [{"manager", "operation", "subresource"}], "value"?}]}]}
 
@@ -19,6 +20,7 @@ from ..fieldpath import path_string
 from ..fieldpath.lookup import MISSING
 from ..ownership import OwnedField
 from .common import ObjectView, write_json, write_yaml
+from .envelope import envelope
 
 __all__ = ["render_json", "render_yaml", "to_document", "view_to_dict"]
 
@@ -55,7 +57,7 @@ def view_to_dict(view: ObjectView) -> dict[str, Any]:
 
 
 def to_document(views: Sequence[ObjectView]) -> dict[str, Any]:
-    return {"items": [view_to_dict(v) for v in views]}
+    return envelope("FieldownShow", {"items": [view_to_dict(v) for v in views]})
 
 
 def render_json(views: Sequence[ObjectView], out: TextIO) -> None:

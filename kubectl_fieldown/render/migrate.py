@@ -8,7 +8,8 @@ with ``-v``; then a summary.
 
 ``-o json`` is a contract (docs/migrate.md); keys are only ever added::
 
-    {"command", "dryRun": "none"|"client"|"server", "backupDir": str|null,
+    {"apiVersion": "fieldown.dev/v1", "kind": "FieldownWrite", "version": 1,   (docs/output.md)
+     "command", "dryRun": "none"|"client"|"server", "backupDir": str|null,
      "interrupted": bool, "inFlight": str|null   (Ctrl-C: the object whose write was under way),
      "summary": {"changed", "unchanged", "failed", "retries"},
      "items": [{"apiVersion", "kind", "namespace", "name", "result", "retries", "patchesSent",
@@ -125,7 +126,9 @@ def summary_counts(outcomes: Sequence[WriteOutcome]) -> dict[str, int]:
 
 def render_json(command: str, dry_run: str, outcomes: Sequence[WriteOutcome], backup_dir: Path | None,
                 out: TextIO, *, interrupted: bool = False, in_flight: str | None = None) -> None:
-    doc = {
+    from .envelope import envelope
+
+    doc = envelope("FieldownWrite", {
         "command": command,
         "dryRun": dry_run,
         "backupDir": str(backup_dir) if backup_dir is not None else None,
@@ -133,7 +136,7 @@ def render_json(command: str, dry_run: str, outcomes: Sequence[WriteOutcome], ba
         "items": [outcome_to_dict(o) for o in outcomes],
         "interrupted": interrupted,
         "inFlight": in_flight,
-    }
+    })
     out.write(json.dumps(doc, indent=2) + "\n")
 
 

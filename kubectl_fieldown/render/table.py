@@ -95,6 +95,10 @@ def render_table(
             rows.append([*lead, Text("-"), Text(f"({why})", style="dim")])
             continue
         rows.extend([*lead, *row] for row in table_rows(view, colours, value_width))
+    from .prefs import no_headers
+
+    if no_headers():
+        rows = rows[1:]  # --no-headers, as kubectl's: the columns fit the rows alone
     if width is not None:
         n = len(lead_titles)
         shrink = [(n + 2, NARROWEST_VALUE, False), (n + 1, NARROWEST_OWNERS, False), (n, NARROWEST_PATH, True)]

@@ -265,6 +265,28 @@ def test_findings_per_object(objs: Objects, env: dict[str, str]) -> None:
     assert summary["findings"] == len(doc["items"])
 
 
+def test_imperative_writer_keeps_subresource_entries_apart(cluster: lab.Cluster, env: dict[str, str],
+                                                          tmp_path: Path) -> None:
+    """One manager that patched the object and its /status has two managedFields entries: each is
+    its own finding, and the status entry is never said to own a spec field (a bug merged them)."""
+    objs = Objects(cluster, tmp_path)
+    try:
+        objs.apply_raw("both", {"color": "red"}, "argocd-controller")
+        objs.kubectl("patch", "widget/both", "-n", objs.ns, "--type=merge", "-p", '{"spec":{"color":"blue"}}')
+        objs.kubectl("patch", "widget/both", "-n", objs.ns, "--subresource=status", "--type=merge",
+                     "-p", '{"status":{"replicas":3}}')
+        entries = {(e["manager"], e.get("subresource", "")) for e in objs.live("both")["metadata"]["managedFields"]}
+        assert {("kubectl-patch", ""), ("kubectl-patch", "status")} <= entries  # as the server recorded them
+        r = cli(env, "audit", "-n", objs.ns, "-o", "json")
+        found = [i for i in r.json()["items"] if i["id"] == "imperative-writer"]
+        assert sorted((i["message"], i["details"]["subresources"], i["details"]["fields"]) for i in found) == [
+            ("kubectl-patch (subresource status) owns .status.replicas", ["status"], [".status.replicas"]),
+            ("kubectl-patch owns .spec.color", [], [".spec.color"]),
+        ]
+    finally:
+        objs.client.close()
+
+
 def test_namespace_selector_and_kinds_scope(objs: Objects, env: dict[str, str]) -> None:
     r = cli(env, "audit", "-n", objs.ns, "-l", "audit-case in (csa,drift)", "--kinds", "widgets", "-o", "json")
     doc = r.json()
@@ -320,8 +342,8 @@ def test_junit(objs: Objects, env: dict[str, str]) -> None:
                                                  if i not in ("ancient-changes", "untracked"))
 
 
-def test_text_output(objs: Objects, inproc: Any) -> None:
-    r = inproc("-n", objs.ns, "--kinds", "widgets")
+def test_text_output_details(objs: Objects, inproc: Any) -> None:
+    r = inproc("-n", objs.ns, "--kinds", "widgets", "--details")
     assert r.code == 1
     lines = r.out.splitlines()
     assert lines[0].startswith(f"Audited {len(EXPECTED)} objects of 1 type (namespace {objs.ns}) in ")
@@ -337,6 +359,33 @@ def test_text_output(objs: Objects, inproc: Any) -> None:
                             "--field .spec.replicas")
     assert lines[i + 4] == "       then: remove .spec.replicas from the manifest (its writer keeps it)"
     assert "\x1b[" not in r.out  # not a terminal: no colours
+
+
+def test_text_output_groups_findings_and_fixes(objs: Objects, inproc: Any) -> None:
+    r = inproc("-n", objs.ns, "--kinds", "widgets")
+    assert r.code == 1
+    lines = r.out.splitlines()
+    assert "Details" not in lines and f"Widget {objs.ns}/hpa" not in lines  # per object only with --details
+    findings = lines[lines.index("Findings") + 1:lines.index("Fixes") - 1]
+    # one line per finding id and message, the objects that have it on the next, worst first
+    i = findings.index("WARNING client-side-apply  managed by client-side kubectl apply (the last-applied "
+                       "annotation and manager kubectl-client-side-apply)")
+    assert findings[i + 1] == f"        5 objects: Widget big, csa, drift, hpa, mixed -n {objs.ns}"
+    assert findings[0].startswith("ERROR   hpa-replicas-trap  ")
+    assert sum(1 for line in findings if "client-side-apply  " in line) == 1
+    fixes = lines[lines.index("Fixes") + 1:]
+    # the same fix for several objects is said once, with its objects
+    nothing = "  fix: nothing to run: kubectl apply (client-side) keeps every value on its own"
+    assert fixes.count(nothing) == 1
+    assert fixes[fixes.index(nothing) - 1] == f"2 objects: Widget csa, drift -n {objs.ns}"
+    assert fixes.count("       to plan the switch to server-side apply, audit with --applier (kubectl, argocd, "
+                       "flux, helm, ssa)") == 2  # csa and drift together, hpa with its own command
+    j = fixes.index(f"1 object: Widget hpa -n {objs.ns}")
+    assert fixes[j + 1] == (f"  fix: kubectl fieldown strip-last-applied widget.example.com/hpa -n {objs.ns} "
+                            "--field .spec.replicas")
+    # -o json is unchanged by the grouping
+    assert len(inproc("-n", objs.ns, "--kinds", "widgets", "-o", "json").json()["items"]) == \
+        sum(len(v) for v in EXPECTED.values())
 
 
 def test_ignore(objs: Objects, inproc: Any) -> None:

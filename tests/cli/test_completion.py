@@ -16,6 +16,7 @@ import pytest
 
 BIN = Path(sys.executable).parent
 BASH = shutil.which("bash")
+SHOW_OUTPUTS = ("tree", "blame", "table", "json", "yaml", "name", "jsonpath", "custom-columns")
 
 pytestmark = pytest.mark.skipif(not (BIN / "kubectl_complete-fieldown").exists(),
                                 reason="the console scripts are not installed (pip install -e .)")
@@ -30,14 +31,16 @@ def _env(cluster: lab.Cluster, **extra: str) -> dict[str, str]:
     return env
 
 
-def bash_complete(cluster: lab.Cluster, line: str, **env: str) -> tuple[list[str], str]:
-    """What bash offers for ``line`` (TAB at its end) with the script of --show-completion bash."""
+def bash_complete(cluster: lab.Cluster, line: str, script: str | None = None, **env: str) -> tuple[list[str], str]:
+    """What bash offers for ``line`` (TAB at its end) with the script of --show-completion bash
+    (or ``script``)."""
     assert BASH is not None
     words = line.split(" ")
     # what --show-completion prints for bash, asked without typer's shell detection (it reads the
     # parent processes from /proc, which a test's process tree does not resemble)
-    script = subprocess.run([str(BIN / "kubectl-fieldown")], capture_output=True, text=True,
-                            env=_env(cluster, _KUBECTL_FIELDOWN_COMPLETE="source_bash"), check=True).stdout
+    if script is None:
+        script = subprocess.run([str(BIN / "kubectl-fieldown")], capture_output=True, text=True,
+                                env=_env(cluster, _KUBECTL_FIELDOWN_COMPLETE="source_bash"), check=True).stdout
     assert "complete " in script and "kubectl-fieldown" in script, script
     driver = (f"{script}\nCOMP_WORDS=({' '.join(shlex.quote(w) for w in words)})\n"
               f"COMP_CWORD={len(words) - 1}\n_kubectl_fieldown_completion kubectl-fieldown\n"
@@ -69,7 +72,7 @@ def test_flags_and_enum_values(cluster: lab.Cluster) -> None:
     # kubectl's generic flags, parsed before typer, are offered as well
     assert {"--as", "--request-timeout", "--server", "--token", "--insecure-skip-tls-verify"} <= set(flags)
     assert err == ""
-    assert bash_complete(cluster, "kubectl-fieldown show -o ")[0] == ["tree", "blame", "table", "json", "yaml"]
+    assert bash_complete(cluster, "kubectl-fieldown show -o ")[0] == [*SHOW_OUTPUTS]
     assert bash_complete(cluster, "kubectl-fieldown migrate --to ")[0] == ["server-side", "client-side"]
     assert bash_complete(cluster, "kubectl-fieldown reset --dry-run ")[0] == ["none", "client", "server"]
     commands = bash_complete(cluster, "kubectl-fieldown ")[0]
@@ -128,8 +131,8 @@ def test_kubectl_plugin_completion(cluster: lab.Cluster, namespace: str) -> None
     _widgets(cluster, namespace, "gamma", "delta")
     lines = kubectl_complete(cluster, "")
     assert lines[-1] == ":4"
-    assert "show\tShow who owns each field of Kubernetes..." in lines
-    assert kubectl_complete(cluster, "show", "-o", "") == ["tree", "blame", "table", "json", "yaml", ":4"]
+    assert "show\tShow who owns each field of Kubernetes objects (server-side apply managedFields)." in lines
+    assert kubectl_complete(cluster, "show", "-o", "") == [*SHOW_OUTPUTS, ":4"]
     assert kubectl_complete(cluster, "show", "-n", namespace, "widgets/") == ["widgets/delta", "widgets/gamma", ":4"]
     assert kubectl_complete(cluster, "conflicts", "--field-m") [0].startswith("--field-manager")
     # nothing to offer (a file name): kubectl lets the shell complete files
@@ -150,3 +153,49 @@ def test_undo_completes_the_backup_runs(cluster: lab.Cluster, tmp_path: Path) ->
         runs.append(str(run.directory))
     assert sorted(bash_complete(cluster, "kubectl-fieldown undo ", FIELDOWN_BACKUP_DIR=str(root))[0]) == runs
     assert bash_complete(cluster, f"kubectl-fieldown undo --backup-dir {root} {runs[1][:-3]}")[0] == [runs[1]]
+
+
+def test_completion_command_prints_the_scripts(cluster: lab.Cluster) -> None:
+    def script(shell: str) -> str:
+        return subprocess.run([str(BIN / "kubectl-fieldown"), "completion", shell], capture_output=True, text=True,
+                              env=_env(cluster), check=True).stdout
+
+    bash = script("bash")
+    # the script works: bash completes with it as with --show-completion's
+    assert bash_complete(cluster, "kubectl-fieldown show -o ", script=bash)[0] == [*SHOW_OUTPUTS]
+    assert bash_complete(cluster, "kubectl-fieldown mig", script=bash)[0] == ["migrate"]
+    # and an empty answer for -n does not fall back to file names
+    assert "compopt +o default" in bash and "-n|--namespace|" in bash
+    assert script("zsh").startswith("#compdef kubectl-fieldown")
+    assert "complete --command kubectl-fieldown" in script("fish")
+    bad = subprocess.run([str(BIN / "kubectl-fieldown"), "completion", "tcsh"], capture_output=True, text=True,
+                         env=_env(cluster), check=False)
+    assert bad.returncode == 2 and bad.stdout == "" and "'tcsh' is not one of" in bad.stderr
+
+
+def test_namespace_values_never_complete_local_files(cluster: lab.Cluster) -> None:
+    # the lab serves no Namespace API: nothing to offer, and kubectl must not offer files instead
+    assert kubectl_complete(cluster, "show", "-n", "") == [":4"]
+    assert kubectl_complete(cluster, "audit", "--namespace", "") == [":4"]
+    assert kubectl_complete(cluster, "conflicts", "--field-manager", "") == [":4"]
+    assert kubectl_complete(cluster, "show", "-i", "") == [":0"]  # a file is wanted here
+
+
+def test_managers_of_the_objects_in_scope(cluster: lab.Cluster, namespace: str, tmp_path: Path) -> None:
+    _widgets(cluster, namespace, "m1", "m2")  # client-side apply: kubectl-client-side-apply
+    cluster.kubectl("patch", "widget/m1", "-n", namespace, "--type=merge", "-p", '{"spec":{"color":"red"}}')
+    cluster.kubectl("label", "widget/m2", "-n", namespace, "tier=web")
+    manifest = tmp_path / "m1.yaml"
+    manifest.write_text(json.dumps({"apiVersion": "example.com/v1", "kind": "Widget",
+                                    "metadata": {"name": "m1", "namespace": namespace}, "spec": {"replicas": 2}}))
+    got = bash_complete(cluster, f"kubectl-fieldown conflicts -f {manifest} --field-manager ")[0]
+    assert got == ["kubectl-client-side-apply", "kubectl-patch"]
+    got = bash_complete(cluster, f"kubectl-fieldown show widgets -n {namespace} --manager kubectl-")[0]
+    assert got == ["kubectl-client-side-apply", "kubectl-label", "kubectl-patch"]
+    got = bash_complete(cluster, f"kubectl-fieldown migrate widget/m2 -n {namespace} --to server-side --from-manager ")
+    assert got[0] == ["kubectl-client-side-apply", "kubectl-label"]
+    lines = kubectl_complete(cluster, "migrate", "widget/m1", "-n", namespace, "--field-manager", "kubectl-p")
+    assert lines == ["kubectl-patch\tUpdate", ":4"]
+    # offline: the objects of show's -i file, no cluster
+    example = Path(__file__).resolve().parents[2] / "examples" / "deployment.yaml"
+    assert "handover-to-hpa" in bash_complete(cluster, f"kubectl-fieldown show -i {example} --manager h")[0]

@@ -438,7 +438,7 @@ def test_rbac_denial_is_one_error_line_exit_2(sc: Scenario, tmp_path: Path) -> N
 
     r = run(*args)  # nothing cached: even discovery is denied
     assert r.code == 2
-    assert r.json() == {"kind": "FieldownConflicts", "version": 2, "items": []}
+    assert r.json() == {"apiVersion": "fieldown.dev/v1", "kind": "FieldownConflicts", "version": 2, "items": []}
     (line,) = r.err.splitlines()
     assert line.startswith(f"error: {m}: document 1: forbidden to get /api")
 

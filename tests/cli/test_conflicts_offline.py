@@ -80,7 +80,8 @@ def test_json_contract_keys(csa: Files) -> None:
     r = run(*csa.args("-o", "json"))
     assert r.code == 1, r.err
     doc = r.json()
-    assert set(doc) == {"kind", "version", "items"} and (doc["kind"], doc["version"]) == ("FieldownConflicts", 2)
+    assert set(doc) == {"apiVersion", "kind", "version", "items"}
+    assert (doc["apiVersion"], doc["kind"], doc["version"]) == ("fieldown.dev/v1", "FieldownConflicts", 2)
     (item,) = doc["items"]
     assert set(item) == ITEM_KEYS
     assert item["conflicts"] and all(set(c) == CONFLICT_KEYS for c in item["conflicts"])
@@ -116,7 +117,7 @@ def test_json_always_prints_a_document(tmp_path: Path) -> None:
     bad.write_text("kind: [\n")
     r = run("conflicts", "-f", str(bad), "--live", str(bad), "--field-manager", "x", "-o", "json")
     assert r.code == 2
-    assert r.json() == {"kind": "FieldownConflicts", "version": 2, "items": []}
+    assert r.json() == {"apiVersion": "fieldown.dev/v1", "kind": "FieldownConflicts", "version": 2, "items": []}
 
 
 def test_the_managed_fields_time_is_now(csa: Files) -> None:

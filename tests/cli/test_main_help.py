@@ -48,8 +48,10 @@ def test_root_help_does_not_import_command_modules() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     # globalflags is the parser of kubectl's generic flags, which main() runs before any command
+    # helpformat fits the help to the terminal
     assert out.strip() == ("['kubectl_fieldown.cli.errors', 'kubectl_fieldown.cli.globalflags', "
-                           "'kubectl_fieldown.cli.main']")
+                           "'kubectl_fieldown.cli.helpformat', 'kubectl_fieldown.cli.main', "
+                           "'kubectl_fieldown.cli.outputformat']")
 
 
 def _run(args: list[str]) -> tuple[int, str, str]:
@@ -78,4 +80,38 @@ def test_usage_errors_name_the_command_without_a_doubled_stop() -> None:
     assert code == 2
     assert err.strip() == "error: option '--to' requires an argument (see 'kubectl fieldown migrate --help')"
     _, _, err = _run(["show", "-o", "bogus", "x"])
-    assert err.strip().endswith("'json', 'yaml' (see 'kubectl fieldown show --help')")
+    assert err.strip().endswith("'jsonpath', 'custom-columns' (see 'kubectl fieldown show --help')")
+
+
+def _help_at(columns: int, *args: str) -> str:
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "LINES"}
+    env["COLUMNS"] = str(columns)
+    proc = subprocess.run([sys.executable, "-m", "kubectl_fieldown", *args, "--help"], capture_output=True,
+                          text=True, env=env, check=True)
+    return proc.stdout
+
+
+def test_help_fits_an_80_column_terminal() -> None:
+    for args in ([], *([c] for c in (*cli_main.COMMAND_MODULES, "options", "completion"))):
+        cmd = [a.replace("_", "-") for a in args]
+        long = [line for line in _help_at(80, *cmd).splitlines() if len(line) > 80]
+        assert long == [], (cmd, long)
+
+
+def test_help_uses_a_wide_terminal_and_never_cuts_the_command_list() -> None:
+    import re
+
+    for columns in (80, 200):
+        text = _help_at(columns)
+        listed = " ".join(text.split("Commands:")[1].split("Examples:")[0].split())
+        for name, summary in cli_main.COMMAND_SUMMARIES:
+            # whole, wrapped or not (click wraps a long summary at a hyphen too)
+            assert re.search(re.escape(name) + r"\s+" + re.escape(summary).replace(r"\-", r"-\s?"),
+                             listed.replace("- ", "-")), (columns, name)
+        assert "..." not in listed
+    wide = _help_at(200).splitlines()
+    assert max(len(line) for line in wide) > 100  # no 100-column ceiling of our own

@@ -114,7 +114,7 @@ def test_missing_file_and_empty_directory(tmp_path: Path) -> None:
 def test_json_output_always_prints_a_document_even_when_everything_failed(tmp_path: Path) -> None:
     r = run("show", "-i", str(tmp_path / "nope.yaml"), "-o", "json")
     assert r.code == 2
-    assert r.json() == {"items": []}
+    assert r.json() == {"apiVersion": "fieldown.dev/v1", "kind": "FieldownShow", "version": 1, "items": []}
 
 
 # --- usage errors (exit 2) -------------------------------------------------------------------------------

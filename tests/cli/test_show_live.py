@@ -169,7 +169,7 @@ def test_label_selector_over_several_objects(cluster: lab.Cluster, shop: dict[st
         assert_matches_server(item, server_object(cluster, "widget", item["name"], ns))
     r = fieldown(cluster, "show", "widgets", "-l", "app=nothing-has-this", "-n", ns, "-o", "json")
     assert r.code == 0
-    assert r.json() == {"items": []}
+    assert r.json() == {"apiVersion": "fieldown.dev/v1", "kind": "FieldownShow", "version": 1, "items": []}
 
 
 def test_filename_names_live_objects(cluster: lab.Cluster, shop: dict[str, Any], tmp_path: Path) -> None:

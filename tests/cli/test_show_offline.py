@@ -19,7 +19,7 @@ DEPLOYMENT = REPO / "examples" / "deployment.yaml"
 SECRET = REPO / "examples" / "secret.yaml"
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
-TOP_KEYS = {"items"}
+TOP_KEYS = {"apiVersion", "kind", "version", "items"}
 ITEM_KEYS = {"apiVersion", "kind", "namespace", "name", "managers", "fields"}
 MANAGER_KEYS = {"manager", "operation", "apiVersion", "subresource", "time", "fieldCount"}
 FIELD_KEYS = {"path", "owners", "value"}
@@ -152,7 +152,9 @@ def test_yaml_output_is_the_same_document() -> None:
     r = run("show", "-i", str(DEPLOYMENT), "-o", "yaml")
     assert r.code == 0
     assert yaml.safe_load(r.out) == as_json
-    assert r.out.startswith("items:\n- apiVersion: apps/v1\n  kind: Deployment\n")  # keys keep contract order
+    # keys keep contract order, the envelope first
+    assert r.out.startswith("apiVersion: fieldown.dev/v1\nkind: FieldownShow\nversion: 1\n"
+                            "items:\n- apiVersion: apps/v1\n  kind: Deployment\n")
     # a parent's value contains its fields' values: no YAML anchors/aliases for the same object
     assert not re.search(r"[&*]id\d", r.out)
 

@@ -16,10 +16,11 @@ def test_control_characters_from_the_cluster_are_escaped() -> None:
                     command="handover", args=("--field", ".metadata.labels.t", "--to", f"m{ESC}"), verified=True)
     f = Finding("imperative-writer", Severity.warning, "example.com/v1", "Widget", "shop", f"w{ESC}",
                 f"kubectl-label{ESC} owns .metadata.labels.t", fix=fix, resource="widget.example.com")
-    out = io.StringIO()
-    render_text(AuditReport([f], 1, ["widgets.example.com"], ["widgets.example.com"]), out)
-    text = out.getvalue()
-    assert "\x1b" not in text
-    assert "kubectl-label\\u001b[31m owns" in text
-    assert "Widget shop/w\\u001b[31m" in text
-    assert "fix: kubectl fieldown handover" in text
+    for details, label in ((True, "Widget shop/w\\u001b[31m"), (False, "1 object: Widget w\\u001b[31m -n shop")):
+        out = io.StringIO()
+        render_text(AuditReport([f], 1, ["widgets.example.com"], ["widgets.example.com"]), out, details=details)
+        text = out.getvalue()
+        assert "\x1b" not in text
+        assert "kubectl-label\\u001b[31m owns" in text
+        assert label in text.splitlines()
+        assert "fix: kubectl fieldown handover" in text
