@@ -157,6 +157,14 @@ def audit_object(obj: Mapping[str, Any], ctx: AuditContext) -> list[Finding]:
                 f"{fix.applier} is another applier next to that one, these are that one's values: apply with its "
                 "manager instead, or hand them over first (kubectl fieldown handover --field PATH --to NAME)",
                 {"fields": list(fix.inferred_deletions)}))
+        if fix.superseded_deletions and "superseded-deletions" not in ctx.ignore:
+            out.append(facts.finding(
+                "superseded-deletions",
+                f"{fix.applier}'s next apply deletes {len(fix.superseded_deletions)} field(s) that only an older "
+                f"configuration of it set: {', '.join(fix.superseded_deletions)}. Its latest apply (under another "
+                "manager or tool) no longer set them, but could not prune them; the next manifest does not set them "
+                "either. If they are still wanted, add them to the manifest",
+                {"fields": list(fix.superseded_deletions)}))
         if fix.unclaimed and "unclaimed-fields-stay" not in ctx.ignore:
             shown = "; ".join(f"{p} ({', '.join(o) or 'no owner'})" for p, o in fix.unclaimed)
             out.append(facts.finding(

@@ -71,6 +71,10 @@ RULES: dict[str, Rule] = {r.id: r for r in (
          "identity only because it recorded the same configuration (the annotation for an applier under another "
          "name, which kubectl's own migration folds into it; another tool's entry): if the applier is in fact "
          "another writer beside it, they are that writer's values"),
+    Rule("superseded-deletions", ERROR, "deletions of fields only an older configuration set",
+         "with -f: the next apply deletes fields that an older configuration of the applier set (an earlier tool or "
+         "manager name) and its latest one did not: that later apply could not prune them, so they stayed, and "
+         "whether they are still wanted no manifest since has said"),
     Rule("unclaimed-fields-stay", ERROR, "fields of an earlier configuration stay",
          "with -f: the engine's simulation of the next apply keeps fields the manifest does not set that only another "
          "applier's Apply entry, a whole-configuration writer (helm, kubectl create/replace, the client-side "

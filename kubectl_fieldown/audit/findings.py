@@ -51,6 +51,9 @@ class ObjectFix:
     inferred_deletions: tuple[str, ...] = ()
     """Fields the next apply deletes because the manifest no longer sets them, whose owner was judged the
     applier's previous identity only by what it recorded: the ``inferred-deletions`` error."""
+    superseded_deletions: tuple[str, ...] = ()
+    """Fields the next apply deletes that only an older configuration of the applier set (its latest
+    apply, under another manager, did not): the ``superseded-deletions`` error."""
     stays_alone: tuple[tuple[str, tuple[str, ...]], ...] = ()
     """The same for the applier's next apply alone, when the fix's command makes them go: the
     ``dropped-fields-stay`` warning (run the fix first)."""

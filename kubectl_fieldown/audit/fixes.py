@@ -16,7 +16,8 @@ from ..appliers import Applier, ApplierKind
 from ..fieldpath import path_string
 from ..managedfields import LAST_APPLIED_ANNOTATION
 from ..remedies.choose import Fix, choose_fix, only_its_own, stays
-from ..remedies.commands import MigrateFor, checked_applier
+from ..remedies.commands import MigrateFor, MigrateToServerSide, checked_applier
+from ..remedies.intent import Intent
 from ..remedies.manifests import detected_applier as detect
 from ..remedies.manifests import without_paths
 from .findings import Finding, ObjectFix
@@ -104,6 +105,9 @@ def _object_fix(f: ObjectFacts, applier: Applier, named: bool, chosen: Fix, find
         alone = tuple((path_string(p), owners) for p, owners in stays(chosen.alone))
     v = chosen.verification
     inferred = tuple(path_string(p) for p in v.dropped_removed if v.intent is not None and v.intent.inferred_set(p))
+    superseded = tuple(path_string(p) for p in v.dropped_removed if v.intent is not None
+                       and _superseded_by(v.intent, chosen, f.obj, applier, manifest, root).superseded_set(p)
+                       and path_string(p) not in inferred)
     args: tuple[str, ...] = ()
     if chosen.command is not None and chosen.ok:
         args = tuple(chosen.command.args())
@@ -118,7 +122,20 @@ def _object_fix(f: ObjectFacts, applier: Applier, named: bool, chosen: Fix, find
         drop=tuple(path_string(p) for p in chosen.drop),
         verified=chosen.ok, problems=problems if not chosen.ok else (), notes=tuple(notes),
         at_risk=_at_risk(chosen, findings), stays=after, stays_alone=alone, unclaimed=unclaimed,
-        inferred_deletions=inferred if manifest is not None else ())
+        inferred_deletions=inferred if manifest is not None else (),
+        superseded_deletions=superseded if manifest is not None else ())
+
+
+def _superseded_by(intent: Intent, chosen: Fix, live: Mapping[str, Any], applier: Applier,
+                   manifest: Mapping[str, Any] | None, root: Any) -> Intent:
+    """The intent whose latest configuration counts the Apply entries the fix folds into the applier:
+    by folding them the fix takes their configuration as the applier's (a pipeline that moved from
+    one manager to another), so what they did not set is what its latest manifest dropped."""
+    cmd = chosen.command if chosen.ok else None
+    folded = cmd.sources if isinstance(cmd, MigrateToServerSide) else ()
+    if not folded or root is None:
+        return intent
+    return Intent.of(live, applier, manifest, root, also=folded)
 
 
 def _at_risk(chosen: Fix, findings: Sequence[Finding]) -> tuple[str, ...]:

@@ -223,6 +223,11 @@ class Intent:
     writer's entry, or the annotation of an applier under another name, that recorded the same
     configuration as the next manifest (:func:`same_configuration`). If the applier is in fact
     another writer beside them, these are that writer's fields."""
+    superseded: FieldSet = field(default_factory=FieldSet)
+    """The part of ``own`` that the applier's latest configuration did not set: an older record of it
+    (an earlier tool, an earlier name) still owns them because the later apply was under another
+    manager and could not prune them. Whether the user still wants them nobody can tell from the
+    object: the manifests since have not said (:func:`_superseded`)."""
 
     @classmethod
     def of(cls, live: Mapping[str, Any], applier: Applier, manifest: Mapping[str, Any] | None, root: Type,
@@ -237,6 +242,7 @@ class Intent:
         mine = _fields(manifest, root)
         entries = _entries(live)
         by_content, certain = FieldSet(), FieldSet()
+        records: list[tuple[int, FieldSet]] = []
         la_certain = its and _annotation_always_its(applier) and not _saved_from_a_read(_annotation(live))
         for e in entries:
             if e.manager == KUBECTL_LAST_APPLIED and e.operation == APPLY:
@@ -247,6 +253,9 @@ class Intent:
                     # what the client-side manager owns beyond its manifest the server defaulted
                     fs = fs.intersection(la_fields)
                 own = own.union(fs)
+                record = _configuration_record(e, fs, la_fields, applier, mine)
+                if record is not None:
+                    records.append((e.unix_time, record))
                 if is_own_identity(e, applier, la_certain, also):
                     certain = certain.union(fs)
                 else:
@@ -267,11 +276,16 @@ class Intent:
         if prev is not None:
             # read off the same records (inferred_manifest): as certain as they are
             own = own.union(prev)
-        return cls(own, others, tuple(other_entries), root, by_content.difference(certain))
+        return cls(own, others, tuple(other_entries), root, by_content.difference(certain),
+                   _superseded(own, records))
 
     def inferred_set(self, p: Path) -> bool:
         """Is ``p`` the applier's only by the content of another writer's record?"""
         return self.inferred.has_prefix(p) or _under_leaf(self.inferred, p, self.root)
+
+    def superseded_set(self, p: Path) -> bool:
+        """Did only an older configuration of the applier set ``p``?"""
+        return self.superseded.has_prefix(p) or _under_leaf(self.superseded, p, self.root)
 
     def own_set(self, p: Path) -> bool:
         return self.own.has_prefix(p) or _under_leaf(self.own, p, self.root)
@@ -287,6 +301,38 @@ class Intent:
         out = {e.manager + (f" (subresource {e.subresource})" if e.subresource else "")
                for e in self.other_entries if e.fields.has_prefix(p) or _under_leaf(e.fields, p, self.root)}
         return tuple(sorted(out))
+
+
+def _configuration_record(e: ManagedFieldsEntry, fs: FieldSet, la_fields: FieldSet | None, applier: Applier,
+                          manifest_fields: FieldSet | None) -> FieldSet | None:
+    """What one own entry records as a whole configuration the applier's identity applied: an Apply
+    entry; the client-side manager's annotation; another tool's Update entry that recorded the
+    manifest's configuration (Helm 3, ``kubectl create``). ``None`` for a partial record (an operator's
+    own Update entry beside its apply, a field or two): it says nothing of what was dropped."""
+    if e.operation == APPLY:
+        return fs
+    if e.manager == KUBECTL_CLIENT_SIDE_APPLY:
+        return la_fields
+    if manifest_fields is not None and _configuration_overlap(e, applier, manifest_fields):
+        return fs
+    return None
+
+
+def _superseded(own: FieldSet, records: Sequence[tuple[int, FieldSet]]) -> FieldSet:
+    """The fields of ``own`` that a latest configuration record does not hold. Which record came last
+    the object says only to the second, and not at all for an entry without a time (the server
+    stamps an entry only when its request changed the object: an apply that changed nothing, like a
+    new tool applying the same values, leaves none): those are all taken as latest, so a field any of
+    them lacks may be one the last manifest dropped."""
+    if len(records) < 2:
+        return FieldSet()
+    latest = max(t for t, _ in records)
+    kept: FieldSet | None = None
+    for t, fs in records:
+        if t == latest or t == 0:
+            kept = fs if kept is None else kept.intersection(fs)
+    assert kept is not None
+    return FieldSet(p for p in own.leaves().sorted_paths() if not kept.has(p))
 
 
 def _under_leaf(fs: FieldSet, p: Path, root: Type | None = None) -> bool:

@@ -146,3 +146,28 @@ def test_a_partial_applier_under_another_name_is_told_what_kubectl_folds_into_it
     # kubectl under its own name: the annotation is its configuration, the deletion is asked
     found, _ = the_fix(live, _with_manifest(Applier.of("kubectl"), nxt))
     assert not [f for f in found if f.id == "inferred-deletions"], [f.message for f in found]
+
+
+def _at(obj: dict[str, Any], manager: str, time: str) -> dict[str, Any]:
+    for e in obj["metadata"]["managedFields"]:
+        if e["manager"] == manager:
+            e["time"] = time
+    return obj
+
+
+def test_a_deletion_only_an_older_configuration_asks_for_is_said() -> None:
+    # Argo CD applied color (blue); Helm 4 took over later with a manifest without it (it could not prune
+    # Argo CD's field); Argo CD syncs again without it: its apply deletes color, which its latest
+    # manifest and Helm's never mentioned — an error, with the field named
+    older = server_side_applied("argocd-controller", manifest())
+    nxt = manifest(color=None)
+    live = _at(_at(server_side_applied("helm", nxt, older), "argocd-controller", "2026-11-24T09:00:00Z"),
+               "helm", "2026-11-24T09:30:00Z")
+    found, _ = the_fix(live, _with_manifest(Applier.of("argocd"), nxt))
+    (sup,) = [f for f in found if f.id == "superseded-deletions"]
+    assert sup.severity.value == "error" and sup.details["fields"] == [".spec.color"], sup.details
+    # Helm's apply came first: Argo CD's latest configuration set color, and its manifest drops it now
+    first = _at(_at(server_side_applied("helm", nxt, older), "argocd-controller", "2026-11-24T09:30:00Z"),
+                "helm", "2026-11-24T09:00:00Z")
+    found, _ = the_fix(first, _with_manifest(Applier.of("argocd"), nxt))
+    assert not [f for f in found if f.id == "superseded-deletions"], [f.message for f in found]

@@ -91,6 +91,7 @@ def test_catalogue_ids_and_severities() -> None:
         "dropped-fields-stay": "error",
         "unclaimed-fields-stay": "error",
         "inferred-deletions": "error",
+        "superseded-deletions": "error",
         "hpa-replicas-trap": "error",
         "secret-last-applied": "error",
         "last-applied-size": "warning",
