@@ -119,7 +119,7 @@ def candidates(command: Any, words: Sequence[str], incomplete: str, prog_name: s
         return []  # a generic flag's value: a user name, a token, a URL
     pending = list(words[-1:]) if words and words[-1] == "--dry-run" else []  # its value is being typed
     flags, args = without_generic_flags(words[:len(words) - len(pending)])
-    args += pending
+    args = _command_first(args + pending)
     set_current(flags)  # the cluster flags (--server, --token, --as...) reach the lookups below
     _words[:] = args
     try:
@@ -134,6 +134,19 @@ def candidates(command: Any, words: Sequence[str], incomplete: str, prog_name: s
         known = {value for value, _ in out}
         out += [item for item in _generic_flag_items(incomplete) if item[0] not in known]
     return out
+
+
+def _command_first(args: list[str]) -> list[str]:
+    """``-n shop show ...`` as the command runs it (``show -n shop ...``): kubectl's cluster flags may
+    come before the command; while the command itself is typed, they are left out."""
+    from .main import _leading_flags
+
+    moved, rest = _leading_flags(args)
+    if not moved:
+        return args
+    if not rest:
+        return []
+    return [rest[0], *moved, *rest[1:]] if not rest[0].startswith("-") else args
 
 
 def _shell_completion() -> Any:

@@ -263,3 +263,15 @@ def test_an_insecure_context_prints_no_warning_at_tab(cluster: lab.Cluster, name
                            capture_output=True, text=True, env=_env(cluster, **env), timeout=120, check=False)
     assert shown.returncode == 0 and shown.stdout == "widget.example.com/quiet\n"
     assert len([line for line in shown.stderr.splitlines() if "insecure-skip-tls-verify" in line]) == 1
+
+
+def test_cluster_flags_before_the_command_complete_as_after_it(cluster: lab.Cluster, namespace: str) -> None:
+    """``kubectl fieldown -n shop show <TAB>`` (issue 21: the flags run before the command, so they
+    complete there too): the namespace given first scopes the names, the command is still completed."""
+    _widgets(cluster, namespace, "first", "second")
+    assert bash_complete(cluster, f"kubectl-fieldown -n {namespace} show widgets/")[0] == [
+        "widgets/first", "widgets/second"]
+    assert bash_complete(cluster, "kubectl-fieldown -A show widgets/fir")[0] == ["widgets/first"]
+    assert kubectl_complete(cluster, "-n", namespace, "show", "widgets/s") == ["widgets/second", ":4"]
+    assert kubectl_complete(cluster, f"--namespace={namespace}", "show", "-o", "") == [*SHOW_OUTPUTS, ":4"]
+    assert bash_complete(cluster, f"kubectl-fieldown -n {namespace} sh")[0] == ["show"]
