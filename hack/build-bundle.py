@@ -88,15 +88,24 @@ def project_requirements(wheel: Path) -> list[Requirement]:
     return [Requirement(r) for r in message.get_all("Requires-Dist") or ()]
 
 
-def marker_env(tag: str) -> dict[str, str]:
+#: environment markers of each target OS (pip evaluates markers for the running interpreter only,
+#: whatever --platform and --python-version say: what it left out is reported by --missing)
+OS_MARKERS = {"linux": {"sys_platform": "linux", "platform_system": "Linux", "os_name": "posix"},
+              "darwin": {"sys_platform": "darwin", "platform_system": "Darwin", "os_name": "posix"}}
+
+
+def marker_env(tag: str, target_os: str) -> dict[str, str]:
     version = f"{tag[2]}.{tag[3:]}"
     return {"python_version": version, "python_full_version": f"{version}.0", "implementation_name": "cpython",
-            "platform_python_implementation": "CPython", "extra": ""}
+            "platform_python_implementation": "CPython", "extra": "", **OS_MARKERS[target_os]}
 
 
-def closure(reqs: list[Requirement], dists: dict[str, md.Distribution], tag: str) -> list[md.Distribution]:
-    env = marker_env(tag)
+def closure(reqs: list[Requirement], dists: dict[str, md.Distribution], tag: str,
+            target_os: str) -> tuple[list[md.Distribution], list[Requirement]]:
+    """The distributions the project needs on ``tag``/``target_os``, and the requirements the site lacks."""
+    env = marker_env(tag, target_os)
     out: dict[str, md.Distribution] = {}
+    missing: dict[str, Requirement] = {}
     todo = list(reqs)
     while todo:
         req = todo.pop()
@@ -107,12 +116,13 @@ def closure(reqs: list[Requirement], dists: dict[str, md.Distribution], tag: str
             continue
         dist = dists.get(key)
         if dist is None:
-            sys.exit(f"build-bundle: {req.name} (needed for {tag}) is not installed in the site directory")
+            missing.setdefault(key, req)
+            continue
         if dist.version not in req.specifier and req.specifier:
             sys.exit(f"build-bundle: {req.name} {dist.version} does not satisfy {req}")
         out[key] = dist
         todo += [Requirement(r) for r in dist.requires or ()]
-    return sorted(out.values(), key=lambda d: normalize(d.metadata["Name"]))
+    return sorted(out.values(), key=lambda d: normalize(d.metadata["Name"])), list(missing.values())
 
 
 def dist_files(dist: md.Distribution) -> list[tuple[str, Path]]:
@@ -161,9 +171,32 @@ def sites(args: list[str]) -> list[tuple[str, list[str] | None]]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--project", required=True, type=Path, help="the kubectl_fieldown wheel")
-    parser.add_argument("--out", required=True, type=Path)
+    parser.add_argument("--out", type=Path)
     parser.add_argument("--site", action="append", default=[], metavar="cpXY=DIR")
+    parser.add_argument("--os", dest="target_os", choices=sorted(OS_MARKERS),
+                        default="darwin" if sys.platform == "darwin" else "linux")
+    parser.add_argument("--missing", action="store_true",
+                        help="print the requirements (name and version range, without marker) the sites lack "
+                             "for their Python version and --os, one a line, and exit")
     a = parser.parse_args()
+    reqs = project_requirements(a.project)
+    chosen: dict[str, list[md.Distribution]] = {}
+    lacking: list[str] = []
+    for tag, path in sites(a.site):
+        found = md.distributions(path=path) if path is not None else md.distributions()
+        dists: dict[str, md.Distribution] = {}
+        for d in found:
+            dists.setdefault(normalize(d.metadata["Name"]), d)  # the first on the path wins, as import does
+        chosen[tag], missing = closure(reqs, dists, tag, a.target_os)
+        lacking += [f"{tag} {r.name}{r.specifier}" for r in missing]
+    if a.missing:
+        if lacking:
+            print("\n".join(lacking))
+        return 0
+    if lacking:
+        sys.exit("build-bundle: not installed in the site directories: " + ", ".join(lacking))
+    if a.out is None:
+        sys.exit("build-bundle: --out is required")
     bundle = a.out / "fieldown-bundle"
     if bundle.exists():
         shutil.rmtree(bundle)
@@ -171,30 +204,31 @@ def main() -> int:
     lib.mkdir(parents=True)
     with zipfile.ZipFile(a.project) as z:
         z.extractall(lib)
-    reqs = project_requirements(a.project)
-    pure: dict[str, str] = {}
-    for tag, path in sites(a.site):
-        found = md.distributions(path=path) if path is not None else md.distributions()
-        dists: dict[str, md.Distribution] = {}
-        for d in found:
-            dists.setdefault(normalize(d.metadata["Name"]), d)  # the first on the path wins, as import does
+    # a pure distribution of one version for every Python goes to lib/ once; one that differs (pip chose
+    # another version for an older Python) goes to each version's native/ directory, as compiled ones do
+    versions: dict[str, set[str]] = {}
+    for dists_of_tag in chosen.values():
+        for dist in dists_of_tag:
+            versions.setdefault(normalize(dist.metadata["Name"]), set()).add(dist.version)
+    in_lib: set[str] = set()
+    for tag, dists_of_tag in chosen.items():
         native = bundle / "native" / tag
         native.mkdir(parents=True)
-        for dist in closure(reqs, dists, tag):
+        for dist in dists_of_tag:
             key = normalize(dist.metadata["Name"])
             files = dist_files(dist)
-            if has_extensions(files) and key not in ACCELERATED:
-                n = copy(files, native, drop_extensions=False)
-                print(f"[bundle] {tag}: {dist.metadata['Name']} {dist.version} (compiled, {n} files)")
-            elif key in pure:
-                if pure[key] != dist.version:
-                    sys.exit(f"build-bundle: {dist.metadata['Name']} is {pure[key]} in one site, {dist.version} "
-                             f"in {tag}'s: pin one version")
-            else:
-                pure[key] = dist.version
+            compiled = has_extensions(files) and key not in ACCELERATED
+            everywhere = len(versions[key]) == 1 and all(key in {normalize(d.metadata["Name"]) for d in ds}
+                                                         for ds in chosen.values())
+            if compiled or not everywhere:
+                n = copy(files, native, drop_extensions=not compiled)
+                why = "compiled" if compiled else "this version only"
+                print(f"[bundle] {tag}: {dist.metadata['Name']} {dist.version} ({why}, {n} files)")
+            elif key not in in_lib:
+                in_lib.add(key)
                 copy(files, lib, drop_extensions=True)
     (bundle / "run.py").write_text(RUN_PY, encoding="utf-8")
-    print(f"[bundle] {len(pure)} pure-Python distributions in lib/, native modules for "
+    print(f"[bundle] {len(in_lib)} pure-Python distributions in lib/, native modules for "
           f"{', '.join(sorted(os.listdir(bundle / 'native')))}")
     return 0
 

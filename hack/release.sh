@@ -127,10 +127,25 @@ for plat in $PLATFORMS; do
         --only-binary=:all: $(pip_platforms "$plat") --python-version "$pyver" --implementation cp \
         "$wheel" >"$stage/pip-$os-$arch-$tag.log" 2>&1 \
         || { tail -n 20 "$stage/pip-$os-$arch-$tag.log" >&2; die "pip install for $plat, Python $pyver failed"; }
+      # pip evaluates environment markers for the Python running it, not the target: add what the target
+      # needs besides (async-timeout on 3.10, a darwin-only dependency...), until nothing is missing
+      for _round in 1 2 3 4 5; do
+        missing=$("$PY" hack/build-bundle.py --project "$wheel" --os "$os" --site "$tag=$site" --missing) \
+          || die "build-bundle.py --missing failed for $plat, Python $pyver"
+        [[ -z $missing ]] && break
+        reqs=()
+        while read -r _tag req; do reqs+=("$req"); done <<<"$missing"
+        echo "[release] $plat: for Python $pyver also ${reqs[*]}"
+        # shellcheck disable=SC2046
+        "$PY" -m pip install --quiet --disable-pip-version-check --no-compile --target "$site" --no-deps \
+          --only-binary=:all: $(pip_platforms "$plat") --python-version "$pyver" --implementation cp \
+          "${reqs[@]}" >>"$stage/pip-$os-$arch-$tag.log" 2>&1 \
+          || { tail -n 20 "$stage/pip-$os-$arch-$tag.log" >&2; die "pip install ${reqs[*]} for $plat failed"; }
+      done
       site_args+=(--site "$tag=$site")
     done
   fi
-  "$PY" hack/build-bundle.py --project "$wheel" --out "$archive_dir" ${site_args[@]+"${site_args[@]}"} \
+  "$PY" hack/build-bundle.py --project "$wheel" --os "$os" --out "$archive_dir" ${site_args[@]+"${site_args[@]}"} \
     || die "build-bundle.py failed for $plat"
   for script in kubectl-fieldown kubectl_complete-fieldown; do
     cp "krew/bin/$script" "$archive_dir/$script"
