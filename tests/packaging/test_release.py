@@ -195,3 +195,23 @@ def test_a_python_the_archive_has_no_modules_for_is_one_error_line(installed: tu
     assert got.returncode == 1
     assert got.stderr == (f"error: this kubectl-fieldown archive runs on Python 3.99; {sys.executable} is Python "
                           f"{sys.version_info[0]}.{sys.version_info[1]} (set FIELDOWN_PYTHON to one of those)\n")
+
+
+def test_what_an_older_python_needs_besides_is_found(release: Release) -> None:
+    """pip resolves a site for another Python version with the running Python's markers: aiohttp's
+    ``async-timeout; python_version < "3.11"`` is then missing for 3.10. build-bundle.py evaluates the
+    markers for the target and names what is missing (hack/release.sh installs it and asks again)."""
+    import sysconfig
+
+    wheel = release.dist / f"kubectl_fieldown-{release.version}-py3-none-any.whl"
+    site = sysconfig.get_paths()["purelib"]
+
+    def missing(tag: str) -> list[str]:
+        proc = subprocess.run([sys.executable, str(REPO / "hack" / "build-bundle.py"), "--project", str(wheel),
+                               "--site", f"{tag}={site}", "--missing"], capture_output=True, text=True, timeout=120,
+                              check=True)
+        return proc.stdout.splitlines()
+
+    if sys.version_info >= (3, 11):
+        assert any(line.startswith("cp310 async-timeout") for line in missing("cp310")), missing("cp310")
+    assert missing(f"cp{sys.version_info[0]}{sys.version_info[1]}") == []
