@@ -65,6 +65,21 @@ try:
     sys.path[0:0] = [native, os.path.join(here, "lib")]
     entry = sys.argv.pop(1) if len(sys.argv) > 1 else "main"
     sys.argv[0] = "kubectl-fieldown" if entry == "main" else "kubectl_complete-fieldown"
+    # the first run with a Python version compiles the modules it imports (Python keeps them in
+    # __pycache__): the cluster layer too, at once and said on a terminal, rather than silently at the
+    # first command that talks to a cluster; a read-only installation compiles nothing and says nothing
+    ready = os.path.join(native, ".compiled")
+    if entry == "main" and not os.path.exists(ready) and os.access(native, os.W_OK):
+        if sys.stderr.isatty():
+            sys.stderr.write("kubectl-fieldown: first run with Python %d.%d: compiling its modules "
+                             "(once, a few seconds)...\\n" % sys.version_info[:2])
+            sys.stderr.flush()
+        try:
+            import kubectl_fieldown.cli.main
+            import kubectl_fieldown.kube._transport  # noqa: F401
+            open(ready, "w").close()
+        except Exception:  # the command that needs it reports what is wrong, as one error line
+            pass
     from kubectl_fieldown.cli.main import run, run_kubectl_completion
 except KeyboardInterrupt:  # Ctrl-C before the command line could report it: quietly, as it does
     sys.stderr.write("\\n")

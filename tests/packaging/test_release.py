@@ -184,6 +184,46 @@ def test_ctrl_c_is_quiet_and_leaves_nothing(installed: tuple[Path, dict[str, str
     assert (again.returncode, again.stdout) == (0, "deployment.apps/web\n")
 
 
+def _on_a_terminal(cmd: list[str], env: dict[str, str]) -> tuple[subprocess.CompletedProcess[str], str]:
+    """Run ``cmd`` with its stderr on a pseudo-terminal; returns what it wrote there."""
+    import pty
+
+    master, slave = pty.openpty()
+    try:
+        proc = subprocess.run(cmd, env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=slave, text=True, timeout=300,
+                              check=False)
+    finally:
+        os.close(slave)
+    data = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # EIO: the terminal's other end is closed and everything was read
+            break
+        if not chunk:
+            break
+        data += chunk
+    os.close(master)
+    return proc, data.decode()
+
+
+def test_the_first_run_says_it_compiles_once(installed: tuple[Path, dict[str, str]]) -> None:
+    """The only slow step left is Python compiling the modules on the first run with a Python version
+    (about a second of CPU for the cluster layer): done at once, said on a terminal, never again."""
+    plugin, env = installed
+    cmd = [str(plugin), "show", "-i", "examples/deployment.yaml", "-o", "name"]
+    first, said = _on_a_terminal(cmd, env)
+    assert (first.returncode, first.stdout) == (0, "deployment.apps/web\n")
+    version = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    assert said.strip() == (f"kubectl-fieldown: first run with Python {version}: compiling its modules "
+                            "(once, a few seconds)...")
+    native = plugin.resolve().parent / "fieldown-bundle" / "native" / f"cp{sys.version_info[0]}{sys.version_info[1]}"
+    assert (native / ".compiled").exists()
+    assert list((native.parent.parent / "lib" / "kubernetes" / "client" / "__pycache__").glob("configuration.*.pyc"))
+    again, said = _on_a_terminal(cmd, env)
+    assert (again.returncode, again.stdout, said) == (0, "deployment.apps/web\n", "")
+
+
 def test_a_python_the_archive_has_no_modules_for_is_one_error_line(installed: tuple[Path, dict[str, str]],
                                                                   tmp_path: Path) -> None:
     plugin, env = installed
