@@ -1,23 +1,28 @@
 #!/bin/bash
-# hack/release.sh [VERSION] - build the krew release archive and point krew/fieldown.yaml at it.
+# hack/release.sh [VERSION] - build the krew release archives and point krew/fieldown.yaml at them.
 #
 #   0. builds the sdist and wheel for PyPI into dist/ (python -m build) and checks them with
 #      `twine check --strict` (build and twine are installed into a temporary venv from PyPI)
 #   1. builds the wheel of this checkout (pip wheel --no-deps; version from pyproject.toml unless
 #      VERSION is given, which must then match it)
-#   2. writes dist/kubectl-fieldown-vVERSION.zip: the `kubectl-fieldown` launcher (POSIX sh), the
-#      `kubectl_complete-fieldown` completer for kubectl's plugin completion, and the wheel. On first run the launcher makes a private virtualenv and pip-installs the wheel
-#      (dependencies come from PyPI); after that it just execs it.
-#   3. computes the archive's sha256 and rewrites version, uri and sha256 of every platform in
-#      krew/fieldown.yaml (pure Python: one archive serves linux/darwin, amd64/arm64)
+#   2. writes one krew archive per platform, dist/kubectl-fieldown-vVERSION-OS-ARCH.zip, each the whole
+#      plugin: the `kubectl-fieldown` launcher (POSIX sh, krew/bin), the `kubectl_complete-fieldown`
+#      completer, and fieldown-bundle/ (hack/build-bundle.py: the code and every dependency, the compiled
+#      ones for each CPython version of RELEASE_PYTHONS on that platform), README.md and LICENSE. Nothing
+#      is downloaded or installed when the plugin runs.
+#   3. computes each archive's sha256 and rewrites version, uri and sha256 of its platform in
+#      krew/fieldown.yaml
 #
-# Environment: PYTHON (default .venv/bin/python, else python3); RELEASE_TOOLS_PYTHON, a Python that
+# Environment: PYTHON (default .venv/bin/python, else python3; it needs pip and `packaging`);
+# RELEASE_PLATFORMS (default "linux/amd64 linux/arm64 darwin/amd64 darwin/arm64"; "local": this machine's
+# platform and Python version only, from the environment of PYTHON, with no download);
+# RELEASE_PYTHONS (default "3.10 3.11 3.12 3.13 3.14"); RELEASE_TOOLS_PYTHON, a Python that
 # has build, twine and setuptools (then nothing is downloaded; default: a private venv from PyPI);
 # RELEASE_BASE_URL (default
 # https://github.com/kubectl-fieldown/kubectl-fieldown/releases/download/vVERSION), where the
 # archive will be uploaded; PIP_WHEEL_ARGS, extra arguments for `pip wheel` (e.g.
 # --no-build-isolation when PyPI is out of reach and setuptools is installed).
-# Upload the archive yourself; this script changes nothing but dist/ and krew/fieldown.yaml.
+# Upload the archives yourself; this script changes nothing but dist/ and krew/fieldown.yaml.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -41,7 +46,6 @@ VERSION=${VERSION#v}
 [[ $VERSION == "$project_version" ]] || die "VERSION $VERSION does not match pyproject.toml ($project_version)"
 
 BASE_URL=${RELEASE_BASE_URL:-https://github.com/kubectl-fieldown/kubectl-fieldown/releases/download/v$VERSION}
-ARCHIVE=kubectl-fieldown-v$VERSION.zip
 MANIFEST=krew/fieldown.yaml
 [[ -f $MANIFEST ]] || die "$MANIFEST missing"
 
@@ -79,117 +83,113 @@ wheels=("$stage"/wheel/kubectl_fieldown-"$VERSION"-*.whl)
 [[ -f ${wheels[0]} ]] || die "pip wheel produced no kubectl_fieldown-$VERSION wheel"
 wheel=${wheels[0]}
 
-mkdir -p "$stage/archive" dist
-cp "$wheel" "$stage/archive/"
-cat >"$stage/archive/kubectl-fieldown" <<'LAUNCHER'
-#!/bin/sh
-# kubectl-fieldown launcher (installed by krew). Runs the wheel next to this file from a private
-# virtualenv, created with pip on first use: ${XDG_DATA_HOME:-~/.local/share}/kubectl-fieldown/VERSION.
-# FIELDOWN_PYTHON: the interpreter to use (default: the newest python3.x >= 3.10 on PATH).
-# FIELDOWN_PIP_ARGS: extra pip install arguments (a proxy, an index, --no-index --find-links ...).
-set -eu
-VERSION=@VERSION@
-
-self=$0
-while [ -L "$self" ]; do  # krew links ~/.krew/bin/kubectl-fieldown to the store: find the store
-  link=$(readlink "$self")
-  case $link in
-    /*) self=$link ;;
-    *) self=$(dirname "$self")/$link ;;
+# --- the krew archives: one per platform, each the whole plugin (hack/build-bundle.py) ---------------------
+# RELEASE_PLATFORMS: "linux/amd64 linux/arm64 darwin/amd64 darwin/arm64" (default; the dependencies of
+# each CPython version in RELEASE_PYTHONS come from the package index with pip's --platform), or "local":
+# this machine's platform only, from the environment of $PY (its Python version; nothing downloaded).
+PLATFORMS=${RELEASE_PLATFORMS:-linux/amd64 linux/arm64 darwin/amd64 darwin/arm64}
+PYTHONS=${RELEASE_PYTHONS:-3.10 3.11 3.12 3.13 3.14}
+pip_platforms() {  # pip --platform tags for os/arch (pip widens each to the older compatible ones)
+  case $1 in
+    linux/amd64) echo "--platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64" ;;
+    linux/arm64) echo "--platform manylinux_2_17_aarch64 --platform manylinux2014_aarch64" ;;
+    darwin/amd64) echo "--platform macosx_10_12_x86_64" ;;
+    darwin/arm64) echo "--platform macosx_11_0_arm64" ;;
+    *) die "unknown platform $1 (want os/arch: linux/amd64, linux/arm64, darwin/amd64, darwin/arm64)" ;;
   esac
-done
-here=$(cd "$(dirname "$self")" && pwd -P)
+}
+if [[ $PLATFORMS == local ]]; then
+  PLATFORMS=$("$PY" -c 'import platform, sys
+arch = {"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64"}.get(platform.machine().lower(), "")
+print(("darwin" if sys.platform == "darwin" else "linux") + "/" + arch)')
+  local_build=1
+else
+  local_build=
+fi
 
-venv=${XDG_DATA_HOME:-$HOME/.local/share}/kubectl-fieldown/$VERSION
-if [ ! -f "$venv/.installed" ]; then
-  py=${FIELDOWN_PYTHON:-}
-  if [ -z "$py" ]; then
-    for candidate in python3.14 python3.13 python3.12 python3.11 python3.10 python3; do
-      if command -v "$candidate" >/dev/null 2>&1 &&
-        "$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 10))' 2>/dev/null; then
-        py=$(command -v "$candidate")
-        break
-      fi
+mkdir -p dist
+archives=()
+for plat in $PLATFORMS; do
+  os=${plat%/*}
+  arch=${plat#*/}
+  archive_dir=$stage/archive-$os-$arch
+  mkdir -p "$archive_dir"
+  site_args=()
+  if [[ -n $local_build ]]; then
+    echo "[release] $plat: the dependencies of this environment ($("$PY" -c 'import sys; print("Python %d.%d" % sys.version_info[:2])'))"
+  else
+    for pyver in $PYTHONS; do
+      tag=cp${pyver/./}
+      site=$stage/site-$os-$arch-$tag
+      echo "[release] $plat: the dependencies for Python $pyver, from the package index"
+      # shellcheck disable=SC2046  # pip_platforms prints several words on purpose
+      "$PY" -m pip install --quiet --disable-pip-version-check --no-compile --target "$site" \
+        --only-binary=:all: $(pip_platforms "$plat") --python-version "$pyver" --implementation cp \
+        "$wheel" >"$stage/pip-$os-$arch-$tag.log" 2>&1 \
+        || { tail -n 20 "$stage/pip-$os-$arch-$tag.log" >&2; die "pip install for $plat, Python $pyver failed"; }
+      # pip evaluates environment markers for the Python running it, not the target: add what the target
+      # needs besides (async-timeout on 3.10, a darwin-only dependency...), until nothing is missing
+      for _round in 1 2 3 4 5; do
+        missing=$("$PY" hack/build-bundle.py --project "$wheel" --os "$os" --site "$tag=$site" --missing) \
+          || die "build-bundle.py --missing failed for $plat, Python $pyver"
+        [[ -z $missing ]] && break
+        reqs=()
+        while read -r _tag req; do reqs+=("$req"); done <<<"$missing"
+        echo "[release] $plat: for Python $pyver also ${reqs[*]}"
+        # shellcheck disable=SC2046
+        "$PY" -m pip install --quiet --disable-pip-version-check --no-compile --target "$site" --no-deps \
+          --only-binary=:all: $(pip_platforms "$plat") --python-version "$pyver" --implementation cp \
+          "${reqs[@]}" >>"$stage/pip-$os-$arch-$tag.log" 2>&1 \
+          || { tail -n 20 "$stage/pip-$os-$arch-$tag.log" >&2; die "pip install ${reqs[*]} for $plat failed"; }
+      done
+      site_args+=(--site "$tag=$site")
     done
   fi
-  if [ -z "$py" ]; then
-    echo "error: kubectl-fieldown needs Python >= 3.10 on PATH (or FIELDOWN_PYTHON=/path/to/python3)" >&2
-    exit 1
-  fi
-  mkdir -p "$(dirname "$venv")"
-  lock=$venv.lock
-  if ! mkdir "$lock" 2>/dev/null; then
-    echo "error: another kubectl-fieldown is installing into $venv (remove $lock if it is not)" >&2
-    exit 1
-  fi
-  trap 'rmdir "$lock" 2>/dev/null || true' EXIT
-  echo "kubectl-fieldown: first run, installing $VERSION into $venv with pip ..." >&2
-  rm -rf "$venv"
-  # a virtualenv cannot be moved, so it is built in place; .installed marks it complete
-  # shellcheck disable=SC2086
-  if "$py" -m venv "$venv" &&
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check ${FIELDOWN_PIP_ARGS:-} \
-      "$here"/kubectl_fieldown-"$VERSION"-*.whl; then
-    touch "$venv/.installed"
-  else
-    echo "error: installing kubectl-fieldown into $venv failed (see pip's messages above)" >&2
-    rm -rf "$venv"
-    exit 1
-  fi
-  rmdir "$lock" 2>/dev/null || true
-  trap - EXIT
-fi
-exec "$venv/bin/python" -m kubectl_fieldown "$@"
-LAUNCHER
-cat >"$stage/archive/kubectl_complete-fieldown" <<'COMPLETER'
-#!/bin/sh
-# kubectl's plugin completion for kubectl-fieldown (`kubectl fieldown <TAB>`). krew puts only
-# kubectl-fieldown on PATH; link this file beside it to enable completion (see the caveats).
-# Before the first run of kubectl-fieldown has installed it, it offers nothing (and lets the shell
-# complete file names): a TAB must never start a pip install.
-VERSION=@VERSION@
-venv=${XDG_DATA_HOME:-$HOME/.local/share}/kubectl-fieldown/$VERSION
-if [ -f "$venv/.installed" ]; then
-  exec "$venv/bin/kubectl_complete-fieldown" "$@"
-fi
-echo ":0"
-COMPLETER
-for script in kubectl-fieldown kubectl_complete-fieldown; do
-  sed -i.bak "s/@VERSION@/$VERSION/" "$stage/archive/$script" && rm -f "$stage/archive/$script.bak"
-  chmod 0755 "$stage/archive/$script"
-done
-[[ -f README.md ]] && cp README.md "$stage/archive/"
-[[ -f LICENSE ]] && cp LICENSE "$stage/archive/"
-
-echo "[release] writing dist/$ARCHIVE"
-"$PY" - "$stage/archive" "dist/$ARCHIVE" <<'EOF'
+  "$PY" hack/build-bundle.py --project "$wheel" --os "$os" --out "$archive_dir" ${site_args[@]+"${site_args[@]}"} \
+    || die "build-bundle.py failed for $plat"
+  for script in kubectl-fieldown kubectl_complete-fieldown; do
+    cp "krew/bin/$script" "$archive_dir/$script"
+    chmod 0755 "$archive_dir/$script"
+  done
+  [[ -f README.md ]] && cp README.md "$archive_dir/"
+  [[ -f LICENSE ]] && cp LICENSE "$archive_dir/"
+  archive=kubectl-fieldown-v$VERSION-$os-$arch.zip
+  echo "[release] writing dist/$archive"
+  "$PY" - "$archive_dir" "dist/$archive" <<'EOF'
 import os, sys, zipfile
 src, dst = sys.argv[1], sys.argv[2]
 with zipfile.ZipFile(dst, "w", zipfile.ZIP_DEFLATED) as z:
-    for name in sorted(os.listdir(src)):
-        path = os.path.join(src, name)
-        info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))  # reproducible archive bytes
-        info.compress_type = zipfile.ZIP_DEFLATED
-        info.external_attr = (os.stat(path).st_mode & 0o777 | 0o100000) << 16  # keep the launcher executable
-        with open(path, "rb") as f:
-            z.writestr(info, f.read())
+    for root, dirs, files in os.walk(src):
+        dirs.sort()
+        for name in sorted(files):
+            path = os.path.join(root, name)
+            info = zipfile.ZipInfo(os.path.relpath(path, src), date_time=(1980, 1, 1, 0, 0, 0))  # reproducible
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = (os.stat(path).st_mode & 0o777 | 0o100000) << 16  # keep the launchers executable
+            with open(path, "rb") as f:
+                z.writestr(info, f.read())
 EOF
-
-sha=$("$PY" -c 'import hashlib, sys; print(hashlib.sha256(open(sys.argv[1], "rb").read()).hexdigest())' "dist/$ARCHIVE")
-echo "[release] sha256 $sha"
+  archives+=("dist/$archive")
+done
 
 echo "[release] updating $MANIFEST"
-"$PY" - "$MANIFEST" "$VERSION" "$BASE_URL/$ARCHIVE" "$sha" <<'EOF'
-import re, sys
-path, version, uri, sha = sys.argv[1:]
+"$PY" - "$MANIFEST" "$VERSION" "$BASE_URL" "${archives[@]}" <<'EOF'
+import hashlib, os, re, sys
+path, version, base, *archives = sys.argv[1:]
 text = open(path, encoding="utf-8").read()
 text, n_version = re.subn(r"(?m)^(  version: ).*$", rf"\g<1>v{version}", text)
-text, n_uri = re.subn(r"(?m)^(    uri: ).*$", rf"\g<1>{uri}", text)
-text, n_sha = re.subn(r'(?m)^(    sha256: ).*$', rf'\g<1>"{sha}"', text)
-if n_version != 1 or n_uri == 0 or n_uri != n_sha:
-    sys.exit(f"release.sh: unexpected layout of {path}: {n_version} version, {n_uri} uri, {n_sha} sha256 lines")
+if n_version != 1:
+    sys.exit(f"release.sh: unexpected layout of {path}: {n_version} version lines")
+for archive in archives:
+    name = os.path.basename(archive)
+    platform = re.search(r"-(\w+-\w+)\.zip$", name).group(1)  # linux-amd64
+    sha = hashlib.sha256(open(archive, "rb").read()).hexdigest()
+    pattern = rf'(?m)^(    uri: ).*-{re.escape(platform)}\.zip\n(    sha256: ).*$'
+    text, n = re.subn(pattern, rf'\g<1>{base}/{name}\n\g<2>"{sha}"', text)
+    if n != 1:
+        sys.exit(f"release.sh: {path} has {n} platforms for {platform}, want 1")
+    print(f"[release] {platform}: sha256 {sha}")
 open(path, "w", encoding="utf-8").write(text)
-print(f"[release] {n_uri} platforms -> {uri}")
 EOF
 
-echo "[release] done: upload dist/$ARCHIVE to $BASE_URL/, then submit $MANIFEST to krew-index"
+echo "[release] done: upload ${archives[*]} to $BASE_URL/, then submit $MANIFEST to krew-index"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Check a krew plugin manifest by the rules krew applies, offline.
 
-    python3 hack/validate-krew-manifest.py krew/fieldown.yaml [--archive dist/kubectl-fieldown-vX.Y.Z.zip]
+    python3 hack/validate-krew-manifest.py krew/fieldown.yaml [--archive dist/kubectl-fieldown-vX.Y.Z-linux-amd64.zip]
 
 krew runs these checks when it reads a manifest (``internal/index/validation``: ``ValidatePlugin``,
 ``validatePlatform``, ``validateFiles``, ``validateSelector``; versions by apimachinery's
@@ -9,7 +9,8 @@ krew runs these checks when it reads a manifest (``internal/index/validation``: 
 is ``<name>.yaml``, every platform selects a supported os/arch and no os/arch is selected twice,
 and installing each platform works and extracts a LICENSE file). This is a reading of those rules
 (kubernetes-sigs/krew, 2026), not a copy. With ``--archive`` the install step is checked on the
-local archive: its SHA-256 is the manifest's, ``bin`` is inside the installation and executable, a
+local archive, for the platforms whose ``uri`` names it (one archive per platform): its SHA-256 is the
+manifest's, ``bin`` is inside the installation and executable, a
 LICENSE is installed. A few rules are this project's own and say so ("project rule").
 
 Exit 0 when the manifest passes, else 1 with one problem per line. Needs PyYAML.
@@ -235,12 +236,15 @@ def install_problems(path: Path, archive: Path) -> list[str]:
     problems: list[str] = []
     digest = hashlib.sha256(archive.read_bytes()).hexdigest()
     members = _archive_members(archive)
-    for i, p in enumerate(plugin["spec"]["platforms"]):
+    # one archive per platform: the platforms whose uri names this archive are the ones it installs
+    chosen = [(i, p) for i, p in enumerate(plugin["spec"]["platforms"])
+              if posixpath.basename(p["uri"]) == archive.name]
+    if not chosen:
+        problems.append(f"no spec.platforms uri names the archive {archive.name} (project rule)")
+    for i, p in chosen:
         where = f"spec.platforms[{i}]"
         if p["sha256"] != digest:
             problems.append(f"{where}: sha256 {p['sha256']} is not the archive's ({digest})")
-        if posixpath.basename(p["uri"]) != archive.name:
-            problems.append(f"{where}: uri {p['uri']} does not name the archive {archive.name} (project rule)")
         installed: dict[str, int] = {}
         for op in p.get("files") or [{"from": "*", "to": "."}]:
             for member, mode in members.items():

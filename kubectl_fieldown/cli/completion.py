@@ -20,9 +20,10 @@ asked with short timeouts and no retries, and any failure completes nothing.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -118,7 +119,7 @@ def candidates(command: Any, words: Sequence[str], incomplete: str, prog_name: s
         return []  # a generic flag's value: a user name, a token, a URL
     pending = list(words[-1:]) if words and words[-1] == "--dry-run" else []  # its value is being typed
     flags, args = without_generic_flags(words[:len(words) - len(pending)])
-    args += pending
+    args = _command_first(args + pending)
     set_current(flags)  # the cluster flags (--server, --token, --as...) reach the lookups below
     _words[:] = args
     try:
@@ -133,6 +134,19 @@ def candidates(command: Any, words: Sequence[str], incomplete: str, prog_name: s
         known = {value for value, _ in out}
         out += [item for item in _generic_flag_items(incomplete) if item[0] not in known]
     return out
+
+
+def _command_first(args: list[str]) -> list[str]:
+    """``-n shop show ...`` as the command runs it (``show -n shop ...``): kubectl's cluster flags may
+    come before the command; while the command itself is typed, they are left out."""
+    from .main import _leading_flags
+
+    moved, rest = _leading_flags(args)
+    if not moved:
+        return args
+    if not rest:
+        return []
+    return [rest[0], *moved, *rest[1:]] if not rest[0].startswith("-") else args
 
 
 def _shell_completion() -> Any:
@@ -169,8 +183,27 @@ def shell_complete(command: Any, prog_name: str, complete_var: str, instruction:
             return [item_type(value, help=help_text or None)
                     for value, help_text in candidates(command, args, incomplete, prog_name)]
 
-    sys.stdout.write(Completer(command, {}, prog_name, complete_var).complete() + "\n")
+    with _quiet_stderr():
+        answer = Completer(command, {}, prog_name, complete_var).complete()
+    sys.stdout.write(answer + "\n")
     return 0
+
+
+@contextlib.contextmanager
+def _quiet_stderr() -> Iterator[None]:
+    """Nothing reaches the terminal from a completion but the candidates: whatever a lookup would
+    say on stderr (the insecure-skip-tls-verify warning, a library's warning) would be printed between
+    the prompt and the cursor at every TAB. ``FIELDOWN_DEBUG=1`` lets it through."""
+    if os.environ.get("FIELDOWN_DEBUG"):
+        yield
+        return
+    saved = sys.stderr
+    with open(os.devnull, "w", encoding="utf-8") as devnull:
+        sys.stderr = devnull
+        try:
+            yield
+        finally:
+            sys.stderr = saved
 
 
 #: bash falls back to file names when a completion offers nothing (``complete -o default``); for a
@@ -188,7 +221,6 @@ _BASH_NO_FILES = """
 def completion_script(command: Any, shell: str, prog_name: str, complete_var: str) -> str:
     """The script that makes ``shell`` complete ``prog_name`` (typer's, which calls back with
     ``complete_var``), as ``kubectl completion SHELL`` prints kubectl's."""
-    import contextlib
     import io
 
     buf = io.StringIO()
@@ -205,7 +237,8 @@ def kubectl_plugin_complete(command: Any, argv: Sequence[str], prog_name: str) -
     """Answer kubectl's plugin completion: ``argv`` is the plugin's words, the last one the word
     being completed (kubectl passes ``""`` after a space)."""
     words, incomplete = list(argv[:-1]), (argv[-1] if argv else "")
-    found = candidates(command, words, incomplete, prog_name)
+    with _quiet_stderr():
+        found = candidates(command, words, incomplete, prog_name)
     for value, help_text in found:
         line = f"{value}\t{help_text}" if help_text else value
         sys.stdout.write(" ".join(line.splitlines()) + "\n")
@@ -269,7 +302,79 @@ def complete_resources(ctx: Any, args: list[str], incomplete: str) -> list[tuple
     if params.get("input_file") or params.get("filename"):
         return []  # objects come from files: no cluster arguments
     given = [str(v) for v in (params.get("resources") or [])]
+    if "/" not in incomplete and not (given and "/" not in given[0]):
+        # resource types: from the discovery cache while it is fresh, without loading the cluster
+        # layer (the kubernetes package alone takes most of a second to import), as kubectl answers
+        # from ~/.kube/cache; a miss asks the server, which fills the cache for the next TAB
+        cached = _quietly_or_none(lambda: _cached_types(params))
+        if cached is not None:
+            return _type_items(cached, incomplete)
     return _quietly(lambda: _resource_candidates(params, given, incomplete))
+
+
+def _type_items(resources: Sequence[Any], incomplete: str) -> list[tuple[str, str]]:
+    types = sorted({(res.group_resource, res.kind) for res in resources
+                    if "list" in res.verbs and "/" not in res.resource})
+    return [(name, kind) for name, kind in types if name.startswith(incomplete)]
+
+
+def _quietly_or_none(lookup: Callable[[], Any]) -> Any:
+    try:
+        return lookup()
+    except Exception:  # an unreadable kubeconfig or cache: the slow path decides
+        if os.environ.get("FIELDOWN_DEBUG"):
+            raise
+        return None
+
+
+def _cached_types(params: dict[str, Any]) -> list[Any] | None:
+    from ..kube.discovery import cached_resources
+
+    server = _server_of(params)
+    return cached_resources(server) if server else None
+
+
+def _server_of(params: dict[str, Any]) -> str | None:
+    """The API server the cluster flags and the kubeconfig name, read as kubectl reads them (the
+    first file that names a context or cluster wins) but without loading credentials; None when
+    that needs more (no kubeconfig: in a pod; a context that is not there)."""
+    from .globalflags import current
+
+    flags = current()
+    if flags.server:
+        server = flags.server.rstrip("/")
+        return server if "://" in server else "https://" + server
+    explicit = params.get("kubeconfig")
+    if explicit:
+        paths = [os.path.expanduser(str(explicit))]
+    elif os.environ.get("KUBECONFIG"):
+        paths = [p for p in (os.path.expanduser(p) for p in os.environ["KUBECONFIG"].split(os.pathsep) if p)
+                 if os.path.isfile(p)]
+    else:
+        paths = [p for p in [os.path.expanduser("~/.kube/config")] if os.path.isfile(p)]
+    import yaml
+
+    loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    docs: list[dict[str, Any]] = []
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            doc = yaml.load(f, Loader=loader)  # CSafeLoader or SafeLoader
+        if isinstance(doc, dict):
+            docs.append(doc)
+
+    def entry(key: str, name: Any) -> dict[str, Any] | None:
+        for doc in docs:
+            for item in doc.get(key + "s") or ():
+                if isinstance(item, dict) and item.get("name") == name and isinstance(item.get(key), dict):
+                    found: dict[str, Any] = item[key]
+                    return found
+        return None
+
+    name = params.get("context") or next((d["current-context"] for d in docs if d.get("current-context")), None)
+    context = entry("context", name) if name else None
+    cluster = entry("cluster", flags.cluster or (context or {}).get("cluster")) if context is not None else None
+    found = (cluster or {}).get("server")
+    return str(found).rstrip("/") if found else None
 
 
 def _resource_candidates(params: dict[str, Any], given: list[str], incomplete: str) -> list[tuple[str, str]]:
@@ -281,9 +386,7 @@ def _resource_candidates(params: dict[str, Any], given: list[str], incomplete: s
         if given and "/" not in given[0]:
             return [(name, "") for name in _names(client, params, given[0], incomplete)
                     if name not in given[1:]]
-        types = sorted({(res.group_resource, res.kind) for res in client.discovery.resources()
-                        if "list" in res.verbs and "/" not in res.resource})
-        return [(name, kind) for name, kind in types if name.startswith(incomplete)]
+        return _type_items(client.discovery.resources(), incomplete)
 
 
 def _names(client: Any, params: dict[str, Any], type_arg: str, prefix: str) -> list[str]:

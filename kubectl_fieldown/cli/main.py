@@ -143,6 +143,17 @@ def _modules_for(args: Sequence[str]) -> Sequence[str]:
     return (module,) if module in COMMAND_MODULES else COMMAND_MODULES
 
 
+def _completed_words() -> list[str]:
+    """The words before the one being completed, from typer's bash script (``COMP_WORDS``,
+    ``COMP_CWORD``; the executable first); none for other shells, which then get every command."""
+    words = os.environ.get("COMP_WORDS", "").split()
+    try:
+        cword = int(os.environ.get("COMP_CWORD", ""))
+    except ValueError:
+        return []
+    return words[1:cword] if cword >= 2 else []
+
+
 def _prog_name(args: Sequence[str]) -> str:
     if os.environ.get(COMPLETE_VAR) or any(a in ("--install-completion", "--show-completion") for a in args):
         return EXECUTABLE
@@ -267,7 +278,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = split_templates(args)
     # completion must see every command and its options, never the root stand-ins
     bare_help = not os.environ.get(COMPLETE_VAR) and args in ([], ["-h"], ["--help"])
-    command = typer.main.get_command(root_help_app() if bare_help else build_app(_modules_for(args)))
+    modules = _modules_for(_completed_words() if os.environ.get(COMPLETE_VAR) else args)
+    command = typer.main.get_command(root_help_app() if bare_help else build_app(modules))
     install_fast_coercion(command)
     install_help_formatter(command)
     instruction = os.environ.get(COMPLETE_VAR)
@@ -394,7 +406,8 @@ def complete_for_kubectl(argv: Sequence[str] | None = None) -> int:
 
     tolerant_output()
     words = list(sys.argv[1:] if argv is None else argv)
-    command = typer.main.get_command(build_app())
+    # once the command is typed, only its module is needed (each TAB starts a new process)
+    command = typer.main.get_command(build_app(_modules_for(words[:-1]) if len(words) > 1 else COMMAND_MODULES))
     install_fast_coercion(command)
     return kubectl_plugin_complete(command, words, PROG_NAME)
 

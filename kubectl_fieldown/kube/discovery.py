@@ -33,6 +33,7 @@ __all__ = [
     "DEFAULT_TTL",
     "Discovery",
     "ResourceInfo",
+    "cached_resources",
     "find_kind",
     "find_resource",
     "parse_aggregated",
@@ -437,18 +438,7 @@ class Discovery:
     def _read_disk(self) -> _Snapshot | None:
         if not self._use_disk:
             return None
-        doc = read_json(self._cache_file)
-        if not isinstance(doc, dict) or doc.get("format") != _CACHE_FORMAT or doc.get("server") != self._client.server:
-            return None
-        try:
-            roots = {
-                root: _RootData(status=int(d["status"]), etag=d.get("etag"),
-                                resources=[ResourceInfo.from_json(r) for r in d.get("resources") or ()])
-                for root, d in (doc.get("roots") or {}).items()
-            }
-            return _Snapshot(fetched_at=float(doc["fetchedAt"]), roots=roots)
-        except (KeyError, TypeError, ValueError):
-            return None
+        return _read_snapshot(self._cache_file, self._client.server)
 
     def _write_disk(self, snap: _Snapshot) -> None:
         if not self._use_disk:
@@ -463,3 +453,30 @@ class Discovery:
             },
         }
         write_bytes_atomic(self._cache_file, _json.dumps(doc))
+
+
+def _read_snapshot(path: Path, server: str) -> _Snapshot | None:
+    doc = read_json(path)
+    if not isinstance(doc, dict) or doc.get("format") != _CACHE_FORMAT or doc.get("server") != server:
+        return None
+    try:
+        roots = {
+            root: _RootData(status=int(d["status"]), etag=d.get("etag"),
+                            resources=[ResourceInfo.from_json(r) for r in d.get("resources") or ()])
+            for root, d in (doc.get("roots") or {}).items()
+        }
+        return _Snapshot(fetched_at=float(doc["fetchedAt"]), roots=roots)
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def cached_resources(server: str, *, ttl: float = DEFAULT_TTL, cache_dir: Path | None = None,
+                     clock: Callable[[], float] = time.time) -> list[ResourceInfo] | None:
+    """The resource types of ``server`` from the disk cache while it is fresh, else None — without a
+    client, a kubeconfig loader or the kubernetes package (shell completion answers from it at each
+    TAB, as kubectl does from its discovery cache)."""
+    snap = _read_snapshot((cache_dir if cache_dir is not None else server_cache_dir(server)) / "discovery.json",
+                          server)
+    if snap is None or not 0 <= clock() - snap.fetched_at < ttl:
+        return None
+    return snap.resources

@@ -199,3 +199,79 @@ def test_managers_of_the_objects_in_scope(cluster: lab.Cluster, namespace: str, 
     # offline: the objects of show's -i file, no cluster
     example = Path(__file__).resolve().parents[2] / "examples" / "deployment.yaml"
     assert "handover-to-hpa" in bash_complete(cluster, f"kubectl-fieldown show -i {example} --manager h")[0]
+
+
+def _poisoned_kubernetes(tmp_path: Path) -> str:
+    """A directory for PYTHONPATH whose ``kubernetes`` package fails to import: a completion that
+    needs the cluster layer (a client, a request) then offers nothing."""
+    package = tmp_path / "poison" / "kubernetes"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text('raise ImportError("the cluster layer was imported")\n')
+    return str(package.parent)
+
+
+def test_resource_types_come_from_the_discovery_cache_without_the_cluster_layer(cluster: lab.Cluster,
+                                                                                 tmp_path: Path) -> None:
+    """Issue 21: each TAB took about a second — most of it importing the kubernetes package to build a
+    client, even when discovery was cached on disk. Types are now answered from the cache (fresh for
+    6 h, as kubectl's) by reading the kubeconfig's server only: proven here by a kubernetes package
+    that cannot be imported. A cold cache still asks the server (and fills the cache)."""
+    cache = str(tmp_path / "cache")
+    poison = _poisoned_kubernetes(tmp_path)
+    assert bash_complete(cluster, "kubectl-fieldown show wid", KUBECACHEDIR=cache, PYTHONPATH=poison) == ([], "")
+    assert bash_complete(cluster, "kubectl-fieldown show wid", KUBECACHEDIR=cache) == (["widgets.example.com"], "")
+    assert list((tmp_path / "cache" / "fieldown").glob("*/discovery.json"))
+    # warm: no client, no kubernetes import — in both ways in, and with --context or -s naming the server
+    assert bash_complete(cluster, "kubectl-fieldown show wid", KUBECACHEDIR=cache, PYTHONPATH=poison) == (
+        ["widgets.example.com"], "")
+    context = json.loads(cluster.kubectl("config", "view", "--raw", "-o", "json").stdout)["current-context"]
+    got = bash_complete(cluster, f"kubectl-fieldown migrate --context {context} gad", KUBECACHEDIR=cache,
+                        PYTHONPATH=poison)
+    assert got == (["gadgets.example.com"], "")
+    server = json.loads(cluster.kubectl("config", "view", "--raw", "-o", "json").stdout)["clusters"][0]["cluster"]
+    got = bash_complete(cluster, f"kubectl-fieldown show -s {server['server']} wid", KUBECACHEDIR=cache,
+                        PYTHONPATH=poison)
+    assert got == (["widgets.example.com"], "")
+    proc = subprocess.run([str(cluster.kubectl_bin), "__complete", "fieldown", "show", "wid"], capture_output=True,
+                          text=True, env=_env(cluster, KUBECACHEDIR=cache, PYTHONPATH=poison), timeout=120, check=True)
+    assert proc.stdout.splitlines() == ["widgets.example.com\tWidget", ":4"]
+    # object names need the server: with the cluster layer broken they are not offered (no stale guess)
+    assert bash_complete(cluster, "kubectl-fieldown show widgets/", KUBECACHEDIR=cache, PYTHONPATH=poison)[0] == []
+
+
+def test_an_insecure_context_prints_no_warning_at_tab(cluster: lab.Cluster, namespace: str, tmp_path: Path) -> None:
+    """Issue 21: a context with insecure-skip-tls-verify printed its warning (twice) into the terminal
+    at each TAB. Completion writes nothing but candidates; the command itself still warns once."""
+    _widgets(cluster, namespace, "quiet")
+    config = json.loads(cluster.kubectl("config", "view", "--raw", "-o", "json").stdout)
+    for entry in config["clusters"]:
+        entry["cluster"].pop("certificate-authority-data", None)
+        entry["cluster"].pop("certificate-authority", None)
+        entry["cluster"]["insecure-skip-tls-verify"] = True
+    path = tmp_path / "insecure.kubeconfig"
+    path.write_text(json.dumps(config))
+    env = {"KUBECONFIG": str(path), "KUBECACHEDIR": str(tmp_path / "cache")}
+    assert bash_complete(cluster, "kubectl-fieldown show wid", **env) == (["widgets.example.com"], "")
+    assert bash_complete(cluster, f"kubectl-fieldown show -n {namespace} widgets/q", **env) == (["widgets/quiet"], "")
+    proc = subprocess.run([str(BIN / "kubectl_complete-fieldown"), "show", "-n", namespace, "widgets/q"],
+                          capture_output=True, text=True, env=_env(cluster, **env), timeout=120, check=True)
+    assert (proc.stdout, proc.stderr) == ("widgets/quiet\n:4\n", "")
+    # the lookups did warn: FIELDOWN_DEBUG lets it through, and the command says it once
+    debug = bash_complete(cluster, f"kubectl-fieldown show -n {namespace} widgets/q", FIELDOWN_DEBUG="1", **env)
+    assert "insecure-skip-tls-verify" in debug[1]
+    shown = subprocess.run([str(BIN / "kubectl-fieldown"), "show", "-n", namespace, "widgets/quiet", "-o", "name"],
+                           capture_output=True, text=True, env=_env(cluster, **env), timeout=120, check=False)
+    assert shown.returncode == 0 and shown.stdout == "widget.example.com/quiet\n"
+    assert len([line for line in shown.stderr.splitlines() if "insecure-skip-tls-verify" in line]) == 1
+
+
+def test_cluster_flags_before_the_command_complete_as_after_it(cluster: lab.Cluster, namespace: str) -> None:
+    """``kubectl fieldown -n shop show <TAB>`` (issue 21: the flags run before the command, so they
+    complete there too): the namespace given first scopes the names, the command is still completed."""
+    _widgets(cluster, namespace, "first", "second")
+    assert bash_complete(cluster, f"kubectl-fieldown -n {namespace} show widgets/")[0] == [
+        "widgets/first", "widgets/second"]
+    assert bash_complete(cluster, "kubectl-fieldown -A show widgets/fir")[0] == ["widgets/first"]
+    assert kubectl_complete(cluster, "-n", namespace, "show", "widgets/s") == ["widgets/second", ":4"]
+    assert kubectl_complete(cluster, f"--namespace={namespace}", "show", "-o", "") == [*SHOW_OUTPUTS, ":4"]
+    assert bash_complete(cluster, f"kubectl-fieldown -n {namespace} sh")[0] == ["show"]

@@ -207,6 +207,26 @@ def test_the_summary_names_deletions_and_fail_on_deletes_stops_ci(tmp_path: Path
     assert r.code == 0 and r.json()["items"][0]["deleted"] == [], r.out
 
 
+def test_a_forced_apply_that_deletes_says_so_and_fail_on_deletes_stops_it() -> None:
+    """Issue 21: ``--force-conflicts`` ended with "1 conflict, taken over by --force-conflicts" (exit 0)
+    while the apply deleted fields. The bundled example, forced: the summary counts the deletions the
+    lines above name (kubectl's follow-up apply included), and ``--fail-on deletes`` exits 1."""
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    args = ("conflicts", "-f", str(examples / "apply" / "deployment.yaml"), "--live", str(examples / "deployment.yaml"),
+            "--field-manager", "kubectl", "--force-conflicts", "--color", "never")
+    r = run(*args)
+    assert r.code == 0, r.err
+    deleted = ['.spec.template.metadata.creationTimestamp',
+               '.spec.template.spec.containers[name="web"].env[name="FEATURE_FLAGS"]']
+    assert f"applies again, which deletes: {', '.join(deleted)}" in r.out
+    assert r.out.rstrip().endswith("→ 3 conflicts on 2 fields, taken over by --force-conflicts; deletes 3 fields")
+    j = run(*args, "-o", "json")
+    (item,) = j.json()["items"]
+    assert len({*item["deleted"], *item["followup"]["deleted"]}) == 3
+    failed = run(*args, "--fail-on", "deletes")
+    assert failed.code == 1 and failed.out == r.out
+
+
 def test_server_rejection_is_exit_1_with_the_servers_message(tmp_path: Path) -> None:
     f = Files(tmp_path, load_case("cur-null-in-typed-field"))
     r = run(*f.args())

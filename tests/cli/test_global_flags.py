@@ -200,6 +200,11 @@ def test_an_empty_kubeconfig_with_server_flags_works_as_in_kubectl(cluster: lab.
     ok = fieldown(cluster, *args, "-s", tls_files["server"])
     assert ok.code == 0, ok.err
     assert ok.json()["items"][0]["name"] == "w"
+    # every one of those flags before the command, as `kubectl fieldown --kubeconfig /dev/null -s URL show ...`
+    before = fieldown(cluster, "--kubeconfig", os.devnull, "-s", tls_files["server"], *args[8:], "show", obj["ref"],
+                      "-n", obj["namespace"], "-o", "json")
+    assert before.code == 0, before.err
+    assert before.json() == ok.json()
     no_server = fieldown(cluster, *args)
     assert no_server.code == 1  # a kubeconfig that cannot be used, as a missing one (README: exit codes)
     assert no_server.err == f"error: kubeconfig {os.devnull} is empty: give --server (and credentials) or another " \
