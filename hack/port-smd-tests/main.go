@@ -38,6 +38,8 @@ type tcase struct {
 	Object      *string                `json:"object"`
 	APIVersion  string                 `json:"apiVersion"`
 	Managed     map[string]any         `json:"managed"`
+	Converter   string                 `json:"converter,omitempty"`
+	Ignored     map[string]any         `json:"ignored,omitempty"`
 	Unsupported string                 `json:"unsupported,omitempty"`
 	ExpectError bool                   `json:"expectError,omitempty"`
 	Extra       map[string]interface{} `json:"-"`
@@ -57,11 +59,21 @@ func str(e ast.Expr) string {
 			}
 			return s
 		}
-	case *ast.CallExpr: // typed.YAMLObject(`...`), fieldpath.APIVersion("v1")
+	case *ast.CallExpr: // typed.YAMLObject(`...`), fieldpath.APIVersion("v1"), fmt.Sprintf(`...%s`, v1)
+		if callName(v) == "fmt.Sprintf" {
+			args := make([]any, 0, len(v.Args)-1)
+			for _, a := range v.Args[1:] {
+				args = append(args, str(a))
+			}
+			return fmt.Sprintf(str(v.Args[0]), args...)
+		}
 		if len(v.Args) == 1 {
 			return str(v.Args[0])
 		}
 	case *ast.Ident:
+		if c, ok := bindings[v.Name]; ok {
+			return c
+		}
 		if c, ok := consts[v.Name]; ok {
 			return c
 		}
@@ -75,6 +87,10 @@ func str(e ast.Expr) string {
 }
 
 var consts = map[string]string{}
+
+// bindings: the parameters of a table helper (testX(t, v1, v2, v3 fieldpath.APIVersion)) while one
+// combination of the versions its caller loops over is extracted
+var bindings = map[string]string{}
 
 func lit(e ast.Expr) any {
 	switch v := e.(type) {
@@ -107,6 +123,15 @@ func lit(e ast.Expr) any {
 				return -x
 			}
 		}
+	}
+	if c, ok := e.(*ast.CallExpr); ok && len(c.Args) == 1 && (callName(c) == "float64" || callName(c) == "int64") {
+		x := lit(c.Args[0])
+		if callName(c) == "float64" {
+			if n, ok := x.(int64); ok {
+				return float64(n)
+			}
+		}
+		return x
 	}
 	fail("not a literal: %T", e)
 	return nil
@@ -141,8 +166,12 @@ func pathOf(c *ast.CallExpr) []map[string]any {
 			} else {
 				fail("path element %s", v.Value)
 			}
+		case *ast.Ident:
+			out = append(out, map[string]any{"f": str(v)})
 		case *ast.CallExpr:
 			switch callName(v) {
+			case "fmt.Sprintf":
+				out = append(out, map[string]any{"f": str(v)})
 			case "_V", "value.NewValueInterface":
 				out = append(out, map[string]any{"v": lit(v.Args[0])})
 			case "_KBF", "fieldpath.KeyByFields":
@@ -208,10 +237,17 @@ func operation(e ast.Expr) map[string]any {
 		fail("operation %T", e)
 	}
 	kind := typeName(cl)
-	if kind != "Apply" && kind != "ForceApply" && kind != "Update" {
+	f := fields(cl)
+	if kind == "ChangeParser" {
+		id, ok := f["Parser"].(*ast.Ident)
+		if !ok || len(f) != 1 {
+			fail("operation ChangeParser")
+		}
+		return map[string]any{"op": kind, "parser": id.Name}
+	}
+	if kind != "Apply" && kind != "ForceApply" && kind != "Update" && kind != "ExtractApply" {
 		fail("operation %s", kind)
 	}
-	f := fields(cl)
 	op := map[string]any{"op": kind}
 	for k, v := range f { // every field ends in the map, whatever the order
 		switch k {
@@ -259,7 +295,7 @@ func oneCase(file, fn, name string, cl *ast.CompositeLit) (tc tcase) {
 				panic(r)
 			}
 			tc.Unsupported = u.why
-			tc.Ops, tc.Managed, tc.Object, tc.APIVersion = nil, nil, nil, ""
+			tc.Ops, tc.Managed, tc.Object, tc.APIVersion, tc.Ignored = nil, nil, nil, "", nil
 		}
 	}()
 	f := fields(cl)
@@ -282,6 +318,18 @@ func oneCase(file, fn, name string, cl *ast.CompositeLit) (tc tcase) {
 			tc.APIVersion = str(v)
 		case "Managed":
 			tc.Managed = managed(v)
+		case "IgnoreFilter", "IgnoredFields":
+			// version -> fieldpath.NewExcludeSetFilter(set) or the set itself: both leave out the
+			// set's paths and everything below them (Comparison.ExcludeFields, ExcludeSetFilter)
+			tc.Ignored = map[string]any{}
+			for _, el := range v.(*ast.CompositeLit).Elts {
+				kv := el.(*ast.KeyValueExpr)
+				val := kv.Value
+				if c, ok := val.(*ast.CallExpr); ok && callName(c) == "fieldpath.NewExcludeSetFilter" {
+					val = c.Args[0]
+				}
+				tc.Ignored[str(kv.Key)] = setOf(val)
+			}
 		default:
 			fail("TestCase field %s", k)
 		}
@@ -462,6 +510,190 @@ func tables(dir string) {
 	}
 }
 
+func isTestCaseMap(cl *ast.CompositeLit) bool {
+	mt, ok := cl.Type.(*ast.MapType)
+	if !ok {
+		return false
+	}
+	switch v := mt.Value.(type) {
+	case *ast.Ident:
+		return v.Name == "TestCase"
+	case *ast.SelectorExpr: // fixture.TestCase
+		return v.Sel.Name == "TestCase"
+	}
+	return false
+}
+
+func hasTable(fd *ast.FuncDecl) bool {
+	found := false
+	ast.Inspect(fd.Body, func(n ast.Node) bool {
+		if cl, ok := n.(*ast.CompositeLit); ok && isTestCaseMap(cl) {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+type combo struct {
+	prefix   string
+	bindings map[string]string
+}
+
+// combinations: one empty combination for a Test function; for a helper with fieldpath.APIVersion
+// parameters, every assignment of its caller's `versions := []fieldpath.APIVersion{...}` to them
+// (the caller ranges over the list once per parameter), named as its t.Run names them (v1-v2-v3).
+func combinations(f *ast.File, fd *ast.FuncDecl) []combo {
+	var params []string
+	for _, fl := range fd.Type.Params.List {
+		if sel, ok := fl.Type.(*ast.SelectorExpr); ok && sel.Sel.Name == "APIVersion" {
+			for _, n := range fl.Names {
+				params = append(params, n.Name)
+			}
+		}
+	}
+	if len(params) == 0 {
+		return []combo{{"", map[string]string{}}}
+	}
+	var versions []string
+	ranges := 0
+	for _, d := range f.Decls {
+		caller, ok := d.(*ast.FuncDecl)
+		if !ok || caller.Body == nil || caller == fd {
+			continue
+		}
+		calls := false
+		ast.Inspect(caller.Body, func(n ast.Node) bool {
+			if c, ok := n.(*ast.CallExpr); ok {
+				if id, ok := c.Fun.(*ast.Ident); ok && id.Name == fd.Name.Name {
+					calls = true
+				}
+			}
+			return true
+		})
+		if !calls {
+			continue
+		}
+		ast.Inspect(caller.Body, func(n ast.Node) bool {
+			switch v := n.(type) {
+			case *ast.AssignStmt:
+				if id, ok := v.Lhs[0].(*ast.Ident); ok && id.Name == "versions" {
+					for _, el := range v.Rhs[0].(*ast.CompositeLit).Elts {
+						versions = append(versions, str(el))
+					}
+				}
+			case *ast.RangeStmt:
+				if id, ok := v.X.(*ast.Ident); ok && id.Name == "versions" {
+					ranges++
+				}
+			}
+			return true
+		})
+	}
+	if len(versions) == 0 || ranges != len(params) {
+		panic(fmt.Sprintf("%s: cannot tell which versions its caller passes", fd.Name.Name))
+	}
+	out := []combo{{"", map[string]string{}}}
+	for _, p := range params {
+		var next []combo
+		for _, c := range out {
+			for _, v := range versions {
+				b := map[string]string{p: v}
+				for k, x := range c.bindings {
+					b[k] = x
+				}
+				prefix := v
+				if c.prefix != "" {
+					prefix = c.prefix + "-" + v
+				}
+				next = append(next, combo{prefix, b})
+			}
+		}
+		out = next
+	}
+	for i := range out {
+		out[i].prefix += "/"
+	}
+	return out
+}
+
+// converterOf: the type name of the converter that test.TestWithConverter(P, C) is given, "" for
+// test.Test(P) (the fixture's dummyConverter)
+func converterOf(fd *ast.FuncDecl, e ast.Expr) string {
+	if u, ok := e.(*ast.UnaryExpr); ok && u.Op == token.AND {
+		e = u.X
+	}
+	switch v := e.(type) {
+	case *ast.CompositeLit:
+		return typeName(v)
+	case *ast.Ident:
+		name := ""
+		ast.Inspect(fd.Body, func(n ast.Node) bool {
+			if as, ok := n.(*ast.AssignStmt); ok {
+				if id, ok := as.Lhs[0].(*ast.Ident); ok && id.Name == v.Name {
+					name = converterOf(fd, as.Rhs[0])
+				}
+			}
+			return true
+		})
+		if name != "" {
+			return name
+		}
+	}
+	panic(fmt.Sprintf("%s: converter %T", fd.Name.Name, e))
+}
+
+func tableCases(base string, fd *ast.FuncDecl, prefix string) []tcase {
+	var cases []tcase
+	// the parser the loop passes to test.Test(P) or test.TestWithConverter(P, C)
+	parserName, converter, expectError := "", "", false
+	ast.Inspect(fd.Body, func(n ast.Node) bool {
+		// `if test.Test(p) == nil { t.Fatal(...) }`: every case of the table must fail
+		if be, ok := n.(*ast.BinaryExpr); ok && be.Op == token.EQL {
+			if id, ok := be.Y.(*ast.Ident); ok && id.Name == "nil" {
+				if c, ok := be.X.(*ast.CallExpr); ok {
+					if sel, ok := c.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Test" {
+						expectError = true
+					}
+				}
+			}
+		}
+		c, ok := n.(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		if sel, ok := c.Fun.(*ast.SelectorExpr); ok && (sel.Sel.Name == "Test" || sel.Sel.Name == "TestWithConverter") {
+			if id, ok := c.Args[0].(*ast.Ident); ok {
+				parserName = id.Name
+			}
+			if sel.Sel.Name == "TestWithConverter" {
+				converter = converterOf(fd, c.Args[1])
+			}
+		}
+		return true
+	})
+	ast.Inspect(fd.Body, func(n ast.Node) bool {
+		cl, ok := n.(*ast.CompositeLit)
+		if !ok || !isTestCaseMap(cl) {
+			return true
+		}
+		for _, el := range cl.Elts {
+			kv := el.(*ast.KeyValueExpr)
+			name := prefix + str(kv.Key)
+			tc := oneCase(base, fd.Name.Name, name, kv.Value.(*ast.CompositeLit))
+			tc.Parser = parserName
+			tc.ExpectError = expectError
+			tc.Converter = converter
+			if parserName == "" && tc.Unsupported == "" {
+				tc.Unsupported = "no parser found for the test function"
+			}
+			cases = append(cases, tc)
+		}
+		return false
+	})
+	return cases
+}
+
 func main() {
 	if len(os.Args) == 3 && os.Args[1] == "-tables" {
 		tables(os.Args[2])
@@ -510,62 +742,16 @@ func main() {
 		})
 		for _, decl := range f.Decls {
 			fd, ok := decl.(*ast.FuncDecl)
-			if !ok || !strings.HasPrefix(fd.Name.Name, "Test") || fd.Body == nil {
+			if !ok || fd.Body == nil || !hasTable(fd) {
 				continue
 			}
-			// the parser the loop passes to test.Test(P) or test.TestWithConverter(P, C)
-			parserName, converter, expectError := "", false, false
-			ast.Inspect(fd.Body, func(n ast.Node) bool {
-				// `if test.Test(p) == nil { t.Fatal(...) }`: every case of the table must fail
-				if be, ok := n.(*ast.BinaryExpr); ok && be.Op == token.EQL {
-					if id, ok := be.Y.(*ast.Ident); ok && id.Name == "nil" {
-						if c, ok := be.X.(*ast.CallExpr); ok {
-							if sel, ok := c.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Test" {
-								expectError = true
-							}
-						}
-					}
-				}
-				c, ok := n.(*ast.CallExpr)
-				if !ok {
-					return true
-				}
-				if sel, ok := c.Fun.(*ast.SelectorExpr); ok && (sel.Sel.Name == "Test" || sel.Sel.Name == "TestWithConverter") {
-					if id, ok := c.Args[0].(*ast.Ident); ok {
-						parserName = id.Name
-					}
-					converter = sel.Sel.Name == "TestWithConverter"
-				}
-				return true
-			})
-			ast.Inspect(fd.Body, func(n ast.Node) bool {
-				cl, ok := n.(*ast.CompositeLit)
-				if !ok {
-					return true
-				}
-				mt, ok := cl.Type.(*ast.MapType)
-				if !ok {
-					return true
-				}
-				if v, ok := mt.Value.(*ast.Ident); !ok || v.Name != "TestCase" {
-					return true
-				}
-				for _, el := range cl.Elts {
-					kv := el.(*ast.KeyValueExpr)
-					name := str(kv.Key)
-					tc := oneCase(base, fd.Name.Name, name, kv.Value.(*ast.CompositeLit))
-					tc.Parser = parserName
-					tc.ExpectError = expectError
-					if converter && tc.Unsupported == "" {
-						tc.Unsupported = "uses a version converter"
-					}
-					if parserName == "" && tc.Unsupported == "" {
-						tc.Unsupported = "no parser found for the test function"
-					}
-					cases = append(cases, tc)
-				}
-				return false
-			})
+			// a helper testX(t, v1, v2, v3 fieldpath.APIVersion) holding the table is run by its
+			// Test function for every combination of a `versions` list: each combination is a case
+			for _, combo := range combinations(f, fd) {
+				bindings = combo.bindings
+				cases = append(cases, tableCases(base, fd, combo.prefix)...)
+			}
+			bindings = map[string]string{}
 		}
 	}
 	out := map[string]any{"parsers": parsers, "cases": cases}

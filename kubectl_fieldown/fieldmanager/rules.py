@@ -10,6 +10,26 @@ from ..fieldpath import FieldSet, path_from_fields
 from ..schema.types import KindSchema, Type
 from .jsondata import copy_json
 
+Converter = Callable[[dict[str, Any], str], dict[str, Any]]
+"""An object (with its ``apiVersion``) as it reads at another version: the server's conversion,
+which structured-merge-diff's ``Converter`` does for the field manager."""
+
+
+class ConversionError(Exception):
+    """The object cannot be converted to a version (the server's converter failed)."""
+
+
+class MissingVersion(ConversionError):
+    """The converter does not know the version (SMD ``IsMissingVersionError``): an entry recorded at
+    it is dropped instead of failing the write."""
+
+
+def rename_version(obj: dict[str, Any], version: str) -> dict[str, Any]:
+    """Conversion ``None`` (what a CRD without a conversion webhook does): only the apiVersion changes."""
+    if type(obj) is not dict or obj.get("apiVersion") == version:
+        return obj
+    return {**obj, "apiVersion": version}
+
 
 @dataclass(frozen=True)
 class ResourceRules:
@@ -35,6 +55,13 @@ class ResourceRules:
     managedFields entry at the entry's own version, with that version's schema (the object itself
     converts by renaming its apiVersion). An entry of a version not listed is read with this
     version's schema."""
+    converter: Converter | None = None
+    """How an object converts between the kind's versions; None: as with conversion None
+    (:func:`rename_version`). Structured-merge-diff's test converters plug in here
+    (tests/engine/smd_upstream.py); it may raise :class:`ConversionError` or :class:`MissingVersion`."""
+    ignored_at_versions: Mapping[str, FieldSet] | None = None
+    """SMD's ``IgnoredFields`` by version, in place of the reset fields (its tests give several
+    versions)."""
     defaults_objects: bool = True
     """The server defaults the object (the schema's ``default``s) before the field manager sees it, as
     the API server does; False plays structured-merge-diff alone, where a default only completes a
@@ -79,6 +106,18 @@ class ResourceRules:
 
     def reset(self, subresource: str) -> FieldSet:
         return self.reset_fields.get(subresource, FieldSet())
+
+    def ignored(self, subresource: str, version: str) -> FieldSet:
+        """The fields left out when the write is compared at ``version`` (SMD ``IgnoreFilter``)."""
+        if self.ignored_at_versions is not None:
+            return self.ignored_at_versions.get(version, FieldSet())
+        return self.reset(subresource)
+
+    def convert(self, obj: dict[str, Any], version: str) -> dict[str, Any]:
+        """``obj`` as it reads at ``version`` (raises :class:`ConversionError`)."""
+        if self.converter is None:
+            return rename_version(obj, version)
+        return self.converter(obj, version)
 
 
 def empty_object(rules: ResourceRules) -> dict[str, Any]:

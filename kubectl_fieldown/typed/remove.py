@@ -234,3 +234,52 @@ def _with_keys(out: Any, item: Any, keys: tuple[str, ...]) -> Any:
             if k in item and k not in out:
                 out[k] = item[k]
     return out
+
+
+def extract_items(v: Any, items: FieldSet, t: Type) -> Any:
+    """SMD ``TypedValue.ExtractItems`` (without key fields appended): only the items of the set.
+
+    As upstream: an atomic, empty or null container is kept whole; a map key that is a member of
+    the set is extracted with the *whole* set again (not its subtree); a container left without
+    items is null.
+    """
+    s = side(t, v)
+    if s == MAP:
+        m = t.map
+        assert m is not None
+        if type(v) is not dict:
+            return None
+        if not v or m.atomic:
+            return v
+        out: dict[str, Any] = {}
+        for k, x in v.items():
+            pe = (FIELD, k)
+            if pe in items.members:
+                out[k] = extract_items(x, items, key_type(m, k))
+                continue
+            sub = items.children.get(pe)
+            if sub is not None and not sub.is_empty():
+                out[k] = extract_items(x, sub, key_type(m, k))
+        return out if out else None
+    if s == LIST:
+        lt = t.list
+        assert lt is not None
+        if type(v) is not list:
+            return None
+        if not v or lt.relationship == "atomic":
+            return v
+        kept: list[Any] = []
+        for item in v:
+            try:
+                ipe = item_element(lt, item)
+            except ItemError:
+                continue
+            sub = items.children.get(ipe)
+            prefix = sub is not None and not sub.is_empty()
+            if prefix:
+                assert sub is not None
+                item = extract_items(item, sub, lt.item)
+            if ipe in items.members or prefix:
+                kept.append(item)
+        return kept if kept else None
+    return v
