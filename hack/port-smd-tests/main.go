@@ -19,6 +19,7 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -393,6 +394,11 @@ func value(e ast.Expr, elemType string, types map[string][]string, strs map[stri
 		}
 		return lit(v)
 	case *ast.CallExpr:
+		if at, ok := v.Fun.(*ast.ArrayType); ok && len(v.Args) == 1 {
+			if id, ok := at.Elt.(*ast.Ident); ok && id.Name == "byte" { // []byte(`...`)
+				return str(v.Args[0])
+			}
+		}
 		switch callName(v) {
 		case "_NS", "fieldpath.NewSet":
 			return map[string]any{"set": setOf(v)}
@@ -448,6 +454,8 @@ func tables(dir string) {
 	fset := token.NewFileSet()
 	types := map[string][]string{}
 	strs := map[string]string{}
+	data := map[string]string{}
+	goStructs := map[string][]map[string]any{}
 	var parsed []*ast.File
 	for _, path := range files {
 		f, err := parser.ParseFile(fset, path, nil, 0)
@@ -456,6 +464,7 @@ func tables(dir string) {
 		}
 		parsed = append(parsed, f)
 		structs(f, types)
+		jsonStructs(f, goStructs)
 		for _, d := range f.Decls {
 			gd, ok := d.(*ast.GenDecl)
 			if !ok || gd.Tok != token.VAR {
@@ -467,6 +476,14 @@ func tables(dir string) {
 					if i < len(vs.Values) {
 						if bl, ok := vs.Values[i].(*ast.BasicLit); ok && bl.Kind == token.STRING {
 							strs[n.Name] = str(bl)
+						}
+						// var xData = []byte(`...`): test data as text (YAML), written as it is
+						if c, ok := vs.Values[i].(*ast.CallExpr); ok && strings.HasSuffix(n.Name, "Data") {
+							if at, ok := c.Fun.(*ast.ArrayType); ok && len(c.Args) == 1 {
+								if id, ok := at.Elt.(*ast.Ident); ok && id.Name == "byte" {
+									data[n.Name] = str(c.Args[0])
+								}
+							}
 						}
 					}
 				}
@@ -502,6 +519,12 @@ func tables(dir string) {
 				}
 			}
 		}
+	}
+	if len(data) > 0 {
+		out["data"] = data
+	}
+	if len(goStructs) > 0 {
+		out["goStructs"] = goStructs
 	}
 	enc := json.NewEncoder(os.Stdout)
 	enc.SetIndent("", " ")
@@ -759,5 +782,103 @@ func main() {
 	enc.SetIndent("", " ")
 	if err := enc.Encode(out); err != nil {
 		panic(err)
+	}
+}
+
+// jsonStructs: the struct types whose fields carry json tags, as the Go types data of the built-in
+// kinds describes a type (kubectl_fieldown/data/builtin-go-types-*.json: each field's json name and
+// type descriptor), with their patchStrategy/patchMergeKey tags. A type from another package
+// (runtime.RawExtension) is a struct without json fields (RawExtension's are all `json:"-"`).
+func jsonStructs(f *ast.File, out map[string][]map[string]any) {
+	var desc func(owner string, e ast.Expr) map[string]any
+	var fieldsOf func(id string, st *ast.StructType) []map[string]any
+	desc = func(owner string, e ast.Expr) map[string]any {
+		switch t := e.(type) {
+		case *ast.Ident:
+			switch t.Name {
+			case "string", "bool":
+				return map[string]any{"kind": t.Name}
+			case "int", "int32", "int64", "uint8":
+				return map[string]any{"kind": "int"}
+			case "float32", "float64":
+				return map[string]any{"kind": "float"}
+			}
+			return map[string]any{"kind": "struct", "type": t.Name}
+		case *ast.StarExpr:
+			return map[string]any{"kind": "ptr", "elem": desc(owner, t.X)}
+		case *ast.ArrayType:
+			if id, ok := t.Elt.(*ast.Ident); ok && id.Name == "byte" {
+				return map[string]any{"kind": "bytes"}
+			}
+			return map[string]any{"kind": "slice", "elem": desc(owner, t.Elt)}
+		case *ast.MapType:
+			return map[string]any{"kind": "map", "elem": desc(owner, t.Value)}
+		case *ast.SelectorExpr:
+			id := t.X.(*ast.Ident).Name + "." + t.Sel.Name
+			if _, ok := out[id]; !ok {
+				out[id] = []map[string]any{}
+			}
+			return map[string]any{"kind": "struct", "type": id}
+		case *ast.StructType:
+			out[owner] = fieldsOf(owner, t)
+			return map[string]any{"kind": "struct", "type": owner}
+		case *ast.InterfaceType:
+			return map[string]any{"kind": "interface"}
+		}
+		fail("go type %T", e)
+		return nil
+	}
+	fieldsOf = func(id string, st *ast.StructType) []map[string]any {
+		fields := []map[string]any{}
+		for _, fl := range st.Fields.List {
+			tag := ""
+			if fl.Tag != nil {
+				tag, _ = strconv.Unquote(fl.Tag.Value)
+			}
+			get := reflect.StructTag(tag).Get
+			for _, n := range fl.Names {
+				name := strings.Split(get("json"), ",")[0]
+				if name == "-" {
+					continue
+				}
+				if name == "" {
+					name = n.Name
+				}
+				fields = append(fields, map[string]any{"name": name, "type": desc(id+"."+n.Name, fl.Type),
+					"patchStrategy": get("patchStrategy"), "patchMergeKey": get("patchMergeKey")})
+			}
+		}
+		return fields
+	}
+	for _, d := range f.Decls {
+		gd, ok := d.(*ast.GenDecl)
+		if !ok || gd.Tok != token.TYPE {
+			continue
+		}
+		for _, sp := range gd.Specs {
+			ts := sp.(*ast.TypeSpec)
+			st, ok := ts.Type.(*ast.StructType)
+			if !ok || st.Fields == nil {
+				continue
+			}
+			tagged := false
+			for _, fl := range st.Fields.List {
+				if fl.Tag != nil && strings.Contains(fl.Tag.Value, "json:") {
+					tagged = true
+				}
+			}
+			if tagged {
+				func() {
+					defer func() {
+						if r := recover(); r != nil {
+							if _, ok := r.(unsupported); !ok {
+								panic(r)
+							}
+						}
+					}()
+					out[ts.Name.Name] = fieldsOf(ts.Name.Name, st)
+				}()
+			}
+		}
 	}
 }
