@@ -61,7 +61,12 @@ class ResourceRules:
     (tests/engine/smd_upstream.py); it may raise :class:`ConversionError` or :class:`MissingVersion`."""
     ignored_at_versions: Mapping[str, FieldSet] | None = None
     """SMD's ``IgnoredFields`` by version, in place of the reset fields (its tests give several
-    versions)."""
+    versions). The server passes the endpoint's reset fields at the request's version only: an
+    entry recorded at another version is compared with nothing left out (a status writer's entry
+    at another version conflicts with a main-resource apply that carries status)."""
+    storage_version: str = ""
+    """The version a custom resource is stored at (its CRD's storage version), when its versions
+    are known: a field the storage version's schema does not declare does not survive a write."""
     defaults_objects: bool = True
     """The server defaults the object (the schema's ``default``s) before the field manager sees it, as
     the API server does; False plays structured-merge-diff alone, where a default only completes a
@@ -75,6 +80,7 @@ class ResourceRules:
         normalize: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
         custom_resource: bool = True,
         versions: Mapping[str, Type] | None = None,
+        storage_version: str = "",
     ) -> ResourceRules:
         reset: dict[str, FieldSet] = {}
         if status_subresource:
@@ -83,7 +89,8 @@ class ResourceRules:
                 # apiextensions statusStrategy.GetResetFields: a status write keeps nothing but status
                 status_reset = [path_from_fields(f) for f in ("apiVersion", "kind", "metadata", "spec")]
             reset = {"": FieldSet([path_from_fields("status")]), "status": FieldSet(status_reset)}
-        return cls(schema, reset, normalize, custom_resource, dict(versions or {}))
+        return cls(schema, reset, normalize, custom_resource, dict(versions or {}),
+                   storage_version=storage_version)
 
     @property
     def api_version(self) -> str:
@@ -111,13 +118,24 @@ class ResourceRules:
         """The fields left out when the write is compared at ``version`` (SMD ``IgnoreFilter``)."""
         if self.ignored_at_versions is not None:
             return self.ignored_at_versions.get(version, FieldSet())
-        return self.reset(subresource)
+        return self.reset(subresource) if version == self.api_version else FieldSet()
 
     def convert(self, obj: dict[str, Any], version: str) -> dict[str, Any]:
-        """``obj`` as it reads at ``version`` (raises :class:`ConversionError`)."""
-        if self.converter is None:
-            return rename_version(obj, version)
-        return self.converter(obj, version)
+        """``obj`` as it reads at ``version`` (raises :class:`ConversionError`). Without a converter:
+        conversion None, and for a custom resource whose versions are known the server's typed
+        conversion at the target version refuses a field that version does not declare."""
+        if self.converter is not None:
+            return self.converter(obj, version)
+        if type(obj) is not dict or obj.get("apiVersion") == version:
+            return obj
+        out = rename_version(obj, version)
+        if self.custom_resource and version in self.versions:
+            from ..typed.validate import typed_errors, typed_message
+
+            errs = typed_errors(out, self.versions[version], undeclared=True)
+            if errs:
+                raise ConversionError(typed_message(errs))
+        return out
 
 
 def empty_object(rules: ResourceRules) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from ..typed.compare import Comparison, compare
 from ..typed.merge import merge
 from ..typed.remove import ensure_named_fields_are_members, reconcile_with_schema, remove_items
 from ..typed.tofieldset import to_field_set
-from ..typed.validate import typed_errors
+from ..typed.validate import typed_errors, typed_message
 from ..value import values_equal
 from .capmanagers import cap_update_managers
 from .errors import ApplyConflict, BadRequest, FieldConflict, FieldManagerError
@@ -87,12 +87,10 @@ def apply(
             f"Incorrect version specified in apply patch. Specified patch version: {api_version(cfg)}, "
             f"expected: {gv}"
         )
-    errs = typed_errors(cfg, rules.root)
+    errs = typed_errors(cfg, rules.root, undeclared=rules.custom_resource)
     if errs:
-        raise FieldManagerError(
-            f"failed to create typed patch object ({_object_ref(cfg, rules)}): "
-            + (errs[0] if len(errs) == 1 else "errors:\n" + "\n".join("  " + e for e in errs))
-        )
+        raise FieldManagerError(f"failed to create typed patch object ({_object_ref(cfg, rules)}): "
+                                + typed_message(errs))
     m = managed.copy()
     try:
         new_obj, m = _smd_apply(live, cfg, gv, m, ident, req.force, rules, req.subresource)
