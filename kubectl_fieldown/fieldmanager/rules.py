@@ -61,9 +61,10 @@ class ResourceRules:
     (tests/engine/smd_upstream.py); it may raise :class:`ConversionError` or :class:`MissingVersion`."""
     ignored_at_versions: Mapping[str, FieldSet] | None = None
     """SMD's ``IgnoredFields`` by version, in place of the reset fields (its tests give several
-    versions). The server passes the endpoint's reset fields at the request's version only: an
+    versions). A CRD's main endpoint passes its reset fields at the request's version only: an
     entry recorded at another version is compared with nothing left out (a status writer's entry
-    at another version conflicts with a main-resource apply that carries status)."""
+    at another version conflicts with a main-resource apply that carries status); its status
+    endpoint passes them at every version (:meth:`ignored`)."""
     storage_version: str = ""
     """The version a custom resource is stored at (its CRD's storage version), when its versions
     are known: a field the storage version's schema does not declare does not survive a write."""
@@ -115,10 +116,16 @@ class ResourceRules:
         return self.reset_fields.get(subresource, FieldSet())
 
     def ignored(self, subresource: str, version: str) -> FieldSet:
-        """The fields left out when the write is compared at ``version`` (SMD ``IgnoreFilter``)."""
+        """The fields left out when the write is compared at ``version`` (SMD ``IgnoreFilter``): a
+        custom resource's main endpoint keys its reset fields by the request's version alone, its
+        status endpoint by every version of the CRD."""
         if self.ignored_at_versions is not None:
             return self.ignored_at_versions.get(version, FieldSet())
-        return self.reset(subresource) if version == self.api_version else FieldSet()
+        if version == self.api_version or not self.custom_resource or (subresource and version in self.versions):
+            # a built-in kind's strategies list every version; a CRD's status endpoint too
+            # (apiextensions getStatusResetFields), its main endpoint only the request's
+            return self.reset(subresource)
+        return FieldSet()
 
     def convert(self, obj: dict[str, Any], version: str) -> dict[str, Any]:
         """``obj`` as it reads at ``version`` (raises :class:`ConversionError`). Without a converter:

@@ -87,7 +87,8 @@ def predict(case: dict[str, Any], force: bool, now: str = "2026-11-22T03:00:00Z"
     rules = rules_for(case)
     a = case["apply"]
     try:
-        r = simulate_apply(case["live"], a["manifest"], a["manager"], rules, now=now, force=force)
+        r = simulate_apply(case["live"], a["manifest"], a["manager"], rules, now=now, force=force,
+                           subresource=a.get("subresource", ""))
     except ApplyConflict as e:
         return Outcome(409, {(c.manager, c.path_string) for c in e.conflicts}, {}, None, e.message)
     except FieldManagerError as e:

@@ -170,6 +170,18 @@ CASE_DEFS: dict[str, tuple[str, list[dict[str, Any]], dict[str, Any]]] = {
          _apply("status-writer", V3, None, status={"phase": "Up"}, subresource="status")],
         _apply("bob", V1, {"color": "red"}, status={"phase": "Down"}),
     ),
+    "tv-status-apply-carrying-spec-at-other-version": (
+        "a status apply at v2 that carries .spec.color, which alice owns at v1: the status endpoint "
+        "resets spec at v2 only, so the comparison at alice's version conflicts (forced: alice loses "
+        "color; the value stays, the status strategy resets spec)",
+        [_apply("alice", V1, {"color": "red"})],
+        _apply("status-writer", V2, {"color": "blue"}, status={"phase": "Up"}, subresource="status"),
+    ),
+    "tv-status-apply-carrying-spec-at-same-version": (
+        "the same status apply at alice's version: spec is reset there, no conflict",
+        [_apply("alice", V1, {"color": "red"})],
+        _apply("status-writer", V1, {"color": "blue"}, status={"phase": "Up"}, subresource="status"),
+    ),
     "tv-field-of-v2-with-entry-at-v1": (
         "alice's entry is at v1; bob applies .spec.extra (v2 only) at v2: comparing at v1 needs the new "
         "object at v1, which cannot hold extra: 500, failed to convert new object",
@@ -264,13 +276,15 @@ def play(api: Api, case_id: str, name: str) -> dict[str, Any]:
     live = got.body
     manifest = _body(version, name, final["spec"], kind, final.get("status"))
     m = final["manager"]
-    forced = api.request("PATCH", path, manifest, APPLY_CT,
+    sub = final.get("subresource", "")
+    target = path + (f"/{sub}" if sub else "")
+    forced = api.request("PATCH", target, manifest, APPLY_CT,
                          [("fieldManager", m), ("force", "true"), ("dryRun", "All")])
-    real = api.request("PATCH", path, manifest, APPLY_CT, [("fieldManager", m), ("force", "false")])
+    real = api.request("PATCH", target, manifest, APPLY_CT, [("fieldManager", m), ("force", "false")])
     return {
         "id": case_id, "seed": None, "kind": kind, "note": note, "serverVersion": "v1.36.4",
         "schema": crd(kind), "steps": played, "live": live,
-        "apply": {"manager": m, "manifest": manifest, "force": False},
+        "apply": {"manager": m, "manifest": manifest, "force": False, **({"subresource": sub} if sub else {})},
         "expect": answer_of(real), "expectForced": answer_of(forced), "tags": ["multiversion"],
     }
 

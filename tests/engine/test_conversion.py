@@ -85,10 +85,16 @@ def test_conversion_none_types_the_object_at_the_target_version() -> None:
             {**widget({"extra": "x"}), "apiVersion": V2}, V1)
 
 
-def test_reset_fields_hold_at_the_request_version_only() -> None:
+def test_reset_fields_of_the_main_endpoint_hold_at_the_request_version_only() -> None:
     r = rules()
     assert not r.ignored("", V1).is_empty()
     assert r.ignored("", V2).is_empty()
+    # the status endpoint's at every version of the CRD (not at one it does not list)
+    assert r.ignored("status", V2) == r.ignored("status", V1) == r.reset("status")
+    assert r.ignored("status", "example.com/v9").is_empty()
+    # a built-in kind's at every version
+    builtin = dataclasses.replace(r, custom_resource=False)
+    assert builtin.ignored("", V2) == builtin.reset("")
 
 
 def test_undeclared_fields() -> None:
