@@ -11,8 +11,8 @@ written by hand. Each output file names the source file and the Debian package v
 * structured-merge-diff v6 merge/*_test.go (every ``map[string]TestCase`` table, read with Go's own
   go/parser by hack/port-smd-tests/main.go, built with the lab's Go) -> smd-merge.json
 * structured-merge-diff v6 typed/*_test.go (every package-level ``...Cases`` table) -> smd-typed.json
-* apimachinery pkg/util/strategicpatch/patch_test.go (its YAML test data and raw-case tables, and
-  the MergeItem struct they patch) -> apimachinery-strategicpatch.json
+* apimachinery pkg/util/strategicpatch/patch_test.go (its YAML test data, raw-case tables and
+  TestUnknownField's table, and the MergeItem struct they patch) -> apimachinery-strategicpatch.json
 """
 
 from __future__ import annotations
@@ -139,9 +139,14 @@ def strategicpatch() -> dict[str, object]:
                         "twoWayResultGiven": bool(d.get("TwoWayResult")), "resultGiven": bool(d.get("Result")),
                         "expectedError": d.get("ExpectedError") or "", "raw": True})
         tables[name] = out
+    # TestUnknownField: JSON texts, the patches and results compared as Go's JSON text
+    unknown = doc.get("TestUnknownField") or {}
+    if unknown.get("unsupported") or not unknown.get("cases"):
+        sys.exit(f"{APIMACHINERY_SMP}: TestUnknownField: {unknown.get('unsupported') or 'not found'}")
     deb = "golang-k8s-apimachinery-dev"
     return {"source": f"{APIMACHINERY_SMP}/patch_test.go", "package": f"{deb} {package_version(deb)}",
-            "root": "MergeItem", "goStructs": doc["goStructs"], "tables": tables}
+            "root": "MergeItem", "goStructs": doc["goStructs"], "tables": tables,
+            "unknownField": dict(sorted(unknown["cases"].items()))}
 
 
 def main() -> None:

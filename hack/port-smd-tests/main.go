@@ -410,6 +410,27 @@ func value(e ast.Expr, elemType string, types map[string][]string, strs map[stri
 		fail("call %s", callName(v))
 	case *ast.CompositeLit:
 		tname := elemType
+		if mt, ok := v.Type.(*ast.MapType); ok { // map[string]struct{...}{"name": {...}}: a table in a Test function
+			out := map[string]any{}
+			for _, el := range v.Elts {
+				kv := el.(*ast.KeyValueExpr)
+				item := kv.Value.(*ast.CompositeLit)
+				if _, ok := mt.Value.(*ast.StructType); !ok {
+					out[str(kv.Key)] = value(item, "", types, strs)
+					continue
+				}
+				fields := map[string]any{}
+				for _, f := range item.Elts {
+					fkv, ok := f.(*ast.KeyValueExpr)
+					if !ok {
+						fail("positional field of an anonymous struct")
+					}
+					fields[fkv.Key.(*ast.Ident).Name] = value(fkv.Value, "", types, strs)
+				}
+				out[str(kv.Key)] = fields
+			}
+			return out
+		}
 		switch t := v.Type.(type) {
 		case *ast.ArrayType:
 			inner := ""
@@ -517,6 +538,44 @@ func tables(dir string) {
 							"cases": value(vs.Values[j], "", types, strs)}
 					}()
 				}
+			}
+		}
+	}
+	// `testcases := map[string]struct{...}{...}` in a Test function: the table named by the function
+	for i, f := range parsed {
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Body == nil || !strings.HasPrefix(fd.Name.Name, "Test") {
+				continue
+			}
+			for _, st := range fd.Body.List {
+				as, ok := st.(*ast.AssignStmt)
+				if !ok || len(as.Lhs) != 1 || len(as.Rhs) != 1 {
+					continue
+				}
+				id, ok := as.Lhs[0].(*ast.Ident)
+				cl, ok2 := as.Rhs[0].(*ast.CompositeLit)
+				if !ok || !ok2 || id.Name != "testcases" {
+					continue
+				}
+				if mt, ok := cl.Type.(*ast.MapType); !ok {
+					continue
+				} else if _, ok := mt.Value.(*ast.StructType); !ok {
+					continue
+				}
+				name := fd.Name.Name
+				func() {
+					defer func() {
+						if r := recover(); r != nil {
+							u, ok := r.(unsupported)
+							if !ok {
+								panic(r)
+							}
+							out[name] = map[string]any{"unsupported": u.why}
+						}
+					}()
+					out[name] = map[string]any{"file": filepath.Base(files[i]), "cases": value(cl, "", types, strs)}
+				}()
 			}
 		}
 	}

@@ -17,7 +17,9 @@ library does not have):
   expects a conflict error exactly for the cases whose description says "conflict": that check has
   no counterpart in the library (kubectl never asks for it) and is counted, not played; the patch
   forced with ``overwrite=true`` and its result are played when upstream gives a result;
-* custom: the given two-way patch applied to ``original`` gives the expected result.
+* custom: the given two-way patch applied to ``original`` gives the expected result;
+* ``TestUnknownField``: JSON texts in; the two-way and three-way patches and their results as Go's
+  JSON text, or the expected lookup error (fields MergeItem does not have).
 
 Objects of the YAML data are compared, as upstream compares them, after ``sortMergeListsByName``
 (restated below: a test helper of upstream's, not part of the product)."""
@@ -192,3 +194,43 @@ def test_tables_recorded() -> None:
                       "strategicMergePatchRawTestCases": 94, "customStrategicMergePatchRawTestCases": 10,
                       "replaceRawExtensionPatchTestCases": 2}, counts
     assert set(NOT_PLAYED) <= {"ThreeWay: the conflict error of overwrite=false"}, NOT_PLAYED
+    assert len(DOC["unknownField"]) == 15
+
+
+# --- TestUnknownField: JSON texts in, Go's JSON text out ------------------------------------------
+
+UNKNOWN = DOC["unknownField"]
+
+
+def _text(v: Any) -> str:
+    return str(go_json(v))
+
+
+@pytest.mark.parametrize("name", sorted(UNKNOWN))
+def test_upstream_unknown_field_two_way(name: str) -> None:
+    tc = UNKNOWN[name]
+    try:
+        patch = two_way_strategic_patch(go_decoded(json.loads(tc["Original"])), go_decoded(json.loads(tc["Modified"])),
+                                        SCHEMA)
+    except (StrategicPatchError, PatchMetaError) as e:
+        assert tc.get("ExpectedTwoWayErr"), f"error making the two-way patch: {e}"
+        assert tc["ExpectedTwoWayErr"] in str(e)
+        return
+    assert _text(patch) == tc["ExpectedTwoWay"]
+    result = apply_strategic_patch(go_decoded(json.loads(tc["Original"])), patch, SCHEMA)
+    assert _text(result) == tc["ExpectedTwoWayResult"]
+
+
+@pytest.mark.parametrize("name", sorted(UNKNOWN))
+def test_upstream_unknown_field_three_way(name: str) -> None:
+    tc = UNKNOWN[name]
+    try:
+        original, modified = go_decoded(json.loads(tc["Original"])), go_decoded(json.loads(tc["Modified"]))
+        patch = three_way_strategic_patch(original, modified, go_decoded(json.loads(tc["Current"])), SCHEMA)
+    except (StrategicPatchError, PatchMetaError) as e:
+        assert tc.get("ExpectedThreeWayErr"), f"error making the three-way patch: {e}"
+        assert tc["ExpectedThreeWayErr"] in str(e)
+        return
+    assert _text(patch) == tc["ExpectedThreeWay"]
+    result = apply_strategic_patch(go_decoded(json.loads(tc["Current"])), patch, SCHEMA)
+    assert _text(result) == tc["ExpectedThreeWayResult"]

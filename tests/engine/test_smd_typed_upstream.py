@@ -1,12 +1,12 @@
 """structured-merge-diff v6's typed/ tables through the library's typed package.
 
 hack/port-upstream-tests.py extracts the tables of typed/*_test.go (``mergeCases``, ``symdiffCases``,
-``fieldsetCases``, ``removeCases``, ``reversibleExtractCases``) with go/parser into
+``fieldsetCases``, ``removeCases``, ``reversibleExtractCases``, ``extractWithKeysCases``) with go/parser into
 tests/conformance/upstream/smd-typed.json; each item is played here with kubectl_fieldown.typed
-(merge, compare, to_field_set, remove_items, extract_items) on the schema of its case (SMD's schema
-YAML, read by tests/engine/smd_upstream.py). Not played: ``extractWithKeysCases`` (ExtractItems
-with key fields appended, which the library does not have) and the ``reconcile``/``validation``
-tables (their schemas are built by Go functions, which the extractor does not read)."""
+(merge, compare, to_field_set, remove_items, extract_items, with key fields appended for
+``extractWithKeysCases``) on the schema of its case (SMD's schema YAML, read by
+tests/engine/smd_upstream.py). Not played: the ``reconcile``/``validation`` tables (their schemas
+are built by Go functions, which the extractor does not read)."""
 
 from __future__ import annotations
 
@@ -111,3 +111,14 @@ def test_extract_is_reversible(name: str, case: dict[str, Any], pair: dict[str, 
     pso = obj(pair["pso"])
     merged = merge(obj(pair["object"]), pso, t)
     assert values_equal(extract_items(merged, to_field_set(pso, t).leaves(), t), pso)
+
+
+@pytest.mark.parametrize(("name", "case", "triplet"), items("extractWithKeysCases", "triplets"),
+                         ids=lambda x: x if isinstance(x, str) else "")
+def test_extract_with_key_fields(name: str, case: dict[str, Any], triplet: dict[str, Any]) -> None:
+    """ExtractItems(set, WithAppendKeyFields()) (TestExtractWithKeys): the expected output is YAML
+    text or, where upstream wrote a Go value, that value."""
+    want = triplet["wantOutput"]
+    want = obj(want) if isinstance(want, str) else want
+    got = extract_items(obj(triplet["object"]), fieldset(triplet["set"]), root(case), append_key_fields=True)
+    assert values_equal(got, want), (got, want)
