@@ -132,9 +132,12 @@ def simulate_update(
         new_obj = coerce_object_meta(new_obj)
     # the server defaults the object it decodes from the request (or from the patched JSON) before
     # the field manager sees it: a defaulted field is part of what the write changed. A custom
-    # resource's decoder first drops the nulls its schema allows nowhere (an apply is not decoded
-    # so: its nulls reach the validator)
+    # resource's decoder first drops the fields and the nulls its schema allows nowhere (an apply is
+    # not decoded so: its unknown fields fail, its nulls reach the validator)
     if rules.custom_resource and rules.normalize is None:
+        # the decoder's structural pruning: fields the request version's schema does not declare
+        # are dropped (the server answers with an "unknown field" warning)
+        new_obj = prune_undeclared(new_obj, rules.root)
         new_obj = prune_non_nullable_nulls(new_obj, rules.root, keep=("metadata",))
     new_obj = copy_json(new_obj)
     if rules.defaults_objects:

@@ -104,3 +104,13 @@ def test_undeclared_fields() -> None:
     assert typed_errors(obj, WIDGET) == []
     assert prune_undeclared(obj, WIDGET)["spec"] == {"color": "red"}
     assert prune_undeclared(obj, WIDGET_V2)["spec"] == {"color": "red", "extra": "x"}
+
+
+def test_an_update_is_pruned_to_its_version_before_the_field_manager() -> None:
+    # alice's entry is at v2, which declares extra; the update at v1 does not: the decoder drops
+    # extra first, so nothing needs converting with it and ctl owns replicas only
+    live = widget({"color": "red"}, managedFields=[entry("alice", V2, {"f:spec": {"f:color": {}}})])
+    got = simulate_update(live, widget({"color": "red", "replicas": 2, "extra": "x"}), "ctl", rules(), now=NOW)
+    assert got.object["spec"] == {"color": "red", "replicas": 2}
+    assert {(e.manager, e.to_dict()["fieldsV1"] == {"f:spec": {"f:replicas": {}}}) for e in got.entries
+            if e.manager == "ctl"} == {("ctl", True)}

@@ -120,3 +120,32 @@ def test_an_update_with_a_field_another_entrys_version_lacks(cluster: lab.Cluste
             for e in predicted.entries} == server
     assert (server == set()) is (first_version == V1)
     assert predicted.object["spec"] == got.body["spec"] == {"color": "red", "replicas": 2}
+
+
+@pytest.mark.parametrize("entry_version", [V1, V2], ids=["entry-at-v1", "entry-at-v2"])
+def test_an_update_loses_the_fields_its_version_does_not_declare(cluster: lab.Cluster, namespace: str,
+                                                                 entry_version: str) -> None:
+    """A merge patch at v1 with .spec.extra (v2 only) and .spec.bogus (no version): the decoder
+    prunes both before the field manager sees the object, so nobody owns them and no conversion
+    fails, whatever the version of the other entry."""
+    from kubectl_fieldown.appliers.jsonmerge import apply_merge_patch
+    from kubectl_fieldown.fieldmanager import simulate_update
+
+    api = Api(str(cluster.kubeconfig))
+    name = f"update-unknown-{entry_version[-2:]}"
+    made = api.request("PATCH", object_path(entry_version, name, namespace, "Trio"),
+                       {"apiVersion": entry_version, "kind": "Trio", "metadata": {"name": name, "namespace": namespace},
+                        "spec": {"color": "red"}}, APPLY_CT, [("fieldManager", "alice")])
+    assert made.status == 201, made.body
+    live = api.request("GET", object_path(V1, name, namespace, "Trio")).body
+    patch = {"spec": {"extra": "x", "bogus": 1, "replicas": 2}}
+    predicted = simulate_update(live, apply_merge_patch(live, patch), "ctl", rules(V1, "Trio"),
+                                now=live["metadata"]["creationTimestamp"])
+    got = api.request("PATCH", object_path(V1, name, namespace, "Trio"), patch, MERGE_CT, [("fieldManager", "ctl")])
+    assert got.status == 200, got.body
+    server = {(e["manager"], e["apiVersion"], json.dumps(e["fieldsV1"], sort_keys=True))
+              for e in got.body["metadata"]["managedFields"]}
+    assert {(e.manager, e.api_version, json.dumps(e.to_dict()["fieldsV1"], sort_keys=True))
+            for e in predicted.entries} == server
+    assert ("ctl", V1, json.dumps({"f:spec": {"f:replicas": {}}})) in server
+    assert predicted.object["spec"] == got.body["spec"] == {"color": "red", "replicas": 2}
