@@ -11,6 +11,8 @@ written by hand. Each output file names the source file and the Debian package v
 * structured-merge-diff v6 merge/*_test.go (every ``map[string]TestCase`` table, read with Go's own
   go/parser by hack/port-smd-tests/main.go, built with the lab's Go) -> smd-merge.json
 * structured-merge-diff v6 typed/*_test.go (every package-level ``...Cases`` table) -> smd-typed.json
+* apimachinery pkg/util/strategicpatch/patch_test.go (its YAML test data, raw-case tables and
+  TestUnknownField's table, and the MergeItem struct they patch) -> apimachinery-strategicpatch.json
 """
 
 from __future__ import annotations
@@ -103,6 +105,50 @@ def smd_merge() -> dict[str, object]:
     return {"source": f"{rel}/*_test.go", "package": f"{deb} {package_version(deb)}", **doc}
 
 
+APIMACHINERY_SMP = "k8s.io/apimachinery/pkg/util/strategicpatch"
+
+
+def _yaml_doc(text: str | None) -> object:
+    """A test's YAML text as Go's yaml.YAMLToJSON reads it (absent or empty: null)."""
+    return yaml.safe_load(text) if text else None
+
+
+def strategicpatch() -> dict[str, object]:
+    """apimachinery's strategic merge patch tables (patch_test.go): the YAML test data
+    (``createStrategicMergePatchTestCaseData`` and ``customStrategicMergePatchTestCaseData``: objects)
+    and the ``[]StrategicMergePatchRawTestCase`` tables (``strategicMergePatchRawTestCases``,
+    ``customStrategicMergePatchRawTestCases``, ``replaceRawExtensionPatchTestCases``: YAML texts,
+    read here), with the Go struct the tests patch (``MergeItem``, with its tags)."""
+    doc = json.loads(_smd_port(["-tables", str(GOSRC / APIMACHINERY_SMP)]))
+    tables: dict[str, list[dict[str, object]]] = {}
+    fields = ("original", "modified", "current", "twoWay", "threeWay", "result", "twoWayResult")
+    for name in ("createStrategicMergePatchTestCaseData", "customStrategicMergePatchTestCaseData"):
+        cases = yaml.safe_load(doc["data"][name])["testCases"]
+        tables[name] = [{"description": c["description"], **{f: c.get(f) for f in fields}, "raw": False}
+                        for c in cases]
+    for name in ("strategicMergePatchRawTestCases", "customStrategicMergePatchRawTestCases",
+                 "replaceRawExtensionPatchTestCases"):
+        if doc[name].get("unsupported"):
+            sys.exit(f"{APIMACHINERY_SMP}: {name}: {doc[name]['unsupported']}")
+        out = []
+        for c in doc[name]["cases"]:
+            d = c.get("StrategicMergePatchRawTestCaseData") or {}
+            out.append({"description": c["Description"],
+                        **{f: _yaml_doc(d.get(f[0].upper() + f[1:])) for f in fields},
+                        # a raw case without TwoWayResult expects Modified (as for YAML data's null)
+                        "twoWayResultGiven": bool(d.get("TwoWayResult")), "resultGiven": bool(d.get("Result")),
+                        "expectedError": d.get("ExpectedError") or "", "raw": True})
+        tables[name] = out
+    # TestUnknownField: JSON texts, the patches and results compared as Go's JSON text
+    unknown = doc.get("TestUnknownField") or {}
+    if unknown.get("unsupported") or not unknown.get("cases"):
+        sys.exit(f"{APIMACHINERY_SMP}: TestUnknownField: {unknown.get('unsupported') or 'not found'}")
+    deb = "golang-k8s-apimachinery-dev"
+    return {"source": f"{APIMACHINERY_SMP}/patch_test.go", "package": f"{deb} {package_version(deb)}",
+            "root": "MergeItem", "goStructs": doc["goStructs"], "tables": tables,
+            "unknownField": dict(sorted(unknown["cases"].items()))}
+
+
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     doc = csaupgrade()
@@ -113,6 +159,11 @@ def main() -> None:
              **json.loads(_smd_port(["-tables", str(GOSRC / SMD / "typed")]))}
     (OUT / "smd-typed.json").write_text(json.dumps(typed, indent=1, sort_keys=False) + "\n")
     print(f"smd-typed.json: tables {', '.join(k for k in typed if k.endswith('Cases'))}")
+    smp = strategicpatch()
+    (OUT / "apimachinery-strategicpatch.json").write_text(json.dumps(smp, indent=1, sort_keys=False) + "\n")
+    tables = smp["tables"]
+    assert isinstance(tables, dict)
+    print(f"apimachinery-strategicpatch.json: {', '.join(f'{k} ({len(v)})' for k, v in tables.items())}")
     smd = smd_merge()
     (OUT / "smd-merge.json").write_text(json.dumps(smd, indent=1, sort_keys=False) + "\n")
     cases = smd["cases"]

@@ -194,9 +194,17 @@ def multiversion_crd() -> dict[str, Any]:
     return clean_crd(yaml.safe_load(MULTI_CRD.read_text()))
 
 
+TRIO_CRD = CONFORMANCE_DIR / "multiversion" / "crd-trio.yaml"
+
+
+def trio_crd() -> dict[str, Any]:
+    """The Trio CRD (``trios.example.com``, served at v1, v2 and v3; a field at one version only)."""
+    return clean_crd(yaml.safe_load(TRIO_CRD.read_text()))
+
+
 def installed_crds() -> list[dict[str, Any]]:
-    """Every CRD the ``cluster`` fixture installs: the conformance cases' kinds, then Multi."""
-    return [*conformance_crds(), multiversion_crd()]
+    """Every CRD the ``cluster`` fixture installs: the conformance cases' kinds, then Multi and Trio."""
+    return [*conformance_crds(), multiversion_crd(), trio_crd()]
 
 
 def conformance_crds(conformance_dir: Path = CONFORMANCE_DIR) -> list[dict[str, Any]]:

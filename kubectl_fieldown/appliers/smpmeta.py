@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["KUBECTL_TYPES_VERSION", "PatchMeta", "PatchMetaError", "StructMeta", "patch_meta_for"]
+__all__ = ["KUBECTL_TYPES_VERSION", "GoStructs", "PatchMeta", "PatchMetaError", "StructMeta", "patch_meta_for"]
 
 KUBECTL_TYPES_VERSION = "1.36"
 """The Kubernetes release whose Go types kubectl 1.36 and the 1.36 API server compile in."""
@@ -50,12 +50,32 @@ def _go_kind_name(desc: Mapping[str, Any] | None) -> str:
     return {"int": "int64", "float": "float64", "bytes": "slice", "ptr": "ptr"}.get(kind, kind)
 
 
+@dataclass(frozen=True, eq=False)
+class GoStructs:
+    """Go struct types given as data, in place of the built-in kinds' (apimachinery's own tests
+    patch a ``MergeItem`` struct): type id → its fields in order, each ``{"name": json name, "type":
+    type descriptor, "patchStrategy": tag, "patchMergeKey": tag}``."""
+
+    types: Mapping[str, tuple[Mapping[str, Any], ...]]
+
+    def fields(self, type_id: str) -> tuple[Mapping[str, Any], ...]:
+        return tuple(self.types.get(type_id, ()))
+
+    def tags(self, type_id: str, field: str) -> tuple[str, str]:
+        for f in self.fields(type_id):
+            if f["name"] == field:
+                return str(f.get("patchStrategy") or ""), str(f.get("patchMergeKey") or "")
+        return "", ""
+
+
 @dataclass(frozen=True)
 class StructMeta:
     """``PatchMetaFromStruct{T}``: the Go type a value at one position has (a type descriptor of the
-    Go types data: struct, ptr, slice, map, scalar, custom)."""
+    Go types data: struct, ptr, slice, map, scalar, custom). ``structs``: where its struct types are
+    found (None: the built-in kinds' Go types)."""
 
     desc: Mapping[str, Any] | None
+    structs: GoStructs | None = None
 
     def name(self) -> str:
         return _go_kind_name(self.desc)
@@ -74,7 +94,8 @@ class StructMeta:
         """``LookupPatchMetadataForStruct``: the field's type and tags."""
         type_id = self._struct_id()
         found: Mapping[str, Any] | None = None
-        for f in _struct_fields(type_id):
+        fields = self.structs.fields(type_id) if self.structs is not None else _struct_fields(type_id)
+        for f in fields:
             if f["name"] == key:
                 found = f
                 break
@@ -83,8 +104,9 @@ class StructMeta:
         if found is None:
             short = type_id.rsplit(".", 1)[-1]
             raise PatchMetaError(f'unable to find api field in struct {short} for the json field "{key}"')
-        strategy, merge_key = _tags(type_id, str(found["name"]))
-        return StructMeta(found["type"]), PatchMeta(tuple(strategy.split(",")), merge_key)
+        strategy, merge_key = (self.structs.tags(type_id, str(found["name"])) if self.structs is not None
+                               else _tags(type_id, str(found["name"])))
+        return StructMeta(found["type"], self.structs), PatchMeta(tuple(strategy.split(",")), merge_key)
 
     def for_slice(self, key: str) -> tuple[StructMeta, PatchMeta]:
         """``LookupPatchMetadataForSlice``: the type of the list's items and the field's tags."""
@@ -92,17 +114,17 @@ class StructMeta:
         t = sub.desc
         kind = t.get("kind") if t is not None else None
         if kind == "bytes":
-            return StructMeta({"kind": "uint8"}), meta
+            return StructMeta({"kind": "uint8"}, self.structs), meta
         if kind == "slice":
             elem = t.get("elem") if t is not None else None
             if elem is not None and elem.get("kind") in ("slice", "bytes"):
                 raise PatchMetaError("unexpected slice of slice")
-            return StructMeta(elem), meta
+            return StructMeta(elem, self.structs), meta
         if kind == "ptr":
             elem = t.get("elem") if t is not None else None
             if elem is not None and elem.get("kind") == "slice":
                 elem = elem.get("elem")
-            return StructMeta(elem), meta
+            return StructMeta(elem, self.structs), meta
         raise PatchMetaError(f"expected slice or array type, but got: {self.name()}")
 
 

@@ -51,6 +51,7 @@ __all__ = [
     "client_side_strategic_patch",
     "go_decoded",
     "three_way_strategic_patch",
+    "two_way_strategic_patch",
 ]
 
 
@@ -265,6 +266,13 @@ def three_way_strategic_patch(original: Map | None, modified: Map, current: Map,
     delta = _diff_maps(cur, mod, schema, _Diff(set_element_order=True, ignore_deletions=True))
     deletions = _diff_maps(orig, copy.deepcopy(modified), schema, _Diff(set_element_order=True, ignore_changes=True))
     return _merge_map(deletions, delta, schema, merge_parallel=False, ignore_unmatched_nulls=False)
+
+
+def two_way_strategic_patch(original: Map | None, modified: Map | None, schema: StructMeta) -> Map:
+    """``CreateTwoWayMergePatch(original, modified, meta)``: what turns ``original`` into ``modified``
+    (``diffMaps`` with ``$setElementOrder``); None reads as ``{}``."""
+    return _diff_maps(copy.deepcopy(original or {}), copy.deepcopy(modified or {}), schema,
+                      _Diff(set_element_order=True))
 
 
 def apply_strategic_patch(live: Map, patch: Map, schema: StructMeta) -> Map:

@@ -32,7 +32,7 @@ from .errors import ApplyConflict, BadRequest, FieldConflict, FieldManagerError,
 from .jsondata import copy_json
 from .lastapplied import ANNOTATIONS_SIZE_LIMIT
 from .pipeline import WriteResult, simulate_apply, simulate_update
-from .rules import ResourceRules
+from .rules import ConversionError, Converter, MissingVersion, ResourceRules, rename_version
 from .strategy import coerce_object_meta, prepare_for_write
 
 __all__ = [
@@ -40,15 +40,19 @@ __all__ = [
     "MAX_UPDATE_MANAGERS",
     "ApplyConflict",
     "BadRequest",
+    "ConversionError",
+    "Converter",
     "FieldConflict",
     "FieldManagerError",
     "Invalid",
+    "MissingVersion",
     "ResourceRules",
     "WriteResult",
     "coerce_object_meta",
     "conflict_message",
     "copy_json",
     "prepare_for_write",
+    "rename_version",
     "simulate_apply",
     "simulate_update",
 ]

@@ -11,7 +11,14 @@ from typing import Any
 
 from ..managedfields import ManagedFieldsEntry, ManagedFieldsError, decode_entries
 from ..typed.compare import Comparison, compare
-from ..typed.validate import duplicate_errors, null_errors, prune_non_nullable_nulls, scale_errors, type_errors
+from ..typed.validate import (
+    duplicate_errors,
+    null_errors,
+    prune_non_nullable_nulls,
+    prune_undeclared,
+    scale_errors,
+    type_errors,
+)
 from ..value import values_equal
 from . import structuredmerge
 from .errors import BadRequest, FieldManagerError, Invalid
@@ -88,6 +95,7 @@ def simulate_apply(
         if rules.defaults_objects:
             apply_defaults(result, rules.root)
         errs = null_errors(result, rules.root) if rules.custom_resource else []
+        result = stored(result, rules)
         errs += value_errors(result, None if creating else live_obj, rules)
         if errs:
             raise invalid(result, rules, errs)
@@ -124,9 +132,12 @@ def simulate_update(
         new_obj = coerce_object_meta(new_obj)
     # the server defaults the object it decodes from the request (or from the patched JSON) before
     # the field manager sees it: a defaulted field is part of what the write changed. A custom
-    # resource's decoder first drops the nulls its schema allows nowhere (an apply is not decoded
-    # so: its nulls reach the validator)
+    # resource's decoder first drops the fields and the nulls its schema allows nowhere (an apply is
+    # not decoded so: its unknown fields fail, its nulls reach the validator)
     if rules.custom_resource and rules.normalize is None:
+        # the decoder's structural pruning: fields the request version's schema does not declare
+        # are dropped (the server answers with an "unknown field" warning)
+        new_obj = prune_undeclared(new_obj, rules.root)
         new_obj = prune_non_nullable_nulls(new_obj, rules.root, keep=("metadata",))
     new_obj = copy_json(new_obj)
     if rules.defaults_objects:
@@ -150,9 +161,19 @@ def simulate_update(
         errs += scale_errors(body, rules.schema.scale_paths) + duplicate_errors(body, rules.root)
         if errs:
             raise invalid(new_obj, rules, errs)
+        new_obj = stored(new_obj, rules)
     out = encode(new_obj, managed)
     changed = not values_equal(live_obj, new_obj)
     return WriteResult(out, managed.entries(), changed, compare(live_obj, new_obj, rules.root))
+
+
+def stored(obj: dict[str, Any], rules: ResourceRules) -> dict[str, Any]:
+    """The object as the server keeps it: a custom resource stored at a version whose schema lacks
+    some of its fields loses them (the storage version's structural pruning; conversion None)."""
+    sv = rules.storage_version
+    if not rules.custom_resource or not sv or sv == rules.api_version or sv not in rules.versions:
+        return obj
+    return prune_undeclared(obj, rules.versions[sv])
 
 
 def _has_uid_empty(obj: dict[str, Any]) -> bool:

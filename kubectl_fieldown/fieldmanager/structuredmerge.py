@@ -18,14 +18,14 @@ from ..typed.compare import Comparison, compare
 from ..typed.merge import merge
 from ..typed.remove import ensure_named_fields_are_members, reconcile_with_schema, remove_items
 from ..typed.tofieldset import to_field_set
-from ..typed.validate import typed_errors
+from ..typed.validate import typed_errors, typed_message
 from ..value import values_equal
 from .capmanagers import cap_update_managers
 from .errors import ApplyConflict, BadRequest, FieldConflict, FieldManagerError
 from .jsondata import api_version
 from .managed import Managed, Owned, strip
 from .request import WriteRequest
-from .rules import ResourceRules
+from .rules import ConversionError, MissingVersion, ResourceRules
 
 # --- update ------------------------------------------------------------------------------------
 
@@ -41,15 +41,19 @@ def update(
     rules, subresource = req.rules, req.subresource
     gv = rules.api_version
     ident = ManagerIdentity(req.manager, UPDATE, gv, subresource)
-    ignored = rules.reset(subresource)
+    ignored = rules.ignored(subresource, gv)
     m = managed.copy()
     if any(rules.unknown_version(o.api_version) for o in m.fields.values()):
         # SMD cannot convert the object to that version, the Update fails, and UpdateNoErrors writes
         # the object with no managedFields at all
         return Managed()
-    _reconcile(m, live, rules)
     current = ManagerIdentity("current-operation", UPDATE, gv, subresource)
-    c = _update_managers(live, new, m, current, True, rules, ignored)
+    try:
+        _reconcile(m, live, rules)
+        c = _update_managers(live, new, m, current, True, rules, subresource)
+    except (ConversionError, _Failed):
+        # a conversion the field manager needs fails: UpdateNoErrors drops managedFields
+        return Managed()
     # SMD's Update for the temporary current-operation manager: its (empty) set less the removed
     # fields, union the modified and added ones — so a path both removed and added (an item that
     # becomes or stops being duplicated) is the writer's
@@ -83,19 +87,26 @@ def apply(
             f"Incorrect version specified in apply patch. Specified patch version: {api_version(cfg)}, "
             f"expected: {gv}"
         )
-    errs = typed_errors(cfg, rules.root)
+    errs = typed_errors(cfg, rules.root, undeclared=rules.custom_resource)
     if errs:
-        raise FieldManagerError(
-            f"failed to create typed patch object ({_object_ref(cfg, rules)}): "
-            + (errs[0] if len(errs) == 1 else "errors:\n" + "\n".join("  " + e for e in errs))
-        )
+        raise FieldManagerError(f"failed to create typed patch object ({_object_ref(cfg, rules)}): "
+                                + typed_message(errs))
     m = managed.copy()
-    new_obj, m = _smd_apply(live, cfg, gv, m, ident, req.force, rules, rules.reset(req.subresource))
+    try:
+        new_obj, m = _smd_apply(live, cfg, gv, m, ident, req.force, rules, req.subresource)
+    except _Failed as e:
+        raise FieldManagerError(str(e)) from None
+    except ConversionError as e:  # reconciling an entry: the converter's error as it is
+        raise FieldManagerError(str(e)) from None
     # strip metadata from the applier's set
     strip(m, ident)
     if new_obj is not None:
         m.times[ident] = req.now
     return new_obj, m
+
+
+class _Failed(Exception):
+    """An error of SMD's Updater, with its message (the server answers it as a 500)."""
 
 
 def _smd_apply(
@@ -106,9 +117,10 @@ def _smd_apply(
     ident: ManagerIdentity,
     force: bool,
     rules: ResourceRules,
-    ignored: FieldSet,
+    subresource: str,
 ) -> tuple[dict[str, Any] | None, Managed]:
     t = rules.root
+    ignored = rules.ignored(subresource, gv)
     _reconcile(managed, live, rules)
     merged = merge(live, cfg, t)
     last = managed.fields.get(ident)
@@ -118,45 +130,86 @@ def _smd_apply(
     managed.fields[ident] = Owned(s, gv, True)
     managed.times.setdefault(ident, None)
     if last is not None:
-        merged = _prune(merged, managed, last, rules, s, gv)
-    c = _update_managers(live, merged, managed, ident, force, rules, ignored)
+        try:
+            merged = _prune(merged, managed, last, rules, s, gv)
+        except _Failed as e:
+            raise _Failed(f"failed to prune fields: {e}") from None
+    c = _update_managers(live, merged, managed, ident, force, rules, subresource)
     managed.last_comparison = c
     if values_equal(live, merged):
         return None, managed
     return merged, managed
 
 
+def _convert(rules: ResourceRules, obj: Any, version: str, what: str) -> Any:
+    """``obj`` at ``version``; a failure as SMD words it (``failed to convert <what>: ...``)."""
+    try:
+        return rules.convert(obj, version)
+    except MissingVersion:
+        raise
+    except ConversionError as e:
+        raise _Failed(f"failed to convert {what}: {e}") from None
+
+
 def _prune(merged: Any, managed: Managed, last: Owned, rules: ResourceRules, applied: FieldSet, gv: str) -> Any:
     """Delete what the applier owned last time, no longer applies, and nobody else owns (SMD
-    ``prune``): the applier's previous set is read at its own version, and every manager's fields
-    are added back at theirs. With conversion None the object is the same at every version; only
-    the schema that names its fields changes."""
+    ``prune``): the merged object converted to the version of the applier's previous set, its
+    items removed there, every manager's fields added back at their own versions (converting
+    again), and the result converted back to the request's version."""
+    if last.fields.is_empty():
+        return merged
     versions = {o.api_version for o in managed.fields.values()} | {last.api_version}
-    one_schema = all(rules.root_at(v) is rules.root for v in versions)
-    if last.fields.is_empty() or (one_schema and last.fields.difference(applied).is_empty()):
+    one_schema = rules.converter is None and all(rules.root_at(v) is rules.root for v in versions)
+    if one_schema and last.fields.difference(applied).is_empty():
         # Nothing the applier owned is dropped: N(last) ⊆ N(applied) ⊆ N(all owned), so SMD's
         # remove-and-add-back below would put every removed node back.
         return merged
     lv = last.api_version
     tl = rules.root_at(lv)
+    try:
+        converted = _convert(rules, merged, lv, "merged object to last applied version")
+    except MissingVersion:
+        return merged
     n_last = ensure_named_fields_are_members(last.fields, tl)
-    pruned = remove_items(merged, n_last, tl)
+    pruned = remove_items(converted, n_last, tl)
     # add back what any manager (including the applier's new set) still owns, version by version,
     # the last set's version first (SMD addBackOwnedItems)
     owned_at: dict[str, FieldSet] = {}
     for o in managed.fields.values():
         owned_at[o.api_version] = owned_at.get(o.api_version, FieldSet()).union(o.fields)
     order = ([lv] if lv in owned_at else []) + sorted(v for v in owned_at if v != lv)
-    for v in order:
-        tv = rules.root_at(v)
-        merged_set = ensure_named_fields_are_members(to_field_set(merged, tv), tv)
-        pruned_set = ensure_named_fields_are_members(to_field_set(pruned, tv), tv)
-        owned = ensure_named_fields_are_members(owned_at[v], tv)
-        pruned = remove_items(merged, merged_set.difference(pruned_set.union(owned)), tv)
+    cur = converted
+    try:
+        for v in order:
+            tv = rules.root_at(v)
+            try:
+                cur = _convert(rules, cur, v, f"merged object at version {v}")
+                pruned = _convert(rules, pruned, v, f"pruned object at version {v}")
+            except MissingVersion:
+                continue
+            merged_set = ensure_named_fields_are_members(to_field_set(cur, tv), tv)
+            pruned_set = ensure_named_fields_are_members(to_field_set(pruned, tv), tv)
+            owned = ensure_named_fields_are_members(owned_at[v], tv)
+            pruned = remove_items(cur, merged_set.difference(pruned_set.union(owned)), tv)
+    except _Failed as e:
+        raise _Failed(f"failed add back owned items: {e}") from None
     # and only remove what the applier owned last time (SMD addBackDanglingItems, at its version)
-    merged_set = ensure_named_fields_are_members(to_field_set(merged, tl), tl)
-    pruned_set = ensure_named_fields_are_members(to_field_set(pruned, tl), tl)
-    return remove_items(merged, merged_set.difference(pruned_set).intersection(n_last), tl)
+    try:
+        at_last = _convert(rules, pruned, lv, "pruned object to last applied version")
+    except MissingVersion:
+        out = converted
+    except _Failed as e:
+        raise _Failed(f"failed add back dangling items: {e}") from None
+    else:
+        merged_set = ensure_named_fields_are_members(to_field_set(converted, tl), tl)
+        pruned_set = ensure_named_fields_are_members(to_field_set(at_last, tl), tl)
+        out = remove_items(converted, merged_set.difference(pruned_set).intersection(n_last), tl)
+    try:
+        return rules.convert(out, gv)
+    except MissingVersion:
+        raise
+    except ConversionError as e:
+        raise _Failed(str(e)) from None
 
 
 # --- both --------------------------------------------------------------------------------------
@@ -169,27 +222,39 @@ def _update_managers(
     ident: ManagerIdentity,
     force: bool,
     rules: ResourceRules,
-    ignored: FieldSet,
+    subresource: str,
 ) -> Comparison:
     """SMD ``update``: every other manager's fields that the write changes conflict (or are taken,
-    with force), and those it removes are let go — each compared at the manager's own version."""
-    c = compare(old, new, rules.root).exclude(ignored)
-    by_version: dict[str, tuple[FieldSet, FieldSet]] = {}
+    with force), and those it removes are let go — each compared at the manager's own version (the
+    objects converted to it; an entry of a version the converter does not know is dropped)."""
+    gv = rules.api_version
+    c = compare(old, new, rules.root).exclude(rules.ignored(subresource, gv))
+    by_version: dict[str, tuple[FieldSet, FieldSet]] = {gv: (c.modified.union(c.added), c.removed)}
 
     def at(version: str) -> tuple[FieldSet, FieldSet]:
-        t = rules.root_at(version)
         if version not in by_version:
-            cv = c if t is rules.root else compare(old, new, t).exclude(ignored)
+            t = rules.root_at(version)
+            vo = _convert(rules, old, version, "old object")
+            vn = _convert(rules, new, version, "new object")
+            cv = compare(vo, vn, t).exclude(rules.ignored(subresource, version))
             by_version[version] = (cv.modified.union(cv.added), cv.removed)
         return by_version[version]
 
     conflicts: dict[ManagerIdentity, FieldSet] = {}
-    for other, owned in managed.fields.items():
+    removed_by: dict[ManagerIdentity, FieldSet] = {}
+    for other, owned in list(managed.fields.items()):
         if other == ident:
             continue
-        cs = owned.fields.intersection(at(owned.api_version)[0])
+        try:
+            changed, removed = at(owned.api_version)
+        except MissingVersion:
+            del managed.fields[other]
+            continue
+        cs = owned.fields.intersection(changed)
         if cs:
             conflicts[other] = cs
+        if removed:
+            removed_by[other] = removed
     if conflicts and not force:
         raise ApplyConflict([FieldConflict(o, p) for o, cs in conflicts.items() for p in cs])
     for other in list(managed.fields):
@@ -199,9 +264,8 @@ def _update_managers(
         fs = owned.fields
         if other in conflicts:
             fs = fs.difference(conflicts[other])
-        removed = at(owned.api_version)[1]
-        if removed:
-            fs = fs.difference(removed)
+        if other in removed_by:
+            fs = fs.difference(removed_by[other])
         if fs is not owned.fields:
             managed.fields[other] = Owned(fs, owned.api_version, owned.applied)
     for other in list(managed.fields):
@@ -211,8 +275,15 @@ def _update_managers(
 
 
 def _reconcile(managed: Managed, live: Any, rules: ResourceRules) -> None:
+    """SMD ``reconcileManagedFieldsWithSchemaChanges``: each entry against the live object at its
+    version (an entry of a version the converter does not know is dropped)."""
     for ident, owned in list(managed.fields.items()):
-        r = reconcile_with_schema(owned.fields, live, rules.root_at(owned.api_version))
+        try:
+            at = rules.convert(live, owned.api_version)
+        except MissingVersion:
+            del managed.fields[ident]
+            continue
+        r = reconcile_with_schema(owned.fields, at, rules.root_at(owned.api_version))
         if r is not None:
             managed.fields[ident] = Owned(r, owned.api_version, owned.applied)
 

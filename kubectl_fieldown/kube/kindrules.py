@@ -46,14 +46,15 @@ def _gotypes() -> Any:
 
 
 def rules_for(schema: KindSchema, status_subresource: bool, builtin: bool,
-              versions: Mapping[str, Type] | None = None) -> ResourceRules:
+              versions: Mapping[str, Type] | None = None, storage_version: str = "") -> ResourceRules:
     """The engine's rules for a kind: a built-in kind also gets its Go zero values and round trip;
     a custom resource the schemas of its CRD's other versions (``versions``, apiVersion → root:
-    the server reads each managedFields entry at its own version)."""
+    the server reads each managedFields entry at its own version) and its storage version."""
     from ..fieldmanager import ResourceRules
 
     if not builtin:
-        return ResourceRules.for_kind(schema, status_subresource, versions=versions)
+        return ResourceRules.for_kind(schema, status_subresource, versions=versions,
+                                      storage_version=storage_version)
     gotypes = _gotypes()
     normalize = None
     if gotypes is not None:
@@ -108,7 +109,8 @@ class KindRules:
 
     def rules(self, gvk: GroupVersionKind, status_subresource: bool,
               res: ResourceInfo | None = None) -> ResourceRules:
-        return rules_for(self.lookup(gvk, res), status_subresource, self.is_builtin(gvk), self.versions(gvk))
+        return rules_for(self.lookup(gvk, res), status_subresource, self.is_builtin(gvk), self.versions(gvk),
+                         self.registry.crd_storage_version(gvk))
 
     def converts_by_renaming(self, gvk: GroupVersionKind) -> bool:
         """A custom resource whose CRD converts by renaming the apiVersion (strategy None)."""

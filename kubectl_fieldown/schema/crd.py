@@ -114,6 +114,19 @@ def _versions(crd: Mapping[str, Any]) -> list[_Version]:
     return versions
 
 
+def crd_storage_version(crd: Mapping[str, Any]) -> str:
+    """The apiVersion (``group/version``) a CRD stores its objects at; "" when none is marked."""
+    spec = _spec(crd)
+    raw = spec.get("versions")
+    if isinstance(raw, list):
+        for entry in raw:
+            if isinstance(entry, Mapping) and entry.get("storage") is True and isinstance(entry.get("name"), str):
+                return f"{spec.get('group')}/{entry['name']}"
+        return ""
+    single = spec.get("version")
+    return f"{spec.get('group')}/{single}" if isinstance(single, str) and single else ""
+
+
 def _preserve_unknown_fields(crd: Mapping[str, Any]) -> bool:
     spec = _spec(crd)
     value = spec.get("preserveUnknownFields")

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .builtin import BuiltinSchemas, builtin_kinds, normalize_version
-from .crd import CRDSubresources, crd_name, crd_subresources, is_crd, kinds_from_crd
+from .crd import CRDSubresources, crd_name, crd_storage_version, crd_subresources, is_crd, kinds_from_crd
 from .openapi import OBJECT_META, SchemaConverter, definitions_of, kinds_from_openapi_v3
 from .types import DEDUCED, GroupVersionKind, KindSchema, Type
 
@@ -151,6 +151,13 @@ class SchemaRegistry:
                     source.all_versions = {k: ks.root for k, ks in every.items()}
                 return {k.api_version: root for k, root in source.all_versions.items() if k.kind == gvk.kind}
         return {}
+
+    def crd_storage_version(self, gvk: GroupVersionKind) -> str:
+        """The apiVersion the CRD that answers for ``gvk`` stores objects at ("" when not a CRD)."""
+        for source in self._explicit:
+            if isinstance(source, _CRDSource) and gvk in self._kinds_of(source):
+                return crd_storage_version(source.manifest)
+        return ""
 
     def converts_by_renaming(self, gvk: GroupVersionKind) -> bool:
         """``gvk`` is a custom resource whose CRD converts between versions by renaming the

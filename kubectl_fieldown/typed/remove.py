@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..fieldpath.element import FIELD, KEY, PathElement
+from ..fieldpath.element import FIELD, KEY, Path, PathElement
 from ..fieldpath.set import FieldSet
 from ..schema.types import DEDUCED, Type
 from .items import LIST, MAP, ItemError, item_element, key_type, side
@@ -234,3 +234,70 @@ def _with_keys(out: Any, item: Any, keys: tuple[str, ...]) -> Any:
             if k in item and k not in out:
                 out[k] = item[k]
     return out
+
+
+def extract_items(v: Any, items: FieldSet, t: Type, *, append_key_fields: bool = False) -> Any:
+    """SMD ``TypedValue.ExtractItems``: only the items of the set.
+
+    As upstream: an atomic, empty or null container is kept whole; a map key that is a member of
+    the set is extracted with the *whole* set again (not its subtree); a container left without
+    items is null. ``append_key_fields`` (``WithAppendKeyFields``): for every path of the set that
+    the value has, the key fields of each keyed list item on it are extracted too.
+    """
+    if append_key_fields:
+        from .tofieldset import to_field_set
+
+        have = to_field_set(v, t)
+        keys: list[Path] = []
+        for path in items:
+            if not have.has(path):
+                continue
+            for i, pe in enumerate(path):
+                if pe[0] == KEY:
+                    keys.extend((*path[: i + 1], (FIELD, name)) for name, _ in pe[1])
+        if keys:
+            items = items.union(FieldSet(keys))
+    return _extract(v, items, t)
+
+
+def _extract(v: Any, items: FieldSet, t: Type) -> Any:
+    s = side(t, v)
+    if s == MAP:
+        m = t.map
+        assert m is not None
+        if type(v) is not dict:
+            return None
+        if not v or m.atomic:
+            return v
+        out: dict[str, Any] = {}
+        for k, x in v.items():
+            pe = (FIELD, k)
+            if pe in items.members:
+                out[k] = _extract(x, items, key_type(m, k))
+                continue
+            sub = items.children.get(pe)
+            if sub is not None and not sub.is_empty():
+                out[k] = _extract(x, sub, key_type(m, k))
+        return out if out else None
+    if s == LIST:
+        lt = t.list
+        assert lt is not None
+        if type(v) is not list:
+            return None
+        if not v or lt.relationship == "atomic":
+            return v
+        kept: list[Any] = []
+        for item in v:
+            try:
+                ipe = item_element(lt, item)
+            except ItemError:
+                continue
+            sub = items.children.get(ipe)
+            prefix = sub is not None and not sub.is_empty()
+            if prefix:
+                assert sub is not None
+                item = _extract(item, sub, lt.item)
+            if ipe in items.members or prefix:
+                kept.append(item)
+        return kept if kept else None
+    return v

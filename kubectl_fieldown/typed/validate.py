@@ -30,13 +30,47 @@ from ..value import go_format_float_v, go_json, go_quote, values_equal
 from .items import LIST, MAP, SCALAR, ItemError, item_element, key_type, side
 
 
-def typed_errors(v: Any, t: Type, path: Path = ()) -> list[str]:
+def typed_errors(v: Any, t: Type, path: Path = (), *, undeclared: bool = False) -> list[str]:
+    """``undeclared``: a key that a closed map (declared fields, no element type) does not declare
+    is ``field not declared in schema`` — what a CRD's schema gives the server; the rest of that map
+    is not looked at (SMD stops there)."""
     out: list[str] = []
-    _typed(v, t, path, out)
+    _typed(v, t, path, out, undeclared)
     return out
 
 
-def _typed(v: Any, t: Type, path: Path, out: list[str]) -> None:
+def typed_message(errs: list[str]) -> str:
+    """SMD ``ValidationErrors.Error()``: one error as it is, several as a list."""
+    return errs[0] if len(errs) == 1 else "errors:\n" + "\n".join("  " + e for e in errs)
+
+
+def prune_undeclared(obj: dict[str, Any], t: Type) -> dict[str, Any]:
+    """The object without the fields its schema does not declare (the structural pruning of a custom
+    resource stored at a version whose schema lacks them); apiVersion, kind and metadata are kept."""
+    m = t.map
+    if m is None:
+        return obj
+    out: dict[str, Any] = {}
+    for k, x in obj.items():
+        if k in ("apiVersion", "kind", "metadata"):
+            out[k] = x
+        elif k in m.fields or m.element is not None:
+            out[k] = _pruned(x, key_type(m, k))
+    return out
+
+
+def _pruned(v: Any, t: Type) -> Any:
+    s = side(t, v)
+    if s == MAP and type(v) is dict and t.map is not None and not t.map.atomic:
+        m = t.map
+        return {k: _pruned(x, key_type(m, k)) for k, x in v.items() if k in m.fields or m.element is not None}
+    if s == LIST and type(v) is list and t.list is not None:
+        lt = t.list
+        return [_pruned(x, lt.item) for x in v]
+    return v
+
+
+def _typed(v: Any, t: Type, path: Path, out: list[str], undeclared: bool = False) -> None:
     # SMD's validating walker: the value picks the side of the type it fits, else the type's first
     # side (map, scalar, list) and a type error; map keys in sorted order, as the server reports
     s = side(t, v)
@@ -51,7 +85,10 @@ def _typed(v: Any, t: Type, path: Path, out: list[str]) -> None:
         if m.atomic:
             return
         for k in sorted(v):
-            _typed(v[k], key_type(m, k), (*path, (FIELD, k)), out)
+            if undeclared and m.element is None and k not in m.fields:
+                out.append(f"{path_string((*path, (FIELD, k)))}: field not declared in schema")
+                return
+            _typed(v[k], key_type(m, k), (*path, (FIELD, k)), out, undeclared)
     elif s == SCALAR:
         problem = _scalar_error(t.scalar, v)
         if problem:
@@ -79,7 +116,7 @@ def _typed(v: Any, t: Type, path: Path, out: list[str]) -> None:
                 out.append(f"{path_string(path)}: duplicate entries for key {element_string(pe)[0:]}")
                 continue
             seen.add(pe)
-            _typed(item, lt.item, (*path, pe), out)
+            _typed(item, lt.item, (*path, pe), out, undeclared)
 
 
 def _scalar_error(kind: str | None, v: Any) -> str:

@@ -36,7 +36,7 @@ def load(path: Path) -> dict[str, Any]:
 
 def rules_for(case: dict[str, Any]) -> ResourceRules:
     if case.get("schema"):
-        from kubectl_fieldown.schema.crd import crd_subresources, kinds_from_crd
+        from kubectl_fieldown.schema.crd import crd_storage_version, crd_subresources, kinds_from_crd
 
         crd = case["schema"]
         kinds = kinds_from_crd(crd)
@@ -46,7 +46,7 @@ def rules_for(case: dict[str, Any]) -> ResourceRules:
         # a CRD served at several versions (tests/conformance/multiversion): every version's schema
         every = kinds_from_crd(crd, include_unserved=True)
         versions = {k.api_version: s.root for k, s in every.items() if k.kind == gvk.kind}
-        return ResourceRules.for_kind(ks, sub.status, versions=versions)
+        return ResourceRules.for_kind(ks, sub.status, versions=versions, storage_version=crd_storage_version(crd))
     from kubectl_fieldown.schema.builtin import builtin_kinds
 
     b = case["builtin"]
@@ -87,7 +87,8 @@ def predict(case: dict[str, Any], force: bool, now: str = "2026-11-22T03:00:00Z"
     rules = rules_for(case)
     a = case["apply"]
     try:
-        r = simulate_apply(case["live"], a["manifest"], a["manager"], rules, now=now, force=force)
+        r = simulate_apply(case["live"], a["manifest"], a["manager"], rules, now=now, force=force,
+                           subresource=a.get("subresource", ""))
     except ApplyConflict as e:
         return Outcome(409, {(c.manager, c.path_string) for c in e.conflicts}, {}, None, e.message)
     except FieldManagerError as e:
@@ -105,6 +106,9 @@ def differences(exp: Outcome, got: Outcome) -> list[str]:
     out = []
     if exp.status != got.status:
         return [f"status: expected {exp.status} ({exp.message[:300]}), got {got.status} ({got.message[:300]})"]
+    if exp.status not in (200, 409) and exp.message != got.message:
+        # a refusal other than a conflict: its message, word for word
+        return [f"message: expected {exp.message!r}, got {got.message!r}"]
     if exp.status == 409 and exp.conflicts != got.conflicts:
         out.append(f"conflicts: expected {sorted(exp.conflicts)}, got {sorted(got.conflicts)}")
     if exp.status == 409 and exp.message != got.message and len(exp.conflicts) == len(got.conflicts):

@@ -1,5 +1,7 @@
-"""Cases of a CRD served at two versions (Multi, tests/conformance/multiversion): defined here,
-played on a real API server, recorded in the format of tests/conformance/README.md.
+"""Cases of CRDs served at several versions (tests/conformance/multiversion): Multi (two versions,
+cases mv-*) and Trio (three versions, a field at one version only, a status subresource; cases
+tv-*). Defined here, played on a real API server, recorded in the format of
+tests/conformance/README.md.
 
 Every step names the version it is sent at (``apiVersion`` of its body, or ``version`` for a
 JSON patch); ``live`` is the object read at the final apply's version, so that its managedFields
@@ -27,17 +29,35 @@ from .scenarios import APPLY_CT, JSON_PATCH_CT, MERGE_CT, Api, Response, answer_
 
 CASES_DIR = Path(__file__).resolve().parent.parent / "conformance" / "multiversion"
 CRD_FILE = CASES_DIR / "crd-multi.yaml"
-V1, V2 = "example.com/v1", "example.com/v2"
+TRIO_CRD_FILE = CASES_DIR / "crd-trio.yaml"
+V1, V2, V3 = "example.com/v1", "example.com/v2", "example.com/v3"
 NAMESPACE = "mv"
+#: kind → (plural, CRD file)
+KINDS = {"Multi": ("multis", CRD_FILE), "Trio": ("trios", TRIO_CRD_FILE)}
 
 
-def _body(version: str, name: str, spec: dict[str, Any], **meta: Any) -> dict[str, Any]:
-    return {"apiVersion": version, "kind": "Multi", "metadata": {"name": name, "namespace": NAMESPACE, **meta},
-            "spec": spec}
+def kind_of(case_id: str) -> str:
+    return "Trio" if case_id.startswith("tv-") else "Multi"
 
 
-def _apply(manager: str, version: str, spec: dict[str, Any], force: bool = False) -> dict[str, Any]:
-    return {"op": "apply", "manager": manager, "force": force, "version": version, "spec": spec}
+def _body(version: str, name: str, spec: dict[str, Any] | None, kind: str = "Multi",
+          status: dict[str, Any] | None = None) -> dict[str, Any]:
+    b: dict[str, Any] = {"apiVersion": version, "kind": kind, "metadata": {"name": name, "namespace": NAMESPACE}}
+    if spec is not None:
+        b["spec"] = spec
+    if status is not None:
+        b["status"] = status
+    return b
+
+
+def _apply(manager: str, version: str, spec: dict[str, Any] | None, force: bool = False,
+           status: dict[str, Any] | None = None, subresource: str = "") -> dict[str, Any]:
+    step: dict[str, Any] = {"op": "apply", "manager": manager, "force": force, "version": version, "spec": spec}
+    if status is not None:
+        step["status"] = status
+    if subresource:
+        step["subresource"] = subresource
+    return step
 
 
 def _create(manager: str, version: str, spec: dict[str, Any]) -> dict[str, Any]:
@@ -127,27 +147,111 @@ CASE_DEFS: dict[str, tuple[str, list[dict[str, Any]], dict[str, Any]]] = {
              "fieldsV1": {"f:spec": {"f:replicas": {}}}}}])],
         _apply("bob", V1, {"replicas": 3}),
     ),
+    # --- Trio: three versions, .spec.extra at v2 only, .status.note at v3 only ----------------------
+    "tv-status-at-other-version-conflicts-with-status-writer": (
+        "the status writer applied status.phase through /status at v1; bob's apply to the main resource "
+        "at v2 carries status: the server compares the status writer's entry at v1, where nothing is "
+        "reset, and conflicts (forced: the writer loses the field, the value stays, status is reset)",
+        [_apply("alice", V1, {"color": "red"}),
+         _apply("status-writer", V1, None, status={"phase": "Up"}, subresource="status")],
+        _apply("bob", V2, {"color": "red"}, status={"phase": "Down"}),
+    ),
+    "tv-status-at-same-version-no-conflict": (
+        "the same at the status writer's version: the main resource's reset fields (status) are left "
+        "out of the comparison, no conflict, the writer keeps status.phase",
+        [_apply("alice", V1, {"color": "red"}),
+         _apply("status-writer", V1, None, status={"phase": "Up"}, subresource="status")],
+        _apply("bob", V1, {"color": "red"}, status={"phase": "Down"}),
+    ),
+    "tv-status-writer-at-v3-main-apply-at-v1": (
+        "the status writer applied status.phase at v3; an apply to the main resource at v1 carrying "
+        "status.phase conflicts with it, compared at v3",
+        [_apply("alice", V1, {"color": "red"}),
+         _apply("status-writer", V3, None, status={"phase": "Up"}, subresource="status")],
+        _apply("bob", V1, {"color": "red"}, status={"phase": "Down"}),
+    ),
+    "tv-status-apply-carrying-spec-at-other-version": (
+        "a status apply at v2 that carries .spec.color, which alice owns at v1: the status endpoint "
+        "resets spec at v2 only, so the comparison at alice's version conflicts (forced: alice loses "
+        "color; the value stays, the status strategy resets spec)",
+        [_apply("alice", V1, {"color": "red"})],
+        _apply("status-writer", V2, {"color": "blue"}, status={"phase": "Up"}, subresource="status"),
+    ),
+    "tv-status-apply-carrying-spec-at-same-version": (
+        "the same status apply at alice's version: spec is reset there, no conflict",
+        [_apply("alice", V1, {"color": "red"})],
+        _apply("status-writer", V1, {"color": "blue"}, status={"phase": "Up"}, subresource="status"),
+    ),
+    "tv-field-of-v2-with-entry-at-v1": (
+        "alice's entry is at v1; bob applies .spec.extra (v2 only) at v2: comparing at v1 needs the new "
+        "object at v1, which cannot hold extra: 500, failed to convert new object",
+        [_apply("alice", V1, {"color": "red"})],
+        _apply("bob", V2, {"extra": "x"}),
+    ),
+    "tv-status-field-of-v3-with-entry-at-v1": (
+        "the status writer applies .status.note (v3 only) at v3 while alice's entry is at v1: failed to "
+        "convert new object, on the status subresource too",
+        [_apply("alice", V1, {"color": "red"}),
+         _apply("status-writer", V3, None, status={"phase": "Up"}, subresource="status")],
+        _apply("carol", V3, {"color": "red"}, status={"note": "n"}),
+    ),
+    "tv-manifest-field-not-at-its-version": (
+        "a manifest at v1 with .spec.extra (v2 only): failed to create typed patch object",
+        [_apply("alice", V1, {"color": "red"})],
+        _apply("alice", V1, {"color": "red", "extra": "x"}),
+    ),
+    "tv-entry-owns-field-storage-dropped": (
+        "bob applied extra at v2 alone (the stored object, at v1, drops it; bob's entry keeps owning "
+        "it); alice's apply at v1 changes color, which bob owns at v2",
+        [_apply("bob", V2, {"color": "red", "extra": "x"})],
+        _apply("alice", V1, {"color": "blue"}),
+    ),
+    "tv-prune-adds-back-at-version-without-field": (
+        "carol's entry is at v1; alice applied color at v2 and now applies extra instead: the prune "
+        "adds owned items back at v1, converting the merged object (with extra) there, and fails",
+        [_apply("carol", V1, {"replicas": 1}),
+         _apply("alice", V2, {"color": "red"})],
+        _apply("alice", V2, {"extra": "x"}),
+    ),
+    "tv-field-of-v2-alone-at-v2": (
+        "extra applied at v2 with every entry at v2: no conversion, the apply succeeds (the stored "
+        "object drops extra, the entry owns it)",
+        [_apply("carol", V2, {"replicas": 1})],
+        _apply("alice", V2, {"extra": "x", "color": "red"}),
+    ),
+    "tv-apply-at-v3-entries-at-v1-and-v2": (
+        "entries at v1 and v2 (extra owned but not stored); an apply at v3 changing color compares each "
+        "at its own version and conflicts with the v2 owner",
+        [_apply("bob", V2, {"color": "red", "extra": "x"}),
+         _apply("alice", V1, {"replicas": 2})],
+        _apply("carol", V3, {"color": "blue"}),
+    ),
 }
 
 
-def object_path(version: str, name: str | None = None, namespace: str = NAMESPACE) -> str:
-    base = f"/apis/{version}/namespaces/{namespace}/multis"
+def object_path(version: str, name: str | None = None, namespace: str = NAMESPACE, kind: str = "Multi") -> str:
+    base = f"/apis/{version}/namespaces/{namespace}/{KINDS[kind][0]}"
     return base + (f"/{name}" if name is not None else "")
 
 
-def step_request(step: dict[str, Any], name: str) -> tuple[str, str, Any, str, list[tuple[str, str]]]:
+def step_request(step: dict[str, Any], name: str,
+                 kind: str = "Multi") -> tuple[str, str, Any, str, list[tuple[str, str]]]:
     """(method, path, body, content type, query) of one step."""
     op, version, manager = step["op"], step["version"], step["manager"]
     if op == "apply":
-        return ("PATCH", object_path(version, name), _body(version, name, step["spec"]), APPLY_CT,
+        path = object_path(version, name, kind=kind)
+        if step.get("subresource"):
+            path += "/" + step["subresource"]
+        return ("PATCH", path, _body(version, name, step["spec"], kind, step.get("status")), APPLY_CT,
                 [("fieldManager", manager), ("force", str(step["force"]).lower())])
     if op == "create":
-        return ("POST", object_path(version), _body(version, name, step["spec"]), "application/json",
+        return ("POST", object_path(version, kind=kind), _body(version, name, step["spec"], kind), "application/json",
                 [("fieldManager", manager)])
     if op == "merge-patch":
-        return ("PATCH", object_path(version, name), step["body"], MERGE_CT, [("fieldManager", manager)])
+        return ("PATCH", object_path(version, name, kind=kind), step["body"], MERGE_CT, [("fieldManager", manager)])
     if op == "json-patch":
-        return ("PATCH", object_path(version, name), step["body"], JSON_PATCH_CT, [("fieldManager", manager)])
+        return ("PATCH", object_path(version, name, kind=kind), step["body"], JSON_PATCH_CT,
+                [("fieldManager", manager)])
     raise ValueError(f"unknown op {op}")
 
 
@@ -155,48 +259,52 @@ def play(api: Api, case_id: str, name: str) -> dict[str, Any]:
     """Play one case's steps and its final apply on the server; the case in the conformance format
     (forced dry run first, then the real unforced apply, as tests/engine/scenarios.py does)."""
     note, steps, final = CASE_DEFS[case_id]
+    kind = kind_of(case_id)
     played = []
     for step in steps:
         s = copy.deepcopy(step)
-        method, path, body, ct, query = step_request(s, name)
+        method, path, body, ct, query = step_request(s, name, kind)
         resp = api.request(method, path, body, ct, query)
         s["status"] = resp.status
         if resp.status >= 400:
             raise AssertionError(f"{case_id}: step {s} answered {resp.status}: {resp.body}")
         played.append(s)
     version = final["version"]
-    got = api.request("GET", object_path(version, name))
+    path = object_path(version, name, kind=kind)
+    got = api.request("GET", path)
     assert got.status == 200, got
     live = got.body
-    manifest = _body(version, name, final["spec"])
+    manifest = _body(version, name, final["spec"], kind, final.get("status"))
     m = final["manager"]
-    forced = api.request("PATCH", object_path(version, name), manifest, APPLY_CT,
+    sub = final.get("subresource", "")
+    target = path + (f"/{sub}" if sub else "")
+    forced = api.request("PATCH", target, manifest, APPLY_CT,
                          [("fieldManager", m), ("force", "true"), ("dryRun", "All")])
-    real = api.request("PATCH", object_path(version, name), manifest, APPLY_CT,
-                       [("fieldManager", m), ("force", "false")])
+    real = api.request("PATCH", target, manifest, APPLY_CT, [("fieldManager", m), ("force", "false")])
     return {
-        "id": case_id, "seed": None, "kind": "Multi", "note": note, "serverVersion": "v1.36.4",
-        "schema": crd(), "steps": played, "live": live,
-        "apply": {"manager": m, "manifest": manifest, "force": False},
+        "id": case_id, "seed": None, "kind": kind, "note": note, "serverVersion": "v1.36.4",
+        "schema": crd(kind), "steps": played, "live": live,
+        "apply": {"manager": m, "manifest": manifest, "force": False, **({"subresource": sub} if sub else {})},
         "expect": answer_of(real), "expectForced": answer_of(forced), "tags": ["multiversion"],
     }
 
 
-def crd() -> dict[str, Any]:
-    data: dict[str, Any] = yaml.safe_load(CRD_FILE.read_text())
+def crd(kind: str = "Multi") -> dict[str, Any]:
+    data: dict[str, Any] = yaml.safe_load(KINDS[kind][1].read_text())
     return data
 
 
-def rules(version: str) -> ResourceRules:
-    """The engine's rules for Multi at ``version``, with every version's schema."""
-    from kubectl_fieldown.schema.crd import crd_subresources, kinds_from_crd
+def rules(version: str, kind: str = "Multi") -> ResourceRules:
+    """The engine's rules for ``kind`` at ``version``, with every version's schema."""
+    from kubectl_fieldown.schema.crd import crd_storage_version, crd_subresources, kinds_from_crd
     from kubectl_fieldown.schema.types import GroupVersionKind
 
-    c = crd()
+    c = crd(kind)
     every = kinds_from_crd(c, include_unserved=True)
-    gvk = GroupVersionKind.from_api_version(version, "Multi")
+    gvk = GroupVersionKind.from_api_version(version, kind)
     return ResourceRules.for_kind(every[gvk], crd_subresources(c, gvk.version).status,
-                                  versions={k.api_version: ks.root for k, ks in every.items()})
+                                  versions={k.api_version: ks.root for k, ks in every.items()},
+                                  storage_version=crd_storage_version(c))
 
 
 def case_file(case_id: str) -> Path:
@@ -208,6 +316,7 @@ def write_case(case: dict[str, Any]) -> None:
 
 
 def recorded() -> list[Path]:
+    """The recorded cases (the CRD files are YAML)."""
     return sorted(CASES_DIR.glob("*.json"))
 
 

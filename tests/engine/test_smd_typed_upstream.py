@@ -1,9 +1,12 @@
 """structured-merge-diff v6's typed/ tables through the library's typed package.
 
 hack/port-upstream-tests.py extracts the tables of typed/*_test.go (``mergeCases``, ``symdiffCases``,
-``fieldsetCases``, ``removeCases``) with go/parser into tests/conformance/upstream/smd-typed.json;
-each item is played here with kubectl_fieldown.typed (merge, compare, to_field_set, remove_items)
-on the schema of its case (SMD's schema YAML, read by tests/engine/smd_upstream.py)."""
+``fieldsetCases``, ``removeCases``, ``reversibleExtractCases``, ``extractWithKeysCases``) with go/parser into
+tests/conformance/upstream/smd-typed.json; each item is played here with kubectl_fieldown.typed
+(merge, compare, to_field_set, remove_items, extract_items, with key fields appended for
+``extractWithKeysCases``) on the schema of its case (SMD's schema YAML, read by
+tests/engine/smd_upstream.py). Not played: the ``reconcile``/``validation`` tables (their schemas
+are built by Go functions, which the extractor does not read)."""
 
 from __future__ import annotations
 
@@ -17,7 +20,7 @@ import yaml
 from kubectl_fieldown.fieldpath import FieldSet, path_string
 from kubectl_fieldown.typed.compare import compare
 from kubectl_fieldown.typed.merge import merge
-from kubectl_fieldown.typed.remove import remove_items
+from kubectl_fieldown.typed.remove import extract_items, remove_items
 from kubectl_fieldown.typed.tofieldset import to_field_set
 from kubectl_fieldown.value import values_equal
 
@@ -90,3 +93,32 @@ def test_to_field_set(name: str, case: dict[str, Any], pair: dict[str, Any]) -> 
 def test_remove_items(name: str, case: dict[str, Any], quad: dict[str, Any]) -> None:
     got = remove_items(obj(quad["object"]), fieldset(quad["set"]), root(case))
     assert values_equal(got, obj(quad["removeOutput"])), (got, quad["removeOutput"])
+
+
+@pytest.mark.parametrize(("name", "case", "quad"), [i for i in items("removeCases", "quadruplets")
+                                                    if i[2]["extractOutput"] != "unparseable"],
+                         ids=lambda x: x if isinstance(x, str) else "")
+def test_extract_items(name: str, case: dict[str, Any], quad: dict[str, Any]) -> None:
+    got = extract_items(obj(quad["object"]), fieldset(quad["set"]), root(case))
+    assert values_equal(got, obj(quad["extractOutput"])), (got, quad["extractOutput"])
+
+
+@pytest.mark.parametrize(("name", "case", "pair"), items("reversibleExtractCases", "pairs"),
+                         ids=lambda x: x if isinstance(x, str) else "")
+def test_extract_is_reversible(name: str, case: dict[str, Any], pair: dict[str, Any]) -> None:
+    """Merging a partial object in and extracting its leaves gives it back (TestReversibleExtract)."""
+    t = root(case)
+    pso = obj(pair["pso"])
+    merged = merge(obj(pair["object"]), pso, t)
+    assert values_equal(extract_items(merged, to_field_set(pso, t).leaves(), t), pso)
+
+
+@pytest.mark.parametrize(("name", "case", "triplet"), items("extractWithKeysCases", "triplets"),
+                         ids=lambda x: x if isinstance(x, str) else "")
+def test_extract_with_key_fields(name: str, case: dict[str, Any], triplet: dict[str, Any]) -> None:
+    """ExtractItems(set, WithAppendKeyFields()) (TestExtractWithKeys): the expected output is YAML
+    text or, where upstream wrote a Go value, that value."""
+    want = triplet["wantOutput"]
+    want = obj(want) if isinstance(want, str) else want
+    got = extract_items(obj(triplet["object"]), fieldset(triplet["set"]), root(case), append_key_fields=True)
+    assert values_equal(got, want), (got, want)
