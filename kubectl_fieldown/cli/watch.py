@@ -240,15 +240,33 @@ class _Session:
 
     def _transition(self, tr: Transition) -> None:
         from ..managedfields import format_time
-        from ..render.watch import change_document, change_line, emit, fight_document, fight_lines
-        from ..watch.attribution import attribute
+        from ..render.watch import (
+            change_document,
+            change_line,
+            emit,
+            fight_document,
+            fight_lines,
+            lifecycle_document,
+            lifecycle_line,
+        )
+        from ..watch.attribution import attribute, created, deleted
 
-        if tr.new is None:
-            if tr.old is not None:
+        if tr.new is None or tr.old is None:
+            # created (no earlier values to change from: its writers are its entries) or deleted
+            if tr.new is not None:
+                o = created(tr.new)
+            else:
+                assert tr.old is not None
                 self.detector.forget(tr.old.ref)
+                o = deleted(tr.old, tr.deleted_at)
+            self.tally.count_lifecycle(o)
+            observed = format_time(time.time())
+            if self.json:
+                emit(sys.stdout, lifecycle_document(o, tr.coalesced, observed))
+            else:
+                sys.stdout.write(lifecycle_line(o, tr.coalesced, observed) + "\n")
+                sys.stdout.flush()
             return
-        if tr.old is None:
-            return  # created: it has no earlier values to change from
         write = attribute(tr.old, tr.new, self.types[tr.scope], path_texts=self.paths,
                           show_secret_values=self.show_secret_values)
         if self.paths and not write.changes:

@@ -12,8 +12,10 @@ object by name through ``fieldSelector=metadata.name``) runs in a daemon thread:
    compacted it), LIST again and hand over a Snapshot marked ``relist`` — the consumer compares it
    with what it holds (:class:`kubectl_fieldown.watch.tracker.Tracker`) so that only real changes
    come out, none twice;
-5. when the connection fails or the server is unreachable, wait (backoff 0.5 s doubling to 8 s,
-   reset after an event) and start again from step 2.
+5. when the connection fails, the server is unreachable or answers as a server does while it
+   starts or is overloaded (429, 500, 502, 503, 504), wait (backoff 0.5 s doubling to 8 s, reset
+   after an event) and start again from step 2 (or 4, if a list was due); a :class:`Notice` says
+   so, and another one when a watch is running again.
 
 Errors that every further request would repeat (no right to list or watch, an unknown type) end the
 scope with an :class:`Failed` item. Reading is bounded: an event line may hold at most
@@ -42,6 +44,8 @@ MAX_EVENT_BYTES = 64 << 20
 
 _BACKOFF_FIRST = 0.5
 _BACKOFF_MAX = 8.0
+#: answers of a server that is starting, stopping or overloaded: the next request may succeed
+_TRANSIENT = frozenset({429, 500, 502, 503, 504})
 
 
 @dataclass(frozen=True)
@@ -101,6 +105,7 @@ class TypeWatch:
         self._stream: Any = None
         self._lock = threading.Lock()
         self._resume: str | None = None
+        self._interrupted = False
         self.thread = threading.Thread(target=self._run, name=f"fieldown-watch-{scope}", daemon=True)
 
     def start(self, resume_from: str | None = None) -> None:
@@ -130,9 +135,16 @@ class TypeWatch:
                 meta.update(m)  # the first page's version is the whole list's (continue keeps it)
 
         items: list[dict[str, Any]] = []
-        for page in self.client.list_pages(self.res, self.namespace, label_selector=self.label_selector,
-                                           field_selector=self.field_selector, on_meta=keep):
-            items.extend(page)
+        try:
+            for page in self.client.list_pages(self.res, self.namespace, label_selector=self.label_selector,
+                                               field_selector=self.field_selector, on_meta=keep):
+                items.extend(page)
+        except ApiError as e:
+            if relist and e.code == 410:  # the continue token's version was compacted: list anew
+                raise _Gone() from None
+            if relist and e.code in _TRANSIENT:
+                raise _Transient(e) from None
+            raise
         rv = meta.get("resourceVersion")
         if not isinstance(rv, str) or not rv:
             raise BadResponse(f"list {self.res.group_resource}: the server answered a list without a resourceVersion; "
@@ -148,6 +160,7 @@ class TypeWatch:
                 self._list(relist=False)  # unreachable at the start: the consumer fails at once
             need_list = False
             delay = _BACKOFF_FIRST
+            self._interrupted = False
             while not self.stop.is_set():
                 try:
                     if need_list:
@@ -155,16 +168,21 @@ class TypeWatch:
                         need_list = False
                     elif self._watch_once():
                         delay = _BACKOFF_FIRST
+                    elif self.stop.wait(delay):  # ended at once with nothing: do not spin
+                        return
+                    else:
+                        delay = min(delay * 2, _BACKOFF_MAX)
                 except _Gone:
                     self._put(Notice(self.scope, f"{self.res.group_resource}: resourceVersion "
                                                  f"{self.resource_version} is too old (410 Gone); listing again"))
                     need_list = True
-                except (Unreachable, _Broken) as e:
+                except (Unreachable, _Broken, _Transient) as e:
                     if self.stop.is_set():
                         return
                     again = "listing" if need_list else "watching"
                     self._put(Notice(self.scope, f"{self.res.group_resource}: watch interrupted ({e}); "
                                                  f"{again} again in {delay:g}s"))
+                    self._interrupted = True
                     if self.stop.wait(delay):
                         return
                     delay = min(delay * 2, _BACKOFF_MAX)
@@ -184,7 +202,13 @@ class TypeWatch:
         except ApiError as e:
             if e.code == 410:
                 raise _Gone() from None
+            if e.code in _TRANSIENT:
+                raise _Transient(e) from None
             raise
+        if self._interrupted:
+            self._interrupted = False
+            self._put(Notice(self.scope, f"{self.res.group_resource}: watching again from resourceVersion "
+                                         f"{self.resource_version}"))
         with self._lock:
             self._stream = stream
         if self.stop.is_set():
@@ -231,6 +255,13 @@ class TypeWatch:
 
 class _Broken(Exception):
     """The connection broke in the middle of a watch."""
+
+
+class _Transient(Exception):
+    """The server answered as one that is starting, stopping or overloaded (429, 5xx)."""
+
+    def __init__(self, error: ApiError) -> None:
+        super().__init__(f"{error.code}: {error}")
 
 
 def _shutdown(stream: Any) -> None:

@@ -36,20 +36,27 @@ from ..typed.compare import compare
 
 __all__ = [
     "ADDED",
+    "CREATED",
+    "DELETED",
     "MODIFIED",
     "REMOVED",
     "FieldChange",
+    "Lifecycle",
     "ObjectVersion",
     "Write",
     "Writer",
     "attribute",
     "changed_entries",
+    "created",
+    "deleted",
     "object_version",
 ]
 
 ADDED = "added"
 MODIFIED = "modified"
 REMOVED = "removed"
+CREATED = "created"
+DELETED = "deleted"
 
 # Bookkeeping the server changes on every write (or never): not field changes anyone made.
 _BOOKKEEPING = ("managedFields", "resourceVersion", "generation", "creationTimestamp", "uid", "selfLink")
@@ -259,6 +266,31 @@ def attribute(old: ObjectVersion, new: ObjectVersion, t: Type, *, prefixes: Sequ
                                    owners, ambiguous))
     times = [e.time for e in stamped if e.time]
     return Write(new.ref, new.resource_version, tuple(changes), writers, max(times) if times else None)
+
+
+@dataclass(frozen=True)
+class Lifecycle:
+    """An object that came (:data:`CREATED`) or went (:data:`DELETED`) while it was watched.
+    ``writers``: a created object's managedFields entries (the create stamped them all, unless later
+    writes coalesced into it by a relist); a deletion leaves no trace in managedFields: none.
+    ``time``: the newest entry time of a created object, None for a deletion."""
+
+    ref: ObjectRef
+    event: str
+    resource_version: str
+    writers: tuple[Writer, ...]
+    time: str | None
+
+
+def created(new: ObjectVersion) -> Lifecycle:
+    entries = new.entries
+    times = [e.time for e in entries if e.time]
+    return Lifecycle(new.ref, CREATED, new.resource_version, tuple(sorted({Writer.of(e) for e in entries})),
+                     max(times) if times else None)
+
+
+def deleted(old: ObjectVersion, resource_version: str | None = None) -> Lifecycle:
+    return Lifecycle(old.ref, DELETED, resource_version or old.resource_version, (), None)
 
 
 def prefix_paths(texts: Sequence[str], body: Mapping[str, Any]) -> list[Path]:

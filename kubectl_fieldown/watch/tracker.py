@@ -22,12 +22,14 @@ __all__ = ["Tracker", "Transition"]
 @dataclass(frozen=True)
 class Transition:
     """One object from ``old`` to ``new``: created (``old`` None), deleted (``new`` None) or written.
-    ``coalesced``: seen by a relist, the writes in between were not watched one by one."""
+    ``coalesced``: seen by a relist, the writes in between were not watched one by one.
+    ``deleted_at``: the version of a deletion seen as a watch event."""
 
     scope: int
     old: ObjectVersion | None
     new: ObjectVersion | None
     coalesced: bool = False
+    deleted_at: str = ""
 
 
 def _newer(rv: str, held: str) -> bool:
@@ -82,7 +84,7 @@ class Tracker:
             if old is None:
                 return []
             del held[key]
-            return [Transition(scope, old, None)]
+            return [Transition(scope, old, None, deleted_at=v.resource_version)]
         if old is not None and not _newer(v.resource_version, old.resource_version):
             return []  # seen already
         held[key] = v
