@@ -240,6 +240,7 @@ class _Session:
 
     def _transition(self, tr: Transition) -> None:
         from ..managedfields import format_time
+        from ..render.common import now_utc
         from ..render.watch import (
             change_document,
             change_line,
@@ -260,7 +261,7 @@ class _Session:
                 self.detector.forget(tr.old.ref)
                 o = deleted(tr.old, tr.deleted_at)
             self.tally.count_lifecycle(o)
-            observed = format_time(time.time())
+            observed = format_time(now_utc().timestamp())
             if self.json:
                 emit(sys.stdout, lifecycle_document(o, tr.coalesced, observed))
             else:
@@ -268,12 +269,12 @@ class _Session:
                 sys.stdout.flush()
             return
         write = attribute(tr.old, tr.new, self.types[tr.scope], path_texts=self.paths,
-                          show_secret_values=self.show_secret_values)
+                          show_secret_values=self.show_secret_values, new_parsed=tr.new_parsed)
         if self.paths and not write.changes:
             return  # nothing below --path: not a write of the watched fields
         self.tally.count(write)
         out = sys.stdout
-        observed = format_time(time.time())
+        observed = format_time(now_utc().timestamp())
         for c in write.changes:
             if self.json:
                 emit(out, change_document(write, c, tr.coalesced, observed))

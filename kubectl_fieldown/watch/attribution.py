@@ -50,6 +50,7 @@ __all__ = [
     "created",
     "deleted",
     "object_version",
+    "parsed_version",
 ]
 
 ADDED = "added"
@@ -125,10 +126,21 @@ def object_version(obj: Mapping[str, Any], keep: frozenset[str] | None = None) -
     """An object as the server returned it, reduced to what attribution needs: ``keep`` names the
     top-level fields to hold (None: all; the others are never compared). Raises
     :class:`~kubectl_fieldown.managedfields.ManagedFieldsError` when its managedFields do not decode."""
+    return parsed_version(obj, keep)[0]
+
+
+Parsed = tuple[dict[str, Any], list[ManagedFieldsEntry]]
+"""An :class:`ObjectVersion`'s body and entries as :attr:`ObjectVersion.body` and
+:attr:`ObjectVersion.entries` give them, while they are at hand (not held: see ObjectVersion)."""
+
+
+def parsed_version(obj: Mapping[str, Any], keep: frozenset[str] | None = None) -> tuple[ObjectVersion, Parsed]:
+    """:func:`object_version` and its body and decoded entries, so that the write that brought it
+    need not parse them again."""
     md = obj.get("metadata")
     md = md if isinstance(md, Mapping) else {}
     managed = md.get("managedFields")
-    decode_entries(managed)  # refused now rather than at the next write
+    entries = decode_entries(managed)  # refused now rather than at the next write
     if keep is None:
         body = dict(obj)
         body["metadata"] = {k: v for k, v in md.items() if k not in _BOOKKEEPING}
@@ -136,8 +148,9 @@ def object_version(obj: Mapping[str, Any], keep: frozenset[str] | None = None) -
         body = {k: v for k, v in obj.items() if k in keep or k in _IDENTITY}
         body["metadata"] = {k: v for k, v in md.items()
                             if k not in _BOOKKEEPING and ("metadata" in keep or k in _NAMES)}
-    return ObjectVersion(ObjectRef.of(obj), str(md.get("uid") or ""), str(md.get("resourceVersion") or ""),
-                         _compact(body), _compact(managed), is_secret_object(obj))
+    v = ObjectVersion(ObjectRef.of(obj), str(md.get("uid") or ""), str(md.get("resourceVersion") or ""),
+                      _compact(body), _compact(managed), is_secret_object(obj))
+    return v, (body, entries)
 
 
 @dataclass(frozen=True)
@@ -215,12 +228,14 @@ def _owned_by(entries: Sequence[ManagedFieldsEntry], path: Path) -> list[Managed
 
 
 def attribute(old: ObjectVersion, new: ObjectVersion, t: Type, *, prefixes: Sequence[Path] = (),
-              path_texts: Sequence[str] = (), show_secret_values: bool = False) -> Write:
+              path_texts: Sequence[str] = (), show_secret_values: bool = False, new_parsed: Parsed | None = None
+              ) -> Write:
     """The field changes from ``old`` to ``new`` (one object, two versions) with their writers.
     ``t`` is the kind's merge schema; ``prefixes`` (or ``path_texts``, ``--path`` texts read with the
-    new object's field names) keep only changes at or below one of them."""
-    old_body, new_body = old.body, new.body
-    old_entries, new_entries = old.entries, new.entries
+    new object's field names) keep only changes at or below one of them. ``new_parsed``: ``new``'s
+    body and entries when they are at hand (:func:`parsed_version`)."""
+    old_body, old_entries = old.body, old.entries
+    new_body, new_entries = new_parsed if new_parsed is not None else (new.body, new.entries)
     if path_texts:
         prefixes = [*prefixes, *prefix_paths(path_texts, new_body)]
     comparison = compare(old_body, new_body, t)
