@@ -46,6 +46,11 @@ _BACKOFF_FIRST = 0.5
 _BACKOFF_MAX = 8.0
 #: answers of a server that is starting, stopping or overloaded: the next request may succeed
 _TRANSIENT = frozenset({429, 500, 502, 503, 504})
+#: answers of a server that has just started, before it serves every type (a CRD's handler waits for
+#: its informer) or authorizes: waited out for :data:`_STARTING_GRACE` seconds after the server went
+#: away, or while the type's CRD is still there
+_STARTING = frozenset({403, 404})
+_STARTING_GRACE = 60.0
 
 
 @dataclass(frozen=True)
@@ -106,6 +111,8 @@ class TypeWatch:
         self._lock = threading.Lock()
         self._resume: str | None = None
         self._interrupted = False
+        self._starting_since: float | None = None
+        self._delay = _BACKOFF_FIRST
         self.thread = threading.Thread(target=self._run, name=f"fieldown-watch-{scope}", daemon=True)
 
     def start(self, resume_from: str | None = None) -> None:
@@ -159,23 +166,35 @@ class TypeWatch:
             else:
                 self._list(relist=False)  # unreachable at the start: the consumer fails at once
             need_list = False
-            delay = _BACKOFF_FIRST
+            self._delay = _BACKOFF_FIRST
             self._interrupted = False
             while not self.stop.is_set():
+                delay = self._delay
                 try:
                     if need_list:
                         self._list(relist=True)
                         need_list = False
                     elif self._watch_once():
-                        delay = _BACKOFF_FIRST
+                        self._delay = _BACKOFF_FIRST
                     elif self.stop.wait(delay):  # ended at once with nothing: do not spin
                         return
                     else:
-                        delay = min(delay * 2, _BACKOFF_MAX)
+                        self._delay = min(delay * 2, _BACKOFF_MAX)
                 except _Gone:
                     self._put(Notice(self.scope, f"{self.res.group_resource}: resourceVersion "
                                                  f"{self.resource_version} is too old (410 Gone); listing again"))
                     need_list = True
+                except ApiError as e:
+                    if e.code not in _STARTING or not self._starting(e):
+                        raise
+                    if self.stop.is_set():
+                        return
+                    again = "listing" if need_list else "watching"
+                    self._put(Notice(self.scope, f"{self.res.group_resource}: the server does not serve it yet "
+                                                 f"({e.code}: it may be starting); {again} again in {delay:g}s"))
+                    if self.stop.wait(delay):
+                        return
+                    self._delay = min(delay * 2, _BACKOFF_MAX)
                 except (Unreachable, _Broken, _Transient) as e:
                     if self.stop.is_set():
                         return
@@ -185,13 +204,37 @@ class TypeWatch:
                     self._interrupted = True
                     if self.stop.wait(delay):
                         return
-                    delay = min(delay * 2, _BACKOFF_MAX)
+                    self._delay = min(delay * 2, _BACKOFF_MAX)
         except KubeError as e:
             if not self.stop.is_set():
                 self._put(Failed(self.scope, e))
         except Exception as e:  # a bug: handed to the consumer, which reports it
             if not self.stop.is_set():
                 self._put(Failed(self.scope, e))
+
+    def _starting(self, error: ApiError) -> bool:
+        """Is ``error`` (403, 404) the answer of a server that has just started? So it is, for a
+        while, after the server went away (the watch was interrupted) or while the type's CRD is
+        there (its handler is not installed yet); a type whose CRD was deleted is gone."""
+        import time
+
+        now = time.monotonic()
+        if self._starting_since is None:
+            self._starting_since = now
+        if now - self._starting_since > _STARTING_GRACE:
+            return False
+        return self._interrupted or (error.code == 404 and self._crd_exists())
+
+    def _crd_exists(self) -> bool:
+        if not self.res.group or "." not in self.res.group:
+            return False  # a built-in group: no CRD
+        try:
+            crds = self.client.discovery.resolve_kind("apiextensions.k8s.io/v1", "CustomResourceDefinition")
+            crd = self.client.get(crds, f"{self.res.resource}.{self.res.group}")
+        except KubeError:
+            return False
+        md = crd.get("metadata")
+        return isinstance(md, dict) and not md.get("deletionTimestamp")  # a CRD being deleted is going
 
     def _watch_once(self) -> bool:
         """One WATCH request until the server ends it; True if it delivered anything."""
@@ -205,6 +248,8 @@ class TypeWatch:
             if e.code in _TRANSIENT:
                 raise _Transient(e) from None
             raise
+        self._starting_since = None
+        self._delay = _BACKOFF_FIRST  # the server answers: the next interruption starts the backoff afresh
         if self._interrupted:
             self._interrupted = False
             self._put(Notice(self.scope, f"{self.res.group_resource}: watching again from resourceVersion "
