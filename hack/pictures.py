@@ -102,7 +102,7 @@ PICTURES = (
         "watch.svg",
         "kubectl fieldown watch widgets -n shop --max-changes 4",
         ("watch", "widgets", "-n", "shop", "--max-changes", "4"),
-        width=124,
+        width=150,
         replay="examples/watch/replicas-fight.json",
     ),
 )

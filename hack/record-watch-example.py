@@ -58,12 +58,15 @@ def main() -> int:
 
     def read() -> None:
         buf = b""
-        while chunk := stream.read1(1 << 16):
-            buf += chunk
-            while b"\n" in buf:
-                line, buf = buf.split(b"\n", 1)
-                if line.strip():
-                    events.put(json.loads(line))
+        try:
+            while chunk := stream.read1(1 << 16):
+                buf += chunk
+                while b"\n" in buf:
+                    line, buf = buf.split(b"\n", 1)
+                    if line.strip():
+                        events.put(json.loads(line))
+        except Exception:  # the stream is shut down at the end
+            return
 
     threading.Thread(target=read, daemon=True).start()
     got: list[dict[str, Any]] = []
