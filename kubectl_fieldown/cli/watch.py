@@ -46,10 +46,11 @@ HELP = """Watch who changes which field, live, and which writers fight over a fi
 \b
 One line per field change as it happens: time (the writer's managedFields entry), object,
 path, old -> new value, and the writer (the managedFields entry the write stamped; the
-co-owners; 'ambiguous' when managedFields cannot tell). A field whose value flips between
-writers --fights times is a fight, reported once with each writer's value and the command
-that ends it when the tool has one. At the end (--for elapsed, --max-changes reached or
-Ctrl-C) a summary: fields changed per writer, fights, objects rewritten without a change."""
+co-owners; 'ambiguous' when managedFields cannot tell); one line per object created or
+deleted. A field whose value flips between writers --fights times is a fight, reported
+once with each writer's value and the command that ends it when the tool has one. At the
+end (--for elapsed, --max-changes reached or Ctrl-C) a summary: fields changed per writer,
+objects created and deleted, fights, objects rewritten without a change."""
 
 EPILOG = """\b
 Examples:
