@@ -15,7 +15,10 @@ object by name through ``fieldSelector=metadata.name``) runs in a daemon thread:
 5. when the connection fails, the server is unreachable or answers as a server does while it
    starts or is overloaded (429, 500, 502, 503, 504), wait (backoff 0.5 s doubling to 8 s, reset
    after an event) and start again from step 2 (or 4, if a list was due); a :class:`Notice` says
-   so, and another one when a watch is running again.
+   so, and another one when a watch is running again. A server that has just started may not serve
+   the type yet (404: a CRD's handler waits for its informer) nor authorize (403): for up to
+   :data:`_STARTING_GRACE` seconds after an interruption, or while the type's CRD is there, those
+   answers are waited out the same way.
 
 Errors that every further request would repeat (no right to list or watch, an unknown type) end the
 scope with an :class:`Failed` item. Reading is bounded: an event line may hold at most
