@@ -5,8 +5,9 @@ Issue 22 ("field fights"): the watch keeps up (its lag) and stays under 150 MiB.
 server (hack/lab, started here on free ports) with N custom resources (default 10,000), writers in
 ``--procs`` processes patch one field of one object after another at ``--rate`` writes a second in
 all (default 1,000; each write a JSON merge patch of ``spec.size``, the writers taking turns on
-the objects, so that most fields flip between writers and fights are found), for ``--seconds``
-each round. Measured in the same run, in alternating rounds, against the same writes:
+the objects, so that most fields flip between writers), ``--rate`` x ``--seconds`` writes each
+round (they take longer when the server cannot take them as fast: the rate achieved is reported).
+Measured in the same run, in alternating rounds, against the same kind of writes:
 
 (a) ``kubectl get -A -w`` (the lab's kubectl 1.36, printing each object's resourceVersion): the
     floor for any watcher — LIST, WATCH, decode, nothing else;
