@@ -579,6 +579,9 @@ def test_the_watch_survives_api_server_restarts_without_a_missed_or_duplicated_c
     for cycle in (1, 2):
         err_before = len(w.err)
         lab.restart_apiserver(cluster.state_dir)
+        # ready is not yet serving the CRD's objects (a 404 for a moment): wait until it does
+        assert wait_until(lambda: cluster.kubectl("get", "widgets", "-n", namespace, check=False).returncode == 0,
+                          BOUND)
         # after the restart: each write its own field, an object created, one deleted
         new = f"d{cycle}"
         _patch(lab_, "a", {"replicas": 1 + cycle}, f"after{cycle}-a")
