@@ -171,18 +171,18 @@ class TypeWatch:
             need_list = False
             self._delay = _BACKOFF_FIRST
             self._interrupted = False
+            empty = _BACKOFF_FIRST  # the wait after a watch that the server ended at once with nothing
             while not self.stop.is_set():
-                delay = self._delay
                 try:
                     if need_list:
                         self._list(relist=True)
                         need_list = False
                     elif self._watch_once():
-                        self._delay = _BACKOFF_FIRST
-                    elif self.stop.wait(delay):  # ended at once with nothing: do not spin
+                        empty = _BACKOFF_FIRST
+                    elif self.stop.wait(empty):  # ended at once with nothing: do not spin
                         return
                     else:
-                        self._delay = min(delay * 2, _BACKOFF_MAX)
+                        empty = min(empty * 2, _BACKOFF_MAX)
                 except _Gone:
                     self._put(Notice(self.scope, f"{self.res.group_resource}: resourceVersion "
                                                  f"{self.resource_version} is too old (410 Gone); listing again"))
@@ -194,26 +194,31 @@ class TypeWatch:
                         return
                     again = "listing" if need_list else "watching"
                     self._put(Notice(self.scope, f"{self.res.group_resource}: the server does not serve it yet "
-                                                 f"({e.code}: it may be starting); {again} again in {delay:g}s"))
-                    if self.stop.wait(delay):
+                                                 f"({e.code}: it may be starting); {again} again in {self._delay:g}s"))
+                    if self._back_off():
                         return
-                    self._delay = min(delay * 2, _BACKOFF_MAX)
                 except (Unreachable, _Broken, _Transient) as e:
                     if self.stop.is_set():
                         return
                     again = "listing" if need_list else "watching"
                     self._put(Notice(self.scope, f"{self.res.group_resource}: watch interrupted ({e}); "
-                                                 f"{again} again in {delay:g}s"))
+                                                 f"{again} again in {self._delay:g}s"))
                     self._interrupted = True
-                    if self.stop.wait(delay):
+                    if self._back_off():
                         return
-                    self._delay = min(delay * 2, _BACKOFF_MAX)
         except KubeError as e:
             if not self.stop.is_set():
                 self._put(Failed(self.scope, e))
         except Exception as e:  # a bug: handed to the consumer, which reports it
             if not self.stop.is_set():
                 self._put(Failed(self.scope, e))
+
+    def _back_off(self) -> bool:
+        """Wait the current delay and double it (up to the maximum); True if stopped meanwhile."""
+        if self.stop.wait(self._delay):
+            return True
+        self._delay = min(self._delay * 2, _BACKOFF_MAX)
+        return False
 
     def _starting(self, error: ApiError) -> bool:
         """Is ``error`` (403, 404) the answer of a server that has just started? So it is, for a

@@ -143,9 +143,12 @@ def test_answers_of_a_starting_server_are_waited_out(tmp_path: Path) -> None:
         if n == 2:
             return json_answer({"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 429,
                                 "reason": "TooManyRequests", "message": "slow down"}, 429)
-        if n == 3:
+        if n == 3:  # a watch that runs, then the server goes away in the middle of an answer
             return raw_answer(HEAD, lambda: iter([chunk({"type": "MODIFIED", "object": widget("11", "blue")}),
-                                                  b"0\r\n\r\n"]))
+                                                  b"ff\r\n{\"type\":"]))
+        if n == 4:
+            return json_answer({"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 503,
+                                "reason": "ServiceUnavailable", "message": "stopping"}, 503)
         return hold
 
     with hostile_server(route) as server:
@@ -156,7 +159,7 @@ def test_answers_of_a_starting_server_are_waited_out(tmp_path: Path) -> None:
             tw = TypeWatch(client, 0, res, "ns", q, threading.Event())
             tw.start()
             items: list[WatchItem] = []
-            while not any(isinstance(x, Event) for x in items):
+            while len(items) < 8:
                 item = q.get(timeout=BOUND)
                 assert not isinstance(item, Failed), item.error
                 items.append(item)
@@ -165,10 +168,16 @@ def test_answers_of_a_starting_server_are_waited_out(tmp_path: Path) -> None:
         finally:
             client.close()
     kinds = [type(x).__name__ for x in items]
-    assert kinds == ["Snapshot", "Notice", "Notice", "Notice", "Event"]
+    assert kinds == ["Snapshot", "Notice", "Notice", "Notice", "Event", "Notice", "Notice", "Notice"]
     texts = [x.text for x in items if isinstance(x, Notice)]
-    assert "503" in texts[0] and "429" in texts[1] and texts[2].endswith("watching again from resourceVersion 10")
+    assert "503" in texts[0] and texts[0].endswith("watching again in 0.5s")
+    assert "429" in texts[1] and texts[1].endswith("watching again in 1s")  # the backoff doubles
+    assert texts[2].endswith("watching again from resourceVersion 10")
+    # once a watch ran, the next interruption starts the backoff afresh
+    assert "watch interrupted" in texts[3] and texts[3].endswith("watching again in 0.5s")
+    assert "503" in texts[4] and texts[4].endswith("watching again in 1s")
+    assert texts[5].endswith("watching again from resourceVersion 11")
     assert state["lists"] == 1  # no relist: the version was not too old
     versions = [dict(p.split("=", 1) for p in r.query.split("&"))["resourceVersion"]
                 for r in server.requests if "watch=true" in r.query]
-    assert versions[:3] == ["10", "10", "10"]
+    assert versions[:5] == ["10", "10", "10", "11", "11"]  # each time from the last version seen
