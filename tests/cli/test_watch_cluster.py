@@ -606,6 +606,9 @@ def test_the_watch_survives_api_server_restarts_without_a_missed_or_duplicated_c
         notes = "".join(w.err[err_before:])
         if any(d["coalesced"] for d in docs):  # seen by a relist: only after the server said 410
             assert "410 Gone" in notes, notes
+        waits = [line for line in w.err[err_before:] if " again in " in line]
+        if waits:  # the watch ran before the restart: its backoff starts afresh
+            assert waits[0].rstrip().endswith("again in 0.5s"), notes
         print(f"restart {cycle}: {'relisted' if any(d['coalesced'] for d in docs) else 'resumed'}; {notes}")
         expected += want
     w.proc.send_signal(signal.SIGINT)
