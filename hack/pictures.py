@@ -1,10 +1,15 @@
 #!/usr/bin/env python3
-"""Regenerate the pictures of real output in docs/img/ (show's tree and blame, conflicts) as SVG.
+"""Regenerate the pictures of real output in docs/img/ (show's tree and blame, conflicts, watch) as SVG.
 
 Each picture is one real run of the command line, in this process (``kubectl_fieldown.cli.main``),
 on the bundled examples, with colour forced: its output, ANSI colours included, is decoded by
 rich (``Text.from_ansi``) into a recording console of a fixed width and saved as SVG. No rendering
 is done here, so the pictures show exactly what a terminal shows.
+
+``watch`` needs a server: its picture is a run against a replay of what a real API server sent
+(``examples/watch/replicas-fight.json``, recorded by ``hack/record-watch-example.py``: the CRD, the
+LIST answer and the watch events), served here over plain HTTP on loopback; "now" is then the
+recording's last entry time, so that the times of writes without an entry time fit in.
 
 The pictures do not depend on the day or the machine: "now" is frozen at :data:`FROZEN_NOW` (the
 ages in the tree and in blame are relative to it), the width, the colour system and the titles
@@ -30,6 +35,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -58,6 +64,8 @@ class Picture:
     width: int = 100
     # a screenful: the lines after it are left out, and a last line says how many
     max_lines: int | None = None
+    # a recording of a real server's answers to replay (watch), relative to the repository
+    replay: str | None = None
 
     @property
     def command(self) -> str:
@@ -90,11 +98,112 @@ PICTURES = (
         exit_code=1,  # conflicts predicted
         width=108,
     ),
+    Picture(
+        "watch.svg",
+        "kubectl fieldown watch widgets -n shop --max-changes 4",
+        ("watch", "widgets", "-n", "shop", "--max-changes", "4"),
+        width=150,
+        replay="examples/watch/replicas-fight.json",
+    ),
 )
 
 
 def _frozen_now() -> dt.datetime:
     return FROZEN_NOW
+
+
+def _replay_times(recording: dict[str, Any]) -> dt.datetime:
+    """The newest managedFields time of the recording."""
+    times = [e["time"] for ev in recording["events"] for e in ev["object"]["metadata"].get("managedFields", [])
+             if e.get("time")]
+    return max(dt.datetime.strptime(t, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.timezone.utc) for t in times)
+
+
+@contextlib.contextmanager
+def _replay_server(recording: dict[str, Any], tmp: Path) -> Iterator[Path]:
+    """Serve ``recording`` as an API server would (discovery, the CRD, the LIST, the WATCH: its
+    events, then nothing until the client leaves) on loopback; yield a kubeconfig for it."""
+    import http.server
+    import json
+    import threading
+
+    crd = recording["crd"]
+    group, plural = crd["spec"]["group"], crd["spec"]["names"]["plural"]
+    version = crd["spec"]["versions"][0]["name"]
+    done = threading.Event()
+
+    def status(code: int) -> dict[str, Any]:
+        return {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": code, "reason": "NotFound",
+                "message": "the server could not find the requested resource"}
+
+    def resources(gv: str, items: list[dict[str, Any]]) -> dict[str, Any]:
+        return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": items}
+
+    routes: dict[str, Any] = {
+        "/apis": {"kind": "APIGroupList", "apiVersion": "v1", "groups": [
+            {"name": g, "versions": [{"groupVersion": f"{g}/{v}", "version": v}],
+             "preferredVersion": {"groupVersion": f"{g}/{v}", "version": v}}
+            for g, v in ((group, version), ("apiextensions.k8s.io", "v1"))]},
+        f"/apis/{group}/{version}": resources(f"{group}/{version}", [
+            {"name": plural, "singularName": crd["spec"]["names"]["singular"], "namespaced": True,
+             "kind": crd["spec"]["names"]["kind"], "verbs": ["get", "list", "watch", "patch", "create", "update"]}]),
+        "/apis/apiextensions.k8s.io/v1": resources("apiextensions.k8s.io/v1", [
+            {"name": "customresourcedefinitions", "singularName": "customresourcedefinition", "namespaced": False,
+             "kind": "CustomResourceDefinition", "verbs": ["get", "list", "watch"]}]),
+        f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{crd['metadata']['name']}": crd,
+    }
+    ns = recording["list"]["items"][0]["metadata"]["namespace"]
+    collection = f"/apis/{group}/{version}/namespaces/{ns}/{plural}"
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def _json(self, doc: Any, code: int = 200) -> None:
+            body = json.dumps(doc).encode()
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_GET(self) -> None:
+            path, _, query = self.path.partition("?")
+            if path == collection and "watch=true" in query:
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                for ev in recording["events"]:
+                    data = json.dumps(ev).encode() + b"\n"
+                    self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+                    self.wfile.flush()
+                done.wait(60)
+                return
+            if path == collection:
+                self._json(recording["list"])
+            elif path in routes:
+                self._json(routes[path])
+            else:
+                self._json(status(404), 404)
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    kubeconfig = tmp / "replay.kubeconfig"
+    kubeconfig.write_text(json.dumps({
+        "apiVersion": "v1", "kind": "Config", "current-context": "replay",
+        "clusters": [{"name": "replay", "cluster": {"server": f"http://127.0.0.1:{server.server_address[1]}"}}],
+        "users": [{"name": "u", "user": {"token": "replay"}}],
+        "contexts": [{"name": "replay", "context": {"cluster": "replay", "user": "u", "namespace": ns}}]}))
+    try:
+        yield kubeconfig
+    finally:
+        done.set()
+        server.shutdown()
+        server.server_close()
 
 
 @contextlib.contextmanager
@@ -125,12 +234,28 @@ def _colour_terminal() -> Iterator[None]:
 
 def run_command(picture: Picture) -> str:
     """The command's standard output, with its ANSI colours."""
+    import json
+    import tempfile
+
     from kubectl_fieldown.cli.main import main
+    from kubectl_fieldown.render import common
 
     out, err = io.StringIO(), io.StringIO()
-    with _colour_terminal(), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(_colour_terminal())
+        if picture.replay:
+            recording = json.loads((REPO / picture.replay).read_text())
+            tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="fieldown-pictures-")))
+            kubeconfig = stack.enter_context(_replay_server(recording, tmp))
+            os.environ.update(KUBECONFIG=str(kubeconfig), FIELDOWN_CACHE_DIR=str(tmp / "cache"))
+            now = _replay_times(recording)
+            common.now_utc = lambda: now
+        stack.enter_context(contextlib.redirect_stdout(out))
+        stack.enter_context(contextlib.redirect_stderr(err))
         code = main(list(picture.args))
-    if code != picture.exit_code or err.getvalue():
+    # a replayed watch says on stderr when it has begun: a note, not a failure
+    problems = [line for line in err.getvalue().splitlines() if not (picture.replay and line.startswith("note: "))]
+    if code != picture.exit_code or problems:
         raise SystemExit(f"hack/pictures.py: {picture.command} exited {code} (expected {picture.exit_code})"
                          f"{': ' + err.getvalue().strip() if err.getvalue() else ''}")
     return out.getvalue()

@@ -46,10 +46,11 @@ HELP = """Watch who changes which field, live, and which writers fight over a fi
 \b
 One line per field change as it happens: time (the writer's managedFields entry), object,
 path, old -> new value, and the writer (the managedFields entry the write stamped; the
-co-owners; 'ambiguous' when managedFields cannot tell). A field whose value flips between
-writers --fights times is a fight, reported once with each writer's value and the command
-that ends it when the tool has one. At the end (--for elapsed, --max-changes reached or
-Ctrl-C) a summary: fields changed per writer, fights, objects rewritten without a change."""
+co-owners; 'ambiguous' when managedFields cannot tell); one line per object created or
+deleted. A field whose value flips between writers --fights times is a fight, reported
+once with each writer's value and the command that ends it when the tool has one. At the
+end (--for elapsed, --max-changes reached or Ctrl-C) a summary: fields changed per writer,
+objects created and deleted, fights, objects rewritten without a change."""
 
 EPILOG = """\b
 Examples:
@@ -240,22 +241,41 @@ class _Session:
 
     def _transition(self, tr: Transition) -> None:
         from ..managedfields import format_time
-        from ..render.watch import change_document, change_line, emit, fight_document, fight_lines
-        from ..watch.attribution import attribute
+        from ..render.common import now_utc
+        from ..render.watch import (
+            change_document,
+            change_line,
+            emit,
+            fight_document,
+            fight_lines,
+            lifecycle_document,
+            lifecycle_line,
+        )
+        from ..watch.attribution import attribute, created, deleted
 
-        if tr.new is None:
-            if tr.old is not None:
+        if tr.new is None or tr.old is None:
+            # created (no earlier values to change from: its writers are its entries) or deleted
+            if tr.new is not None:
+                o = created(tr.new)
+            else:
+                assert tr.old is not None
                 self.detector.forget(tr.old.ref)
+                o = deleted(tr.old, tr.deleted_at)
+            self.tally.count_lifecycle(o)
+            observed = format_time(now_utc().timestamp())
+            if self.json:
+                emit(sys.stdout, lifecycle_document(o, tr.coalesced, observed))
+            else:
+                sys.stdout.write(lifecycle_line(o, tr.coalesced, observed) + "\n")
+                sys.stdout.flush()
             return
-        if tr.old is None:
-            return  # created: it has no earlier values to change from
         write = attribute(tr.old, tr.new, self.types[tr.scope], path_texts=self.paths,
-                          show_secret_values=self.show_secret_values)
+                          show_secret_values=self.show_secret_values, new_parsed=tr.new_parsed)
         if self.paths and not write.changes:
             return  # nothing below --path: not a write of the watched fields
         self.tally.count(write)
         out = sys.stdout
-        observed = format_time(time.time())
+        observed = format_time(now_utc().timestamp())
         for c in write.changes:
             if self.json:
                 emit(out, change_document(write, c, tr.coalesced, observed))

@@ -12,8 +12,13 @@ object by name through ``fieldSelector=metadata.name``) runs in a daemon thread:
    compacted it), LIST again and hand over a Snapshot marked ``relist`` — the consumer compares it
    with what it holds (:class:`kubectl_fieldown.watch.tracker.Tracker`) so that only real changes
    come out, none twice;
-5. when the connection fails or the server is unreachable, wait (backoff 0.5 s doubling to 8 s,
-   reset after an event) and start again from step 2.
+5. when the connection fails, the server is unreachable or answers as a server does while it
+   starts or is overloaded (429, 500, 502, 503, 504), wait (backoff 0.5 s doubling to 8 s, reset
+   after an event) and start again from step 2 (or 4, if a list was due); a :class:`Notice` says
+   so, and another one when a watch is running again. A server that has just started may not serve
+   the type yet (404: a CRD's handler waits for its informer) nor authorize (403): for up to
+   :data:`_STARTING_GRACE` seconds after an interruption, or while the type's CRD is there, those
+   answers are waited out the same way.
 
 Errors that every further request would repeat (no right to list or watch, an unknown type) end the
 scope with an :class:`Failed` item. Reading is bounded: an event line may hold at most
@@ -42,6 +47,13 @@ MAX_EVENT_BYTES = 64 << 20
 
 _BACKOFF_FIRST = 0.5
 _BACKOFF_MAX = 8.0
+#: answers of a server that is starting, stopping or overloaded: the next request may succeed
+_TRANSIENT = frozenset({429, 500, 502, 503, 504})
+#: answers of a server that has just started, before it serves every type (a CRD's handler waits for
+#: its informer) or authorizes: waited out for :data:`_STARTING_GRACE` seconds after the server went
+#: away, or while the type's CRD is still there
+_STARTING = frozenset({403, 404})
+_STARTING_GRACE = 60.0
 
 
 @dataclass(frozen=True)
@@ -101,6 +113,9 @@ class TypeWatch:
         self._stream: Any = None
         self._lock = threading.Lock()
         self._resume: str | None = None
+        self._interrupted = False
+        self._starting_since: float | None = None
+        self._delay = _BACKOFF_FIRST
         self.thread = threading.Thread(target=self._run, name=f"fieldown-watch-{scope}", daemon=True)
 
     def start(self, resume_from: str | None = None) -> None:
@@ -130,9 +145,16 @@ class TypeWatch:
                 meta.update(m)  # the first page's version is the whole list's (continue keeps it)
 
         items: list[dict[str, Any]] = []
-        for page in self.client.list_pages(self.res, self.namespace, label_selector=self.label_selector,
-                                           field_selector=self.field_selector, on_meta=keep):
-            items.extend(page)
+        try:
+            for page in self.client.list_pages(self.res, self.namespace, label_selector=self.label_selector,
+                                               field_selector=self.field_selector, on_meta=keep):
+                items.extend(page)
+        except ApiError as e:
+            if relist and e.code == 410:  # the continue token's version was compacted: list anew
+                raise _Gone() from None
+            if relist and e.code in _TRANSIENT:
+                raise _Transient(e) from None
+            raise
         rv = meta.get("resourceVersion")
         if not isinstance(rv, str) or not rv:
             raise BadResponse(f"list {self.res.group_resource}: the server answered a list without a resourceVersion; "
@@ -147,33 +169,80 @@ class TypeWatch:
             else:
                 self._list(relist=False)  # unreachable at the start: the consumer fails at once
             need_list = False
-            delay = _BACKOFF_FIRST
+            self._delay = _BACKOFF_FIRST
+            self._interrupted = False
+            empty = _BACKOFF_FIRST  # the wait after a watch that the server ended at once with nothing
             while not self.stop.is_set():
                 try:
                     if need_list:
                         self._list(relist=True)
                         need_list = False
                     elif self._watch_once():
-                        delay = _BACKOFF_FIRST
+                        empty = _BACKOFF_FIRST
+                    elif self.stop.wait(empty):  # ended at once with nothing: do not spin
+                        return
+                    else:
+                        empty = min(empty * 2, _BACKOFF_MAX)
                 except _Gone:
                     self._put(Notice(self.scope, f"{self.res.group_resource}: resourceVersion "
                                                  f"{self.resource_version} is too old (410 Gone); listing again"))
                     need_list = True
-                except (Unreachable, _Broken) as e:
+                except ApiError as e:
+                    if e.code not in _STARTING or not self._starting(e):
+                        raise
+                    if self.stop.is_set():
+                        return
+                    again = "listing" if need_list else "watching"
+                    self._put(Notice(self.scope, f"{self.res.group_resource}: the server does not serve it yet "
+                                                 f"({e.code}: it may be starting); {again} again in {self._delay:g}s"))
+                    if self._back_off():
+                        return
+                except (Unreachable, _Broken, _Transient) as e:
                     if self.stop.is_set():
                         return
                     again = "listing" if need_list else "watching"
                     self._put(Notice(self.scope, f"{self.res.group_resource}: watch interrupted ({e}); "
-                                                 f"{again} again in {delay:g}s"))
-                    if self.stop.wait(delay):
+                                                 f"{again} again in {self._delay:g}s"))
+                    self._interrupted = True
+                    if self._back_off():
                         return
-                    delay = min(delay * 2, _BACKOFF_MAX)
         except KubeError as e:
             if not self.stop.is_set():
                 self._put(Failed(self.scope, e))
         except Exception as e:  # a bug: handed to the consumer, which reports it
             if not self.stop.is_set():
                 self._put(Failed(self.scope, e))
+
+    def _back_off(self) -> bool:
+        """Wait the current delay and double it (up to the maximum); True if stopped meanwhile."""
+        if self.stop.wait(self._delay):
+            return True
+        self._delay = min(self._delay * 2, _BACKOFF_MAX)
+        return False
+
+    def _starting(self, error: ApiError) -> bool:
+        """Is ``error`` (403, 404) the answer of a server that has just started? So it is, for a
+        while, after the server went away (the watch was interrupted) or while the type's CRD is
+        there (its handler is not installed yet); a type whose CRD was deleted is gone."""
+        import time
+
+        now = time.monotonic()
+        if self._starting_since is None:
+            self._starting_since = now
+        if now - self._starting_since > _STARTING_GRACE:
+            return False
+        return self._interrupted or (error.code == 404 and self._crd_exists())
+
+    def _crd_exists(self) -> bool:
+        if not self.res.group or "." not in self.res.group:
+            return False  # a built-in group: no CRD
+        try:
+            crds = self.client.discovery.resolve_kind("apiextensions.k8s.io/v1", "CustomResourceDefinition")
+            crd = self.client.get(crds, f"{self.res.resource}.{self.res.group}")
+        except KubeError:
+            return False
+        md = crd.get("metadata")
+        return isinstance(md, dict) and not md.get("deletionTimestamp")  # a CRD being deleted is going
 
     def _watch_once(self) -> bool:
         """One WATCH request until the server ends it; True if it delivered anything."""
@@ -184,7 +253,15 @@ class TypeWatch:
         except ApiError as e:
             if e.code == 410:
                 raise _Gone() from None
+            if e.code in _TRANSIENT:
+                raise _Transient(e) from None
             raise
+        self._starting_since = None
+        self._delay = _BACKOFF_FIRST  # the server answers: the next interruption starts the backoff afresh
+        if self._interrupted:
+            self._interrupted = False
+            self._put(Notice(self.scope, f"{self.res.group_resource}: watching again from resourceVersion "
+                                         f"{self.resource_version}"))
         with self._lock:
             self._stream = stream
         if self.stop.is_set():
@@ -231,6 +308,13 @@ class TypeWatch:
 
 class _Broken(Exception):
     """The connection broke in the middle of a watch."""
+
+
+class _Transient(Exception):
+    """The server answered as one that is starting, stopping or overloaded (429, 5xx)."""
+
+    def __init__(self, error: ApiError) -> None:
+        super().__init__(f"{error.code}: {error}")
 
 
 def _shutdown(stream: Any) -> None:

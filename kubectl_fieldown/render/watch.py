@@ -5,9 +5,11 @@ changes if that promise is ever broken. One document per line::
 
     {"kind": "FieldownChange", "version": 1, "time", "observed", "object", "resourceVersion", "path", "change",
      "old", "new", "writers", "owners", "ambiguous", "coalesced"}
+    {"kind": "FieldownObject", "version": 1, "event", "time", "observed", "object", "resourceVersion",
+     "writers", "coalesced"}
     {"kind": "FieldownFight", "version": 1, "object", "path", "flips", "writers", "remedy"}
     {"kind": "FieldownWatchSummary", "version": 1, "interrupted", "failed", "writes", "changes",
-     "objects", "byWriter", "fights", "quietWrites"}
+     "objects", "created", "deleted", "byWriter", "fights", "quietWrites"}
 """
 
 from __future__ import annotations
@@ -21,11 +23,11 @@ from ..fieldpath import Path, path_string
 from ..fieldpath.lookup import MISSING
 from ..objects import ObjectRef
 from ..value import escape_controls
-from ..watch.attribution import FieldChange, Write, Writer
+from ..watch.attribution import CREATED, FieldChange, Lifecycle, Write, Writer
 from ..watch.fights import Churn, Fight, remedy
 
 __all__ = ["FORMAT_VERSION", "Tally", "change_document", "change_line", "fight_document", "fight_lines",
-           "summary_document", "summary_lines"]
+           "lifecycle_document", "lifecycle_line", "summary_document", "summary_lines"]
 
 FORMAT_VERSION = 1
 _VALUE_WIDTH = 60
@@ -88,6 +90,24 @@ def change_document(write: Write, c: FieldChange, coalesced: bool, observed: str
     return doc
 
 
+def lifecycle_line(o: Lifecycle, coalesced: bool, observed: str) -> str:
+    """``... widget.example.com/d -n shop  created by kubectl-client-side-apply (Update)`` or ``... deleted``."""
+    when = o.time or observed
+    if o.event == CREATED:
+        what = "created" + (f" by {', '.join(w.label() for w in o.writers)}" if o.writers else "")
+        relisted = " [relisted: created while the watch was away; the writers may include later ones]"
+    else:
+        what = "deleted"
+        relisted = " [relisted: deleted while the watch was away]"
+    return escape_controls(f"{when}  {object_text(o.ref)}  {what}{relisted if coalesced else ''}")
+
+
+def lifecycle_document(o: Lifecycle, coalesced: bool, observed: str) -> dict[str, Any]:
+    return {"kind": "FieldownObject", "version": FORMAT_VERSION, "event": o.event, "time": o.time,
+            "observed": observed, "object": _object(o.ref), "resourceVersion": o.resource_version,
+            "writers": [w.to_json() for w in o.writers], "coalesced": coalesced}
+
+
 def _fight_body(f: Fight) -> dict[str, Any]:
     r = remedy(f)
     return {"object": _object(f.ref), "path": f.path_text, "flips": f.flips,
@@ -115,6 +135,8 @@ class Tally:
 
     writes: int = 0
     changes: int = 0
+    created: int = 0
+    deleted: int = 0
     objects: set[ObjectRef] = field(default_factory=set)
     by_writer: dict[Writer | None, dict[tuple[ObjectRef, Path], int]] = field(default_factory=dict)
 
@@ -126,6 +148,12 @@ class Tally:
             self.changes += 1
             per = self.by_writer.setdefault(c.writer, {})
             per[(write.ref, c.path)] = per.get((write.ref, c.path), 0) + 1
+
+    def count_lifecycle(self, o: Lifecycle) -> None:
+        if o.event == CREATED:
+            self.created += 1
+        else:
+            self.deleted += 1
 
     def _ordered(self) -> list[tuple[Writer | None, dict[tuple[ObjectRef, Path], int]]]:
         return sorted(self.by_writer.items(), key=lambda kv: (kv[0] is None, kv[0] or Writer("", "")))
@@ -140,7 +168,8 @@ def summary_document(t: Tally, fights: Sequence[Fight], churn: Sequence[Churn], 
                                      for (ref, p), n in per.items()]})
     return {"kind": "FieldownWatchSummary", "version": FORMAT_VERSION, "interrupted": interrupted,
             "failed": failed, "writes": t.writes, "changes": t.changes, "objects": len(t.objects),
-            "byWriter": by_writer, "fights": [_fight_body(f) for f in fights],
+            "created": t.created, "deleted": t.deleted, "byWriter": by_writer,
+            "fights": [_fight_body(f) for f in fights],
             "quietWrites": [{"object": _object(c.ref), "writes": c.writes, "statusOnly": c.status_only,
                              "ownershipOnly": c.ownership_only, "writers": [w.to_json() for w in c.writers]}
                             for c in churn]}
@@ -150,6 +179,8 @@ def summary_lines(t: Tally, fights: Sequence[Fight], churn: Sequence[Churn], *, 
     s = "" if t.changes == 1 else "s"
     lines = ["", f"Summary{' (interrupted)' if interrupted else ''}: {t.changes} field change{s} in {t.writes} "
                  f"write{'' if t.writes == 1 else 's'} of {len(t.objects)} object{'' if len(t.objects) == 1 else 's'}"]
+    if t.created or t.deleted:
+        lines.append(f"Objects created: {t.created}, deleted: {t.deleted}")
     for w, per in t._ordered():
         name = w.label() if w else "ambiguous or unknown writers"
         shown = sorted(per.items(), key=lambda kv: -kv[1])[:_FIELDS_SHOWN]  # the most changed first

@@ -36,20 +36,28 @@ from ..typed.compare import compare
 
 __all__ = [
     "ADDED",
+    "CREATED",
+    "DELETED",
     "MODIFIED",
     "REMOVED",
     "FieldChange",
+    "Lifecycle",
     "ObjectVersion",
     "Write",
     "Writer",
     "attribute",
     "changed_entries",
+    "created",
+    "deleted",
     "object_version",
+    "parsed_version",
 ]
 
 ADDED = "added"
 MODIFIED = "modified"
 REMOVED = "removed"
+CREATED = "created"
+DELETED = "deleted"
 
 # Bookkeeping the server changes on every write (or never): not field changes anyone made.
 _BOOKKEEPING = ("managedFields", "resourceVersion", "generation", "creationTimestamp", "uid", "selfLink")
@@ -118,10 +126,21 @@ def object_version(obj: Mapping[str, Any], keep: frozenset[str] | None = None) -
     """An object as the server returned it, reduced to what attribution needs: ``keep`` names the
     top-level fields to hold (None: all; the others are never compared). Raises
     :class:`~kubectl_fieldown.managedfields.ManagedFieldsError` when its managedFields do not decode."""
+    return parsed_version(obj, keep)[0]
+
+
+Parsed = tuple[dict[str, Any], list[ManagedFieldsEntry]]
+"""An :class:`ObjectVersion`'s body and entries as :attr:`ObjectVersion.body` and
+:attr:`ObjectVersion.entries` give them, while they are at hand (not held: see ObjectVersion)."""
+
+
+def parsed_version(obj: Mapping[str, Any], keep: frozenset[str] | None = None) -> tuple[ObjectVersion, Parsed]:
+    """:func:`object_version` and its body and decoded entries, so that the write that brought it
+    need not parse them again."""
     md = obj.get("metadata")
     md = md if isinstance(md, Mapping) else {}
     managed = md.get("managedFields")
-    decode_entries(managed)  # refused now rather than at the next write
+    entries = decode_entries(managed)  # refused now rather than at the next write
     if keep is None:
         body = dict(obj)
         body["metadata"] = {k: v for k, v in md.items() if k not in _BOOKKEEPING}
@@ -129,8 +148,9 @@ def object_version(obj: Mapping[str, Any], keep: frozenset[str] | None = None) -
         body = {k: v for k, v in obj.items() if k in keep or k in _IDENTITY}
         body["metadata"] = {k: v for k, v in md.items()
                             if k not in _BOOKKEEPING and ("metadata" in keep or k in _NAMES)}
-    return ObjectVersion(ObjectRef.of(obj), str(md.get("uid") or ""), str(md.get("resourceVersion") or ""),
-                         _compact(body), _compact(managed), is_secret_object(obj))
+    v = ObjectVersion(ObjectRef.of(obj), str(md.get("uid") or ""), str(md.get("resourceVersion") or ""),
+                      _compact(body), _compact(managed), is_secret_object(obj))
+    return v, (body, entries)
 
 
 @dataclass(frozen=True)
@@ -208,12 +228,14 @@ def _owned_by(entries: Sequence[ManagedFieldsEntry], path: Path) -> list[Managed
 
 
 def attribute(old: ObjectVersion, new: ObjectVersion, t: Type, *, prefixes: Sequence[Path] = (),
-              path_texts: Sequence[str] = (), show_secret_values: bool = False) -> Write:
+              path_texts: Sequence[str] = (), show_secret_values: bool = False, new_parsed: Parsed | None = None
+              ) -> Write:
     """The field changes from ``old`` to ``new`` (one object, two versions) with their writers.
     ``t`` is the kind's merge schema; ``prefixes`` (or ``path_texts``, ``--path`` texts read with the
-    new object's field names) keep only changes at or below one of them."""
-    old_body, new_body = old.body, new.body
-    old_entries, new_entries = old.entries, new.entries
+    new object's field names) keep only changes at or below one of them. ``new_parsed``: ``new``'s
+    body and entries when they are at hand (:func:`parsed_version`)."""
+    old_body, old_entries = old.body, old.entries
+    new_body, new_entries = new_parsed if new_parsed is not None else (new.body, new.entries)
     if path_texts:
         prefixes = [*prefixes, *prefix_paths(path_texts, new_body)]
     comparison = compare(old_body, new_body, t)
@@ -259,6 +281,31 @@ def attribute(old: ObjectVersion, new: ObjectVersion, t: Type, *, prefixes: Sequ
                                    owners, ambiguous))
     times = [e.time for e in stamped if e.time]
     return Write(new.ref, new.resource_version, tuple(changes), writers, max(times) if times else None)
+
+
+@dataclass(frozen=True)
+class Lifecycle:
+    """An object that came (:data:`CREATED`) or went (:data:`DELETED`) while it was watched.
+    ``writers``: a created object's managedFields entries (the create stamped them all, unless later
+    writes coalesced into it by a relist); a deletion leaves no trace in managedFields: none.
+    ``time``: the newest entry time of a created object, None for a deletion."""
+
+    ref: ObjectRef
+    event: str
+    resource_version: str
+    writers: tuple[Writer, ...]
+    time: str | None
+
+
+def created(new: ObjectVersion) -> Lifecycle:
+    entries = new.entries
+    times = [e.time for e in entries if e.time]
+    return Lifecycle(new.ref, CREATED, new.resource_version, tuple(sorted({Writer.of(e) for e in entries})),
+                     max(times) if times else None)
+
+
+def deleted(old: ObjectVersion, resource_version: str | None = None) -> Lifecycle:
+    return Lifecycle(old.ref, DELETED, resource_version or old.resource_version, (), None)
 
 
 def prefix_paths(texts: Sequence[str], body: Mapping[str, Any]) -> list[Path]:

@@ -11,10 +11,10 @@ selector) by uid, reduced to what attribution needs (:func:`~.attribution.object
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from .attribution import ObjectVersion, object_version
+from .attribution import ObjectVersion, Parsed, object_version, parsed_version
 
 __all__ = ["Tracker", "Transition"]
 
@@ -22,12 +22,16 @@ __all__ = ["Tracker", "Transition"]
 @dataclass(frozen=True)
 class Transition:
     """One object from ``old`` to ``new``: created (``old`` None), deleted (``new`` None) or written.
-    ``coalesced``: seen by a relist, the writes in between were not watched one by one."""
+    ``coalesced``: seen by a relist, the writes in between were not watched one by one.
+    ``deleted_at``: the version of a deletion seen as a watch event."""
 
     scope: int
     old: ObjectVersion | None
     new: ObjectVersion | None
     coalesced: bool = False
+    deleted_at: str = ""
+    #: ``new``'s body and entries as the event brought them (not held: for the one attribution)
+    new_parsed: Parsed | None = field(default=None, compare=False, repr=False)
 
 
 def _newer(rv: str, held: str) -> bool:
@@ -75,15 +79,15 @@ class Tracker:
     def event(self, scope: int, typ: str, obj: Mapping[str, Any]) -> list[Transition]:
         """One WATCH event; nothing for one that says nothing new (delivered again)."""
         held = self._held.setdefault(scope, {})
-        v = object_version(obj, self._keep)
+        v, parsed = parsed_version(obj, self._keep)
         key = v.uid or v.ref.resource_name
         old = held.get(key)
         if typ == "DELETED":
             if old is None:
                 return []
             del held[key]
-            return [Transition(scope, old, None)]
+            return [Transition(scope, old, None, deleted_at=v.resource_version)]
         if old is not None and not _newer(v.resource_version, old.resource_version):
             return []  # seen already
         held[key] = v
-        return [Transition(scope, old, v)]
+        return [Transition(scope, old, v, new_parsed=parsed)]

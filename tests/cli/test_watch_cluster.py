@@ -26,6 +26,7 @@ import lab
 import pytest
 import yaml
 from cli_helpers import run
+from hostile_server import wait_until
 
 pytestmark = pytest.mark.cluster
 
@@ -337,25 +338,25 @@ def _etcd(cluster: lab.Cluster, path: str, body: dict[str, Any]) -> dict[str, An
     return out
 
 
-@pytest.fixture(scope="module")
-def uncached(tmp_path_factory: pytest.TempPathFactory) -> Iterator[lab.Cluster]:
-    """A lab server of its own without the watch cache: a WATCH from a version etcd compacted gets
-    410 Gone at once (with the cache, the cache's window decides, which only time and load move)."""
-    if os.environ.get("FIELDOWN_TEST_KUBECONFIG"):
+def _own_server(tmp_path_factory: pytest.TempPathFactory, name: str, extra_args: str) -> Iterator[lab.Cluster]:
+    """A lab server of the test module's own (etcd and API server on free ports) with the Widget CRD."""
+    built = os.environ.get(lab.PREBUILT_ENV) == "1" and all(p.is_file() for p in lab.lab_binaries().values())
+    if os.environ.get("FIELDOWN_TEST_KUBECONFIG") and not built:
+        # (with an external cluster and the lab built, FIELDOWN_LAB_PREBUILT=1 runs these too)
         pytest.skip("the lab is not built when FIELDOWN_TEST_KUBECONFIG selects an external cluster")
     prefix = lab.ensure_built()
-    state = tmp_path_factory.mktemp("uncached")
+    state = tmp_path_factory.mktemp(name)
     last: Exception | None = None
     for attempt in range(3):  # a free port can be taken between picking and binding
         api, etcd, peer = lab.free_ports(3)
         try:
             c = lab.start(state / str(attempt), api, etcd, peer, prefix=prefix,
-                          extra_env={"EXTRA_ARGS": "--watch-cache=false"})
+                          extra_env={"EXTRA_ARGS": extra_args} if extra_args else None)
             break
         except (RuntimeError, subprocess.TimeoutExpired) as e:
             last = e
     else:
-        raise AssertionError(f"cannot start a lab server without the watch cache: {last}")
+        raise AssertionError(f"cannot start a lab server ({name}): {last}")
     try:
         crds = [crd for crd in lab.installed_crds() if crd["spec"]["names"]["kind"] == "Widget"]
         for crd in crds:
@@ -365,6 +366,19 @@ def uncached(tmp_path_factory: pytest.TempPathFactory) -> Iterator[lab.Cluster]:
     finally:
         assert c.state_dir is not None
         lab.stop(c.state_dir)
+
+
+@pytest.fixture(scope="module")
+def uncached(tmp_path_factory: pytest.TempPathFactory) -> Iterator[lab.Cluster]:
+    """A lab server of its own without the watch cache: a WATCH from a version etcd compacted gets
+    410 Gone at once (with the cache, the cache's window decides, which only time and load move)."""
+    yield from _own_server(tmp_path_factory, "uncached", "--watch-cache=false")
+
+
+@pytest.fixture(scope="module")
+def cached(tmp_path_factory: pytest.TempPathFactory) -> Iterator[lab.Cluster]:
+    """A lab server of its own with the watch cache (the default), to be restarted."""
+    yield from _own_server(tmp_path_factory, "cached", "")
 
 
 def test_a_410_lists_again_and_gives_each_real_change_once(uncached: lab.Cluster, namespace: str,
@@ -503,3 +517,241 @@ def test_a_forced_applier_against_kubectl_scale_is_a_fight_the_manifest_ends(lab
     lab_.kubectl("scale", "widget/w", "--replicas=6")
     sync({"color": "red"})
     assert json.loads(lab_.kubectl("get", "widget/w", "-o", "json"))["spec"]["replicas"] == 6
+
+
+# --- the API server goes away and comes back ------------------------------------------------------
+
+
+def _key(doc: dict[str, Any]) -> tuple[Any, ...]:
+    """What a reported change or object event says, whether seen as it happened or by a relist."""
+    writers = tuple((w["manager"], w["operation"], w.get("subresource", "")) for w in doc["writers"])
+    if doc["kind"] == "FieldownObject":
+        return ("object", doc["object"]["name"], doc["event"], writers)
+    assert doc["kind"] == "FieldownChange", doc
+    return ("field", doc["object"]["name"], doc["path"], doc.get("old"), doc.get("new"), writers, doc["ambiguous"])
+
+
+def _until(w: Watch, want: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
+    """The watch's documents until every one of ``want`` came (at least as many of each as wanted)."""
+    docs: list[dict[str, Any]] = []
+    missing = list(want)
+    while missing:
+        doc = w.next_json()
+        docs.append(doc)
+        if _key(doc) in missing:
+            missing.remove(_key(doc))
+    return docs
+
+
+def _patch(lab_: Lab, name: str, spec: dict[str, Any], manager: str) -> None:
+    lab_.kubectl("patch", f"widget/{name}", "--type=merge", "-p", json.dumps({"spec": spec}),
+                 f"--field-manager={manager}")
+
+
+@pytest.fixture(params=["watch-cache", "no-watch-cache"])
+def restartable(request: pytest.FixtureRequest) -> lab.Cluster:
+    """Both kinds of server: after a restart, the watch cache starts at etcd's current revision (a
+    watch from an older version is too old: 410, relist), etcd itself still has the old revisions
+    (the watch goes on from its version)."""
+    c: lab.Cluster = request.getfixturevalue("cached" if request.param == "watch-cache" else "uncached")
+    return c
+
+
+def test_the_watch_survives_api_server_restarts_without_a_missed_or_duplicated_change(
+        restartable: lab.Cluster, namespace: str, tmp_path: Path, watches: list[Watch]) -> None:
+    """Writes before, between and after two restarts of the API server (etcd kept: resourceVersions
+    go on): each change is reported exactly once, with its writer. Each write after a restart
+    changes its own field (or creates or deletes an object), so that what the watch reports does not
+    depend on whether it resumed from its version or had to list again (writes coalesced)."""
+    cluster = restartable
+    assert cluster.state_dir is not None
+    lab_ = Lab(cluster, namespace, tmp_path, watches)
+    for name in ("a", "b", "c"):
+        lab_.apply(name, {"color": "red", "replicas": 1})
+    w = lab_.watch("widgets", "-o", "json")
+    csa = ("kubectl-client-side-apply", "Update", "")
+    everything: list[dict[str, Any]] = []
+
+    _patch(lab_, "a", {"color": "blue"}, "before")
+    expected = [("field", "a", ".spec.color", "red", "blue", (("before", "Update", ""),), None)]
+    everything += _until(w, expected)
+
+    for cycle in (1, 2):
+        err_before = len(w.err)
+        lab.restart_apiserver(cluster.state_dir)
+        # ready is not yet serving the CRD's objects (a 404 for a moment): wait until it does
+        assert wait_until(lambda: cluster.kubectl("get", "widgets", "-n", namespace, check=False).returncode == 0,
+                          BOUND)
+        # after the restart: each write its own field, an object created, one deleted
+        new = f"d{cycle}"
+        _patch(lab_, "a", {"replicas": 1 + cycle}, f"after{cycle}-a")
+        _patch(lab_, "b", {"color": f"green{cycle}"}, f"after{cycle}-b")
+        lab_.apply(new, {"color": "red"})
+        gone = "c" if cycle == 1 else "d1"
+        lab_.kubectl("delete", f"widget/{gone}")
+        # the last write: once it is reported, all before it were (one stream, in resourceVersion
+        # order; or one relist, reported at once)
+        _patch(lab_, "b", {"replicas": 10 + cycle}, f"after{cycle}-last")
+        b_old = "red" if cycle == 1 else "green1"
+        want = [
+            ("field", "a", ".spec.replicas", cycle, cycle + 1, ((f"after{cycle}-a", "Update", ""),), None),
+            ("field", "b", ".spec.color", b_old, f"green{cycle}", ((f"after{cycle}-b", "Update", ""),), None),
+            ("object", new, "created", (csa,)),
+            ("object", gone, "deleted", ()),
+            ("field", "b", ".spec.replicas", 1 if cycle == 1 else 11, 10 + cycle,
+             ((f"after{cycle}-last", "Update", ""),), None),
+        ]
+        docs = _until(w, want)
+        everything += docs
+        notes = "".join(w.err[err_before:])
+        if any(d["coalesced"] for d in docs):  # seen by a relist: only after the server said 410
+            assert "410 Gone" in notes, notes
+        waits = [line for line in w.err[err_before:] if " again in " in line]
+        if waits:  # the watch ran before the restart: its backoff starts afresh
+            assert waits[0].rstrip().endswith("again in 0.5s"), notes
+        print(f"restart {cycle}: {'relisted' if any(d['coalesced'] for d in docs) else 'resumed'}; {notes}")
+        expected += want
+    w.proc.send_signal(signal.SIGINT)
+    rest = [json.loads(x) for x in w.rest()]
+    assert w.finish() == 130, "".join(w.err)
+    (summary,) = rest
+    assert summary["kind"] == "FieldownWatchSummary" and summary["failed"] is None
+    # exactly once: nothing beyond what was written, nothing twice
+    got = sorted(map(repr, map(_key, everything)))
+    assert got == sorted(map(repr, expected)), "".join(w.err)
+    assert (summary["changes"], summary["created"], summary["deleted"]) == (7, 2, 2)
+    assert "Traceback" not in "".join(w.err)
+
+
+class Gate:
+    """A TCP forwarder to the API server that the test can shut: shut, it cuts every connection
+    and closes each new one at once (counted in ``refused``), as a server that went away; open,
+    it forwards again. The watch goes through it, the writers do not."""
+
+    def __init__(self, server: str) -> None:
+        import socket
+        from urllib.parse import urlsplit
+
+        u = urlsplit(server)
+        self.target = (u.hostname or "127.0.0.1", u.port or 443)
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.port = self.sock.getsockname()[1]
+        self.open = True
+        self.refused = 0
+        self.conns: list[Any] = []
+        self.lock = threading.Lock()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def kubeconfig(self, source: Path, dest: Path) -> Path:
+        doc = yaml.safe_load(source.read_text())
+        for c in doc["clusters"]:
+            c["cluster"]["server"] = f"https://127.0.0.1:{self.port}"  # the server's certificate names 127.0.0.1
+        dest.write_text(yaml.safe_dump(doc))
+        return dest
+
+    def _accept(self) -> None:
+        import socket
+
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with self.lock:
+                if not self.open:
+                    self.refused += 1
+                    conn.close()
+                    continue
+                try:
+                    up = socket.create_connection(self.target, timeout=BOUND)
+                except OSError:
+                    conn.close()
+                    continue
+                up.settimeout(None)
+                self.conns += [conn, up]
+            for a, b in ((conn, up), (up, conn)):
+                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pipe(src: Any, dst: Any) -> None:
+        import contextlib
+        import socket
+
+        with contextlib.suppress(OSError):
+            while data := src.recv(65536):
+                dst.sendall(data)
+        for s_ in (src, dst):
+            with contextlib.suppress(OSError):
+                s_.shutdown(socket.SHUT_RDWR)
+
+    def shut(self) -> None:
+        import contextlib
+        import socket
+
+        with self.lock:
+            self.open = False
+            for c in self.conns:
+                with contextlib.suppress(OSError):
+                    c.shutdown(socket.SHUT_RDWR)
+            self.conns = []
+
+    def reopen(self) -> None:
+        with self.lock:
+            self.open = True
+
+    def close(self) -> None:
+        self.shut()
+        self.sock.close()
+
+
+def test_a_410_after_the_server_was_away_reports_each_change_once(uncached: lab.Cluster, namespace: str,
+                                                                   tmp_path: Path, watches: list[Watch]) -> None:
+    """The running watch loses its server; meanwhile objects are written (one twice), created,
+    deleted, written back to the value it had, and etcd is compacted; when the server is back, the
+    watch's version is gone (410): it lists again and reports each real change once, marked as seen
+    by a relist (several writes as one), then goes on watching from the list."""
+    cluster = uncached
+    lab_ = Lab(cluster, namespace, tmp_path, watches)
+    for name in ("a", "b", "c", "e"):
+        lab_.apply(name, {"color": "red", "replicas": 1})
+    gate = Gate(cluster.server)
+    try:
+        kubeconfig = gate.kubeconfig(cluster.kubeconfig, tmp_path / "gated.kubeconfig")
+        w = Watch(cluster, "widgets", "-o", "json", "-n", namespace, "--kubeconfig", str(kubeconfig))
+        watches.append(w)
+        w.wait_ready()
+        _patch(lab_, "a", {"color": "blue"}, "before")
+        assert _key(w.next_json()) == ("field", "a", ".spec.color", "red", "blue", (("before", "Update", ""),), None)
+
+        gate.shut()  # the watch's stream is cut; what follows it cannot see as it happens
+        assert wait_until(lambda: gate.refused >= 1, BOUND)  # it tried again and found no server
+        _patch(lab_, "a", {"replicas": 2}, "m1")
+        _patch(lab_, "a", {"replicas": 3}, "m2")  # m2 takes replicas from m1: one change 1 → 3, by m2
+        lab_.kubectl("delete", "widget/b")
+        lab_.apply("d", {"color": "red"})
+        _patch(lab_, "e", {"color": "green"}, "flipper")
+        _patch(lab_, "e", {"color": "red"}, "flipper")  # back as it was: a write without a change
+        revision = int(_etcd(cluster, "/v3/kv/range", {"key": "AA=="})["header"]["revision"])
+        _etcd(cluster, "/v3/kv/compaction", {"revision": revision, "physical": True})
+        gate.reopen()
+
+        relisted = _until(w, [("field", "a", ".spec.replicas", 1, 3, (("m2", "Update", ""),), None),
+                              ("object", "b", "deleted", ()),
+                              ("object", "d", "created", (CSA,))])
+        assert all(d["coalesced"] for d in relisted), relisted
+        # the watch goes on from the list: the next write is seen as it happens, once
+        _patch(lab_, "c", {"color": "white"}, "after")
+        (later,) = _until(w, [("field", "c", ".spec.color", "red", "white", (("after", "Update", ""),), None)])
+        assert later["coalesced"] is False
+        w.proc.send_signal(signal.SIGINT)
+        (summary,) = [json.loads(x) for x in w.rest()]
+        assert w.finish() == 130
+    finally:
+        gate.close()
+    notes = "".join(w.err)
+    assert "410 Gone" in notes and "watch interrupted" in notes and "Traceback" not in notes, notes
+    assert len(relisted) == 3  # nothing else: not c, not e (its value did not change), nothing twice
+    # a's write before, the relist's three (e's included: a write without a change), c's after
+    assert (summary["changes"], summary["writes"], summary["created"], summary["deleted"]) == (3, 4, 1, 1)

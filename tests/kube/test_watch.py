@@ -97,7 +97,7 @@ def test_reconnects_relists_and_follows_bookmarks(tmp_path: Path) -> None:
             tw = TypeWatch(client, 0, res, "ns", q, threading.Event())
             tw.start()
             items: list[WatchItem] = []
-            while len(items) < 6:
+            while len(items) < 7:
                 item = q.get(timeout=BOUND)
                 assert not isinstance(item, Failed), item.error
                 items.append(item)
@@ -108,11 +108,12 @@ def test_reconnects_relists_and_follows_bookmarks(tmp_path: Path) -> None:
         finally:
             client.close()
     kinds = [type(x).__name__ for x in items]
-    assert kinds == ["Snapshot", "Event", "Notice", "Notice", "Snapshot", "Event"]
-    first, modified, broken, gone, relisted, later = items
+    assert kinds == ["Snapshot", "Event", "Notice", "Notice", "Notice", "Snapshot", "Event"]
+    first, modified, broken, again, gone, relisted, later = items
     assert isinstance(first, Snapshot) and not first.relist and first.resource_version == "10"
     assert isinstance(modified, Event) and modified.obj["spec"] == {"color": "blue"}
     assert isinstance(broken, Notice) and "watch interrupted" in broken.text
+    assert isinstance(again, Notice) and again.text == "widgets.example.com: watching again from resourceVersion 11"
     assert isinstance(gone, Notice) and "410 Gone" in gone.text
     assert isinstance(relisted, Snapshot) and relisted.relist and relisted.resource_version == "11"
     assert isinstance(later, Event) and later.obj["spec"] == {"color": "green"}
@@ -122,3 +123,61 @@ def test_reconnects_relists_and_follows_bookmarks(tmp_path: Path) -> None:
     # server ended the watch: from the bookmark's
     assert versions == ["10", "11", "11", "13"]
     assert all("allowWatchBookmarks=true" in q for q in watches)
+
+
+def test_answers_of_a_starting_server_are_waited_out(tmp_path: Path) -> None:
+    """A server that is starting (or overloaded) answers 503 or 429: the watch waits and tries again,
+    from the version it had, instead of ending."""
+    state = {"lists": 0, "watches": 0}
+
+    def route(req: Request) -> Answer:
+        if "watch=true" not in req.query:
+            state["lists"] += 1
+            return json_answer({"kind": "WidgetList", "apiVersion": "example.com/v1",
+                                "metadata": {"resourceVersion": "10"}, "items": [widget("5", "red")]})
+        state["watches"] += 1
+        n = state["watches"]
+        if n == 1:
+            return json_answer({"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 503,
+                                "reason": "ServiceUnavailable", "message": "the server is starting"}, 503)
+        if n == 2:
+            return json_answer({"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 429,
+                                "reason": "TooManyRequests", "message": "slow down"}, 429)
+        if n == 3:  # a watch that runs, then the server goes away in the middle of an answer
+            return raw_answer(HEAD, lambda: iter([chunk({"type": "MODIFIED", "object": widget("11", "blue")}),
+                                                  b"ff\r\n{\"type\":"]))
+        if n == 4:
+            return json_answer({"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 503,
+                                "reason": "ServiceUnavailable", "message": "stopping"}, 503)
+        return hold
+
+    with hostile_server(route) as server:
+        client = ClusterClient(ClusterOptions(kubeconfig=str(server.kubeconfig(tmp_path))))
+        try:
+            res = client.discovery.resolve("widgets")
+            q: queue.Queue[WatchItem] = queue.Queue()
+            tw = TypeWatch(client, 0, res, "ns", q, threading.Event())
+            tw.start()
+            items: list[WatchItem] = []
+            while len(items) < 8:
+                item = q.get(timeout=BOUND)
+                assert not isinstance(item, Failed), item.error
+                items.append(item)
+            tw.close()
+            tw.thread.join(BOUND)
+        finally:
+            client.close()
+    kinds = [type(x).__name__ for x in items]
+    assert kinds == ["Snapshot", "Notice", "Notice", "Notice", "Event", "Notice", "Notice", "Notice"]
+    texts = [x.text for x in items if isinstance(x, Notice)]
+    assert "503" in texts[0] and texts[0].endswith("watching again in 0.5s")
+    assert "429" in texts[1] and texts[1].endswith("watching again in 1s")  # the backoff doubles
+    assert texts[2].endswith("watching again from resourceVersion 10")
+    # once a watch ran, the next interruption starts the backoff afresh
+    assert "watch interrupted" in texts[3] and texts[3].endswith("watching again in 0.5s")
+    assert "503" in texts[4] and texts[4].endswith("watching again in 1s")
+    assert texts[5].endswith("watching again from resourceVersion 11")
+    assert state["lists"] == 1  # no relist: the version was not too old
+    versions = [dict(p.split("=", 1) for p in r.query.split("&"))["resourceVersion"]
+                for r in server.requests if "watch=true" in r.query]
+    assert versions[:5] == ["10", "10", "10", "11", "11"]  # each time from the last version seen

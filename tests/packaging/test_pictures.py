@@ -136,6 +136,13 @@ def test_the_pictures_show_the_real_output() -> None:
     assert conflicts[0].startswith("Deployment shop/web")
     assert any(line.strip().startswith("conflict  .spec.replicas") for line in conflicts)
     assert conflicts[-1].strip() == "→ 3 conflicts on 2 fields: the apply fails as it is"
+    watch = text_of("watch.svg")
+    assert watch[0].endswith("widget.example.com/w -n shop  .spec.replicas: 3 → 5  by kubectl (Update, /scale)")
+    assert any(line.endswith("widget.example.com/w2 -n shop  created by kubectl-client-side-apply (Update)")
+               for line in watch)
+    assert any(line.startswith("  run: kubectl fieldown strip-last-applied widget.example.com/w -n shop")
+               for line in watch)
+    assert "Fights: 1" in watch
 
 
 IMAGE = re.compile(r"!\[(?P<alt>[^\]]*)\]\((?P<src>[^)\s]+)[^)]*\)|<img\b[^>]*\bsrc=\"(?P<html_src>[^\"]+)\"")

@@ -9,8 +9,16 @@ import pytest
 from kubectl_fieldown.fieldpath import parse_path
 from kubectl_fieldown.fieldpath.lookup import MISSING
 from kubectl_fieldown.objects import ObjectRef
-from kubectl_fieldown.render.watch import Tally, change_document, change_line, summary_document, summary_lines
-from kubectl_fieldown.watch.attribution import ADDED, MODIFIED, FieldChange, Write, Writer
+from kubectl_fieldown.render.watch import (
+    Tally,
+    change_document,
+    change_line,
+    lifecycle_document,
+    lifecycle_line,
+    summary_document,
+    summary_lines,
+)
+from kubectl_fieldown.watch.attribution import ADDED, CREATED, DELETED, MODIFIED, FieldChange, Lifecycle, Write, Writer
 
 REF = ObjectRef("example.com/v1", "Widget", "ns", "w")
 A = Writer("a", "Update")
@@ -87,3 +95,25 @@ def test_summary_text_shows_the_ten_most_changed_fields_per_writer() -> None:
     assert line.startswith("  a (Update): 78 changes: widget.example.com/w -n ns .spec.f11 (12×), ")
     assert line.endswith(".spec.f02 (3×) and 2 more fields (-o json lists them all)")
     assert len(summary_document(t, [], [], interrupted=False, failed=None)["byWriter"][0]["fields"]) == 12
+
+
+def test_created_and_deleted_objects() -> None:
+    made = Lifecycle(REF, CREATED, "7", (A, B), "2026-01-01T00:00:00Z")
+    gone = Lifecycle(REF, DELETED, "9", (), None)
+    assert lifecycle_line(made, False, "OBS") == \
+        "2026-01-01T00:00:00Z  widget.example.com/w -n ns  created by a (Update), b (Apply)"
+    assert lifecycle_line(gone, False, "OBS") == "OBS  widget.example.com/w -n ns  deleted"
+    assert lifecycle_line(gone, True, "OBS").endswith("deleted [relisted: deleted while the watch was away]")
+    assert lifecycle_document(made, True, "OBS") == {
+        "kind": "FieldownObject", "version": 1, "event": "created", "time": "2026-01-01T00:00:00Z",
+        "observed": "OBS", "object": {"apiVersion": "example.com/v1", "kind": "Widget", "name": "w", "namespace": "ns"},
+        "resourceVersion": "7", "writers": [{"manager": "a", "operation": "Update"},
+                                             {"manager": "b", "operation": "Apply"}], "coalesced": True}
+    t = Tally()
+    t.count_lifecycle(made)
+    t.count_lifecycle(gone)
+    t.count_lifecycle(made)
+    doc = summary_document(t, [], [], interrupted=False, failed=None)
+    assert (doc["created"], doc["deleted"], doc["changes"], doc["writes"]) == (2, 1, 0, 0)
+    assert "Objects created: 2, deleted: 1" in summary_lines(t, [], [], interrupted=False)
+    assert not any(line.startswith("Objects created") for line in summary_lines(Tally(), [], [], interrupted=False))

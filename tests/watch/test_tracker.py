@@ -30,7 +30,8 @@ def test_events_and_duplicates() -> None:
     assert t.event(0, "MODIFIED", o("a", "7", "blue")) == []  # delivered again after a reconnect
     assert t.event(0, "MODIFIED", o("a", "6")) == []  # older than held
     assert summary(t.event(0, "ADDED", o("c", "8"))) == [(None, "8", False)]
-    assert summary(t.event(0, "DELETED", o("c", "9"))) == [("8", None, False)]
+    (deleted,) = t.event(0, "DELETED", o("c", "9"))
+    assert summary([deleted]) == [("8", None, False)] and deleted.deleted_at == "9"
     assert t.event(0, "DELETED", o("c", "9")) == []
 
 
