@@ -502,7 +502,7 @@ def audit(
     if len(contexts) > 1 or all_contexts:
         fleet.audit_contexts(contexts, lambda c: fleet.audit_part(spec, kubeconfig, c), output=output.value,
                              fail_on=fail_on.value, spec=spec, metrics_file=metrics_file,
-                             parallel=parallel, started=started)
+                             parallel=parallel, started=started, details=details)
         return
     with _usage_exit():
         one = fleet.audit_cluster(spec, options.ClusterArgs(kubeconfig, contexts[0], namespace, all_namespaces), True)

@@ -254,6 +254,7 @@ def _run_bounded(contexts: Sequence[str], audit_one: Callable[[str], ContextPart
 
 def audit_contexts(contexts: Sequence[str | None], audit_one: Callable[[str], ContextPart], *,
                    output: str, fail_on: str, spec: AuditSpec, metrics_file: str | None, parallel: int,
+                   details: bool = False,
                    started: float) -> None:
     """Audit every context, print one report (the context on every finding, a summary per context),
     write the metrics, and exit: 130 interrupted, 2 a context not audited, else by ``--fail-on``."""
@@ -289,7 +290,7 @@ def audit_contexts(contexts: Sequence[str | None], audit_one: Callable[[str], Co
         print_metrics(per_context)
     else:
         sources = {k: v for p in parts for k, v in p.sources.items()}
-        _render(report, AuditOutput(output), sources)
+        _render(report, AuditOutput(output), sources, details)
     write_metrics(metrics_file, per_context)
     if interrupted:
         done = sum(1 for p in results if p is not None)

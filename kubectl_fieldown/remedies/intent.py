@@ -320,10 +320,9 @@ def _configuration_record(e: ManagedFieldsEntry, fs: FieldSet, la_fields: FieldS
 
 def _superseded(own: FieldSet, records: Sequence[tuple[int, FieldSet]]) -> FieldSet:
     """The fields of ``own`` that a latest configuration record does not hold. Which record came last
-    the object says only to the second, and not at all for an entry without a time (the server
-    stamps an entry only when its request changed the object: an apply that changed nothing, like a
-    new tool applying the same values, leaves none): those are all taken as latest, so a field any of
-    them lacks may be one the last manifest dropped."""
+    the object says only to the second, and not at all for an entry without a time (the server leaves
+    some unstamped: a new manager's apply that changed no value, a ``/scale`` write): those are all
+    taken as latest, so a field any of them lacks may be one the last manifest dropped."""
     if len(records) < 2:
         return FieldSet()
     latest = max(t for t, _ in records)

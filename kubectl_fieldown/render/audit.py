@@ -325,10 +325,12 @@ _LISTED = 8  # objects named on a line; the rest are counted (all of them with -
 
 
 def _label(f: Finding) -> tuple[str, str | None, str]:
-    """(kind, namespace, name): how an object is named in a list of objects."""
+    """(kind, namespace, name): how an object is named in a list of objects; the kind carries the
+    object's context when several were audited (``[two] Widget``)."""
+    where = f"[{f.context}] " if f.context is not None else ""
     if f.name is None:
-        return (f"{f.resource} (type)", f.namespace, "")
-    return (f.kind, f.namespace, f.name)
+        return (f"{where}{f.resource} (type)", f.namespace, "")
+    return (f"{where}{f.kind}", f.namespace, f.name)
 
 
 def _objects_line(objects: Sequence[tuple[str, str | None, str]]) -> str:
@@ -374,7 +376,7 @@ def _grouped(console: Any, findings: Sequence[Finding]) -> None:
     fixes: dict[tuple[str, ...], list[tuple[str, str | None, str]]] = {}
     seen: set[tuple[Any, ...]] = set()
     for f in findings:
-        key = (f.api_version, f.kind, f.namespace, f.name)
+        key = (f.context, f.api_version, f.kind, f.namespace, f.name)
         if f.fix is None or key in seen:
             continue
         seen.add(key)

@@ -120,7 +120,10 @@ def test_text_has_a_summary_per_context(fleet: dict[str, Any]) -> None:
     one = next(line for line in lines if line.startswith("  context one: "))
     assert "1 object of 1 type" in one
     assert any(line.startswith("  context closed: not audited: ") for line in lines)
-    assert any(line.startswith("[two] Widget ") and "/edited" in line for line in lines)
+    # grouped text: each object named with its context
+    assert any(line.strip() == f"1 object: [two] Widget edited -n {fleet['ns']}" for line in lines), r.out
+    details = _audit(fleet, "--context", "one", "--context", "two", "--details")
+    assert any(line.startswith("[two] Widget ") and "/edited" in line for line in details.out.splitlines()), details.out
 
 
 def test_all_contexts_and_fail_on(fleet: dict[str, Any]) -> None:
