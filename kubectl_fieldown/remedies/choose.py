@@ -391,6 +391,8 @@ def unclaimed(live: Mapping[str, Any], v: Verification, manifest: Mapping[str, A
             continue
         if wanted.has_prefix(p) or covered_by_atomic(wanted, p):
             continue
+        if value_at(final, p) in ({}, []):
+            continue  # an empty map or list (a defaulted template's metadata) holds no value anyone set
         owners = [e for e in entries if e.fields.has(p) or covered_by_atomic(e.fields, p)]
         if all(configuration_writer(e) for e in owners):  # nobody at all: never pruned either
             found.append((p, tuple(sorted({e.manager + ("" if e.operation == APPLY else " (Update)")
