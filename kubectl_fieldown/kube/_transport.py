@@ -64,10 +64,10 @@ from urllib3.exceptions import (
 from . import incluster
 from ._bounded import MAX_RESPONSE_BYTES, Deadline, delivered, discard, read_body, watch_connections
 from ._httplog import log_request, log_response
-from .client import ConnectionOverrides, HTTPResponse, RetryPolicy
 from .credentials import bearer_header
 from .errors import ConfigError, KubeError, Unreachable
 from .proxy import proxy_for
+from .types import ConnectionOverrides, HTTPResponse, RetryPolicy
 
 # the library is untyped: give its entry points explicit Any types once, here
 KubeConfigMerger: Any = _kube_config.KubeConfigMerger
