@@ -13,8 +13,7 @@ severities and why is :data:`RULES` (docs/audit.md). Pure: no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..objects import ObjectRef
@@ -27,12 +26,12 @@ from .catalogue import (
     Rule,
     Severity,
 )
+from .context import AuditContext, ObjectKey, object_key
 from .drift import Drift, last_applied_drift
 from .findings import Finding, ObjectFix, sort_findings, type_finding
 from .rules import RULE_FUNCTIONS, ObjectFacts
 
 if TYPE_CHECKING:
-    from ..appliers import Applier
     from ..fieldmanager import ResourceRules
 
 __all__ = [
@@ -56,51 +55,9 @@ __all__ = [
     "type_finding",
 ]
 
-ObjectKey = tuple[str, str, str, str]
-"""(apiVersion, kind, namespace or "", name): how ``-f`` manifests are matched to live objects."""
-
-
-def object_key(obj: Mapping[str, Any], default_namespace: str = "") -> ObjectKey:
-    md = obj.get("metadata")
-    md = md if isinstance(md, Mapping) else {}
-    return (str(obj.get("apiVersion") or ""), str(obj.get("kind") or ""),
-            str(md.get("namespace") or default_namespace), str(md.get("name") or ""))
-
-
 def object_ref(api_version: str, kind: str, name: str) -> str:
     """``widget.example.com/w1``, ``secret/s`` (kubectl resolves singular.group like the plural)."""
     return ObjectRef(api_version, kind, None, name).resource_name
-
-
-def _no_rules(api_version: str, kind: str) -> ResourceRules | None:
-    return None
-
-
-@dataclass(frozen=True)
-class AuditContext:
-    """What the rules need beyond the object.
-
-    ``applier`` is the applier the user names (``--applier``, ``--field-manager``): fixes are for
-    it, and with ``manifests`` (keyed by :func:`object_key`, namespaces defaulted) its next apply is
-    predicted. Without it, each object's fix is for the applier in use. ``rules_for`` gives a kind's
-    merge rules (None: unknown, no fix can be verified); ``now`` is the simulated time; ``fixes``
-    False skips fix selection (findings only)."""
-
-    applier: Applier | None = None
-    manifests: Mapping[ObjectKey, Mapping[str, Any]] = field(default_factory=dict)
-    rules_for: Callable[[str, str], ResourceRules | None] = _no_rules
-    now: str = "1970-01-01T00:00:00Z"
-    ignore: frozenset[str] = frozenset()
-    fixes: bool = True
-    size_warning: int = ANNOTATIONS_LIMIT * 3 // 4
-    size_error: int = ANNOTATIONS_LIMIT * 9 // 10
-    imperative_managers: tuple[str, ...] = IMPERATIVE_MANAGERS
-    autoscaler_managers: tuple[str, ...] = AUTOSCALER_MANAGERS
-    memo: dict[Any, Any] = field(default_factory=dict, compare=False, hash=False)
-
-    @property
-    def field_manager(self) -> str | None:
-        return self.applier.manager if self.applier is not None else None
 
 
 def object_rules(ctx: AuditContext, obj: Mapping[str, Any]) -> ResourceRules | None:

@@ -34,7 +34,7 @@ from .drift import MISSING, last_applied_drift
 from .findings import Finding, type_ref
 
 if TYPE_CHECKING:
-    from . import AuditContext
+    from .context import AuditContext
 
 __all__ = ["RULE_FUNCTIONS", "ObjectFacts", "field_paths"]
 

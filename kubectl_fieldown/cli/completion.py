@@ -264,8 +264,8 @@ def _completes_cluster_value(words: Sequence[str], incomplete: str) -> bool:
 
 def _client(params: dict[str, Any]) -> Any:
     from ..kube.client import ClusterClient, RetryPolicy
+    from .clusterargs import ClusterArgs, cluster_options
     from .globalflags import current
-    from .options import ClusterArgs, cluster_options
 
     args = ClusterArgs(kubeconfig=params.get("kubeconfig"), context=params.get("context"),
                        namespace=params.get("namespace"))
@@ -451,7 +451,7 @@ def _objects_in_scope(params: dict[str, Any]) -> list[Any]:
     if not filenames and not resources:
         return []
     from ..kube.errors import KubeError, is_fatal
-    from .options import ClusterArgs
+    from .clusterargs import ClusterArgs
     from .select import Selection, select
 
     cluster = ClusterArgs(kubeconfig=params.get("kubeconfig"), context=params.get("context"),

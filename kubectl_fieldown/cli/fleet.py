@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from ..kube.discovery import ResourceInfo
     from ..render.audit import AuditReport
     from ..sources import InputDocument
-    from .audit import Manifests, ScanResult
+    from .auditscan import Manifests, ScanResult
 
 __all__ = ["AllContexts", "AuditSpec", "ContextConcurrency", "Contexts", "MetricsFile", "audit_cluster",
            "audit_contexts", "audit_part", "check_metrics_file", "resolve_contexts", "write_metrics"]
@@ -134,7 +134,7 @@ def audit_cluster(spec: AuditSpec, cluster: options.ClusterArgs, progress: bool)
     from ..audit import AuditContext
     from ..kube.client import ALL_NAMESPACES, ClusterClient
     from ..kube.kindrules import KindRules
-    from .audit import (
+    from .auditscan import (
         Manifests,
         _load_manifests,
         _now,

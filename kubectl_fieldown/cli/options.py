@@ -11,22 +11,20 @@ it may name several files.
 
 :class:`ClusterArgs` carries these to the cluster layer as one value, and
 :func:`cluster_options` turns it into ``kube.client.ClusterOptions`` without importing the
-cluster layer at startup.
+cluster layer at startup (both live in :mod:`.clusterargs`, below this module and
+:mod:`.completion`, which needs them too; they are re-exported here).
 """
 
 from __future__ import annotations
 
 import enum
 import re
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
+from .clusterargs import ClusterArgs, cluster_options
 from .completion import complete_context, complete_managers, complete_namespace
-
-if TYPE_CHECKING:
-    from ..kube.client import ClusterOptions
 
 __all__ = [
     "AllNamespaces",
@@ -237,34 +235,3 @@ NoHeaders = Annotated[
 def output_option(help_text: str) -> Any:
     """``-o/--output``: each command has its own formats (an Enum in its signature)."""
     return typer.Option("-o", "--output", help=help_text, case_sensitive=False)
-
-
-@dataclass(frozen=True)
-class ClusterArgs:
-    """The cluster-selection flags of one invocation."""
-
-    kubeconfig: str | None = None
-    context: str | None = None
-    namespace: str | None = None
-    all_namespaces: bool = False
-
-
-def cluster_options(args: ClusterArgs) -> ClusterOptions:
-    """The cluster layer's options: these flags and kubectl's generic ones (:mod:`.globalflags`)."""
-    from ..kube.client import ClusterOptions, ConnectionOverrides
-    from .globalflags import current
-
-    flags = current()
-    timeouts: dict[str, float | None] = {}
-    if flags.request_timeout is not None:
-        # kubectl: one limit for the whole request; 0 means none
-        limit = flags.request_timeout or None
-        timeouts = {"connect_timeout": limit, "read_timeout": limit, "request_timeout": limit}
-    overrides = ConnectionOverrides(
-        server=flags.server, cluster=flags.cluster, user=flags.user, token=flags.token,
-        certificate_authority=flags.certificate_authority, client_certificate=flags.client_certificate,
-        client_key=flags.client_key, tls_server_name=flags.tls_server_name,
-        insecure_skip_tls_verify=flags.insecure_skip_tls_verify, impersonate=flags.impersonate,
-        impersonate_groups=flags.impersonate_groups, impersonate_uid=flags.impersonate_uid)
-    return ClusterOptions(kubeconfig=args.kubeconfig, context=args.context, namespace=args.namespace,
-                          overrides=overrides, verbosity=flags.verbosity, **timeouts)  # type: ignore[arg-type]

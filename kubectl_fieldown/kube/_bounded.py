@@ -25,8 +25,8 @@ import time
 import zlib
 from typing import Any
 
-from .client import MAX_RESPONSE_BYTES
 from .errors import BadResponse, Unreachable
+from .types import MAX_RESPONSE_BYTES
 
 __all__ = [
     "MAX_RESPONSE_BYTES",

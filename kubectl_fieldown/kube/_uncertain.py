@@ -12,7 +12,7 @@ from .errors import ApiError, KubeError, Unreachable, is_fatal
 
 if TYPE_CHECKING:
     from .client import ClusterClient
-    from .writes import ObjectTarget
+    from .target import ObjectTarget
 
 __all__ = ["MaybeWritten", "Uncertain", "read_back"]
 

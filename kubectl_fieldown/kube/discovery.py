@@ -26,7 +26,7 @@ from .cache import read_json, server_cache_dir, write_bytes_atomic
 from .errors import RequestContext, UnknownResourceType
 
 if TYPE_CHECKING:
-    from .client import ClusterClient
+    from .types import Requester
 
 __all__ = [
     "AGGREGATED_ACCEPT",
@@ -267,7 +267,7 @@ class Discovery:
 
     def __init__(
         self,
-        client: ClusterClient,
+        client: Requester,
         *,
         ttl: float = DEFAULT_TTL,
         cache_dir: Path | None = None,

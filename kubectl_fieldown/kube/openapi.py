@@ -16,7 +16,7 @@ import contextlib
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import parse_qs, urlsplit
 
 from . import _json
@@ -24,7 +24,7 @@ from .cache import server_cache_dir, write_bytes_atomic
 from .errors import KubeError, NotFound, RequestContext
 
 if TYPE_CHECKING:
-    from .client import ClusterClient, HTTPResponse
+    from .types import HTTPResponse, Requester
 
 __all__ = ["OpenAPIV3", "fetch_openapi_v3", "openapi_v3_key"]
 
@@ -55,7 +55,7 @@ class OpenAPIV3:
     ``last_source`` says where the last :meth:`document` came from: ``"memory"``, ``"disk"``
     or ``"server"``."""
 
-    def __init__(self, client: ClusterClient, *, cache_dir: Path | None = None, use_disk_cache: bool = True) -> None:
+    def __init__(self, client: Requester, *, cache_dir: Path | None = None, use_disk_cache: bool = True) -> None:
         self._client = client
         self._dir = (cache_dir if cache_dir is not None else server_cache_dir(client.server)) / "openapi" / "v3"
         self._use_disk = use_disk_cache
@@ -164,6 +164,13 @@ class OpenAPIV3:
         return doc if isinstance(doc, dict) else None
 
 
-def fetch_openapi_v3(client: ClusterClient, group_version: str) -> dict[str, Any]:
+class _WithOpenAPI(Protocol):
+    """A client with an OpenAPI v3 fetcher (a :class:`~.client.ClusterClient`)."""
+
+    @property
+    def openapi(self) -> OpenAPIV3: ...
+
+
+def fetch_openapi_v3(client: _WithOpenAPI, group_version: str) -> dict[str, Any]:
     """The OpenAPI v3 document of ``group_version`` (via the client's cached fetcher)."""
     return client.openapi.document(group_version)

@@ -55,13 +55,13 @@ from .backups import (
     load_backup,
 )
 from .errors import ApiError, Conflict, Invalid, KubeError, Unreachable, is_fatal
+from .target import ObjectTarget
 
 if TYPE_CHECKING:
     from ..managedfields import ManagedFieldsEntry
     from ..remedies.requests import WriteRequest
     from ..remedies.writeplan import OwnershipMove, WritePlan
     from .client import ClusterClient
-    from .discovery import ResourceInfo
 
 __all__ = [
     "BACKUP_DIR_ENV",
@@ -87,23 +87,6 @@ class Result(str, enum.Enum):
     changed = "changed"
     unchanged = "unchanged"
     failed = "failed"
-
-
-@dataclass(frozen=True)
-class ObjectTarget:
-    """One object to write. ``initial`` is a copy already read (a LIST item), used as the first
-    read instead of a GET: if it is stale, the resourceVersion test fails and it is read again."""
-
-    res: ResourceInfo
-    name: str
-    namespace: str | None
-    initial: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
-    manifest: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
-    """The manifest that named the object (``-f``): what its applier will apply next."""
-
-    def describe(self) -> str:
-        ns = f" -n {self.namespace}" if self.namespace and self.res.namespaced else ""
-        return f"{self.res.group_resource}/{self.name}{ns}"
 
 
 @dataclass

@@ -25,7 +25,8 @@ from ..appliers import Applier, ApplierKind
 from ..managedfields import APPLY, LAST_APPLIED_ANNOTATION, UPDATE, ManagedFieldsEntry, decode_entries
 from ..schema.types import Type
 from ..typed.remove import extract_owned
-from .plans import LAST_APPLIED_PATH, last_applied_document
+from .migration import LAST_APPLIED_PATH
+from .toserverside import last_applied_document
 
 __all__ = ["detected_applier", "inferred_manifest", "with_live_fields", "without_paths"]
 
@@ -140,7 +141,7 @@ def _merge_missing(doc: dict[str, Any], extra: Mapping[str, Any]) -> None:
 
 def without_paths(manifest: Mapping[str, Any], paths: Any) -> dict[str, Any]:
     """``manifest`` without the fields at ``paths`` (the edits a fix asks the user to make)."""
-    from .plans import remove_paths
+    from .handover import remove_paths
 
     doc = copy.deepcopy(dict(manifest))
     remove_paths(doc, list(paths))
@@ -151,7 +152,7 @@ def with_live_fields(manifest: Mapping[str, Any], obj: Mapping[str, Any], paths:
     """``manifest`` also setting the fields at ``paths`` to their live values (the fields handed to the
     applier itself: from now on its manifest sets them)."""
     from ..fieldpath.lookup import Lookup
-    from .plans import _manifest_of
+    from .handover import _manifest_of
 
     doc = copy.deepcopy(dict(manifest))
     look = Lookup(obj)

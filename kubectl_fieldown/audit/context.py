@@ -1,0 +1,58 @@
+"""What the audit rules need beyond the object (:class:`AuditContext`) and how ``-f`` manifests are
+matched to live objects (:data:`ObjectKey`, :func:`object_key`). Below the package's ``__init__`` and
+:mod:`.rules`, which both use them; ``kubectl_fieldown.audit`` re-exports them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .catalogue import ANNOTATIONS_LIMIT, AUTOSCALER_MANAGERS, IMPERATIVE_MANAGERS
+
+if TYPE_CHECKING:
+    from ..appliers import Applier
+    from ..fieldmanager import ResourceRules
+
+__all__ = ["AuditContext", "ObjectKey", "object_key"]
+
+ObjectKey = tuple[str, str, str, str]
+"""(apiVersion, kind, namespace or "", name): how ``-f`` manifests are matched to live objects."""
+
+
+def object_key(obj: Mapping[str, Any], default_namespace: str = "") -> ObjectKey:
+    md = obj.get("metadata")
+    md = md if isinstance(md, Mapping) else {}
+    return (str(obj.get("apiVersion") or ""), str(obj.get("kind") or ""),
+            str(md.get("namespace") or default_namespace), str(md.get("name") or ""))
+
+
+def _no_rules(api_version: str, kind: str) -> ResourceRules | None:
+    return None
+
+
+@dataclass(frozen=True)
+class AuditContext:
+    """What the rules need beyond the object.
+
+    ``applier`` is the applier the user names (``--applier``, ``--field-manager``): fixes are for
+    it, and with ``manifests`` (keyed by :func:`object_key`, namespaces defaulted) its next apply is
+    predicted. Without it, each object's fix is for the applier in use. ``rules_for`` gives a kind's
+    merge rules (None: unknown, no fix can be verified); ``now`` is the simulated time; ``fixes``
+    False skips fix selection (findings only)."""
+
+    applier: Applier | None = None
+    manifests: Mapping[ObjectKey, Mapping[str, Any]] = field(default_factory=dict)
+    rules_for: Callable[[str, str], ResourceRules | None] = _no_rules
+    now: str = "1970-01-01T00:00:00Z"
+    ignore: frozenset[str] = frozenset()
+    fixes: bool = True
+    size_warning: int = ANNOTATIONS_LIMIT * 3 // 4
+    size_error: int = ANNOTATIONS_LIMIT * 9 // 10
+    imperative_managers: tuple[str, ...] = IMPERATIVE_MANAGERS
+    autoscaler_managers: tuple[str, ...] = AUTOSCALER_MANAGERS
+    memo: dict[Any, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def field_manager(self) -> str | None:
+        return self.applier.manager if self.applier is not None else None

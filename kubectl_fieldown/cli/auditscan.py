@@ -1,0 +1,304 @@
+"""What ``kubectl fieldown audit`` reads from one cluster: which types (the scope), the ``-f``
+manifests its next apply is predicted from, and the scan that streams every object through the
+audit rules. :mod:`.audit` (the command) and :mod:`.fleet` (many contexts) both use it.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..kube.kindrules import KindRules
+from ..schema.types import GroupVersionKind
+from .errors import UsageError
+
+if TYPE_CHECKING:
+    from ..audit import AuditContext, Finding, ObjectKey
+    from ..fieldmanager import ResourceRules
+    from ..kube.client import AllNamespaces, ClusterClient
+    from ..kube.discovery import ResourceInfo
+    from ..sources import InputDocument
+
+__all__ = ["DEFAULT_EXCLUDED", "Manifests", "ScanResult", "scan", "select_types"]
+
+#: listed only when named with --kinds: events are written by controllers, never applied, and
+#: are usually the largest collections of a cluster (the two types are the same objects)
+DEFAULT_EXCLUDED = frozenset({"events", "events.events.k8s.io"})
+
+
+# --- scope -----------------------------------------------------------------------------------------
+
+
+def select_types(resources: Sequence[ResourceInfo], all_namespaces: bool) -> list[ResourceInfo]:
+    """The types a plain audit scans: listable and patchable (nothing can apply to the others), the
+    preferred version of each, no events; cluster-scoped types only with ``-A``."""
+    out: list[ResourceInfo] = []
+    seen: set[str] = set()
+    for r in resources:
+        if r.group_resource in seen:
+            continue  # discovery lists each group's preferred version first
+        seen.add(r.group_resource)
+        if not {"list", "patch"} <= r.verbs or r.group_resource in DEFAULT_EXCLUDED:
+            continue
+        if not r.namespaced and not all_namespaces:
+            continue
+        out.append(r)
+    return out
+
+
+def _parse_kinds(values: Sequence[str]) -> list[str]:
+    return [t.strip() for v in values for t in v.split(",") if t.strip()]
+
+
+def _resolve_kinds(client: ClusterClient, names: Sequence[str]) -> list[ResourceInfo]:
+    from ..kube.errors import UnknownResourceType
+
+    out: list[ResourceInfo] = []
+    for n in names:
+        try:
+            r = client.discovery.resolve(n)
+        except UnknownResourceType as e:
+            raise UsageError(f"--kinds: {e}") from None
+        if "list" not in r.verbs:
+            raise UsageError(f"--kinds: {r.group_resource} cannot be listed")
+        if r not in out:
+            out.append(r)
+    return out
+
+
+def _parse_concurrency(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise UsageError(f"--concurrency must be a whole number, not {text!r}") from None
+    if not 1 <= n <= 32:
+        raise UsageError(f"--concurrency must be between 1 and 32, not {n}")
+    return n
+
+
+# --- manifests for predicted conflicts ---------------------------------------------------------------
+
+
+@dataclass
+class Manifests:
+    """The ``-f`` manifests by live-object key, with the engine rules of each kind."""
+
+    by_key: dict[ObjectKey, dict[str, Any]] = field(default_factory=dict)
+    resources: dict[ObjectKey, ResourceInfo] = field(default_factory=dict)
+    rules: dict[tuple[str, str], ResourceRules] = field(default_factory=dict)
+    sources: dict[ObjectKey, InputDocument] = field(default_factory=dict)
+    """Where each manifest was read (``-o sarif`` points at its lines)."""
+
+
+def _read_manifests(paths: Sequence[str], recursive: bool) -> list[InputDocument]:
+    from ..files import load_sources
+
+    docs: list[InputDocument] = []
+    for p in paths:
+        result = load_sources(p, recursive=recursive)
+        if result.errors:
+            raise UsageError(str(result.errors[0]))
+        for d in result.documents:
+            md = d.obj.get("metadata")
+            md = md if isinstance(md, Mapping) else {}
+            missing = [k for k, v in (("apiVersion", d.obj.get("apiVersion")), ("kind", d.obj.get("kind")),
+                                      ("metadata.name", md.get("name"))) if not v]
+            if missing:
+                raise UsageError(f"{d.where}: a manifest to apply needs {' and '.join(missing)}")
+            docs.append(d)
+    return docs
+
+
+def _load_manifests(client: ClusterClient, docs: Sequence[InputDocument], flag_namespace: str | None,
+                    kind_rules: KindRules) -> Manifests:
+    from ..kube.errors import UnknownResourceType
+
+    out = Manifests()
+    for source in docs:
+        doc = source.obj
+        api_version, kind = str(doc["apiVersion"]), str(doc["kind"])
+        try:
+            res = client.discovery.resolve_kind(api_version, kind)
+        except UnknownResourceType:
+            continue  # the applier would create the type first: there is no live object to conflict with
+        md = dict(doc.get("metadata") or {})
+        ns = ""
+        if res.namespaced:
+            ns = str(md.get("namespace") or flag_namespace or client.default_namespace)
+            md["namespace"] = ns
+        key: ObjectKey = (api_version, kind, ns, str(md["name"]))
+        out.by_key[key] = {**doc, "metadata": md}
+        out.sources[key] = source
+        out.resources[key] = res
+        if (api_version, kind) not in out.rules:
+            out.rules[(api_version, kind)] = kind_rules.rules(GroupVersionKind.from_api_version(api_version, kind),
+                                                              "status" in res.subresources, res)
+    return out
+
+
+class _RulesByKind:
+    """Each kind's engine rules, looked up once, on first need (an audit meets few kinds)."""
+
+    def __init__(self, client: ClusterClient, kind_rules: KindRules,
+                 known: dict[tuple[str, str], ResourceRules]) -> None:
+        self._client = client
+        self._kind_rules = kind_rules
+        self._known: dict[tuple[str, str], ResourceRules | None] = dict(known)
+
+    def __call__(self, api_version: str, kind: str) -> ResourceRules | None:
+        from ..kube.errors import KubeError
+        from ..kube.stream import FATAL_ERRORS
+
+        key = (api_version, kind)
+        if key not in self._known:
+            try:
+                res = self._client.discovery.resolve_kind(api_version, kind)
+                rules: ResourceRules | None = self._kind_rules.rules(
+                    GroupVersionKind.from_api_version(api_version, kind), "status" in res.subresources, res)
+            except FATAL_ERRORS:
+                raise
+            except KubeError:
+                rules = None
+            if rules is not None and rules.schema.deduced:
+                rules = None  # a deduced schema makes every list atomic: a fix checked on it proves nothing
+            self._known[key] = rules
+        return self._known[key]
+
+
+def _now() -> str:
+    from ..managedfields import format_time
+
+    return format_time(time.time())
+
+
+# --- the scan --------------------------------------------------------------------------------------
+
+
+@dataclass
+class ScanResult:
+    findings: list[Finding] = field(default_factory=list)
+    objects: int = 0
+    objects_by_type: dict[str, int] = field(default_factory=dict)
+    complete_types: set[str] = field(default_factory=set)
+    seen_manifests: set[ObjectKey] = field(default_factory=set)
+    interrupted: bool = False
+
+
+class _Progress:
+    """A rich progress bar on stderr when stderr is a terminal; nothing (and no rich) otherwise."""
+
+    def __init__(self, total_types: int) -> None:
+        self._bar: Any = None
+        self._task: Any = None
+        try:
+            tty = sys.stderr.isatty()
+        except (AttributeError, ValueError):
+            tty = False
+        if not tty or total_types == 0:
+            return
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self._bar = Progress(TextColumn("auditing"), BarColumn(), MofNCompleteColumn(), TextColumn("types"),
+                             TextColumn("{task.fields[objects]:,} objects"), TimeElapsedColumn(),
+                             console=Console(file=sys.stderr), transient=True)
+        self._task = self._bar.add_task("audit", total=total_types, objects=0)
+        self._bar.start()
+
+    def update(self, objects: int, types_done: int) -> None:
+        if self._bar is not None:
+            self._bar.update(self._task, completed=types_done, objects=objects)
+
+    def stop(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None
+
+
+def scan(client: ClusterClient, types: Sequence[ResourceInfo], namespace: str | AllNamespaces | None,
+         selector: str | None, ctx: AuditContext, workers: int, progress_bar: bool = True) -> ScanResult:
+    """Stream every page of ``types`` through the rules; Ctrl-C ends it with what was found."""
+    from ..audit import audit_object, object_key, type_finding
+    from ..kube.errors import Forbidden
+    from ..kube.stream import PageStream
+    from ..render.common import counted
+
+    result = ScanResult()
+    findings = result.findings
+    by_type = result.objects_by_type
+    manifests = ctx.manifests
+    scope_ns = None if not isinstance(namespace, str) else namespace
+    progress = _Progress(len(types) if progress_bar else 0)
+    stream = PageStream(client, types, namespace, label_selector=selector, workers=workers)
+    done = 0
+    try:
+        for ev in stream:
+            res = ev.resource
+            if ev.items is not None:
+                for obj in ev.items:
+                    found = audit_object(obj, ctx)
+                    if found:
+                        findings.extend(found)
+                    if manifests:
+                        key = object_key(obj)
+                        if key in manifests:
+                            result.seen_manifests.add(key)
+                n = len(ev.items)
+                result.objects += n
+                by_type[res.group_resource] = by_type.get(res.group_resource, 0) + n
+            elif ev.done:
+                done += 1
+                result.complete_types.add(res.group_resource)
+            elif ev.error is not None:
+                done += 1
+                listed = by_type.get(res.group_resource, 0)
+                after = f" (after {counted(listed, 'object')})" if listed else ""
+                if isinstance(ev.error, Forbidden):
+                    findings.append(type_finding("type-forbidden", res.api_version, res.kind, res.group_resource,
+                                                 scope_ns if res.namespaced else None, f"{ev.error}{after}"))
+                else:
+                    findings.append(type_finding("type-error", res.api_version, res.kind, res.group_resource,
+                                                 scope_ns if res.namespaced else None, f"{ev.error}{after}"))
+            progress.update(result.objects, done)
+    except KeyboardInterrupt:
+        result.interrupted = True
+    finally:
+        stream.close()
+        progress.stop()
+    return result
+
+
+def _unseen_manifests(client: ClusterClient, m: Manifests, result: ScanResult, ctx: AuditContext,
+                      namespace: str | AllNamespaces | None, selector: str | None) -> None:
+    """The objects of manifests the scan did not meet (outside ``-n``, ``-l`` or ``--kinds``): read one
+    by one and audited like the scanned ones — every finding and the fix — since ``-f`` names them. An
+    object of a type listed completely in its namespace does not exist."""
+    from ..audit import audit_object, type_finding
+    from ..kube.errors import Forbidden, KubeError, NotFound
+    from ..kube.stream import FATAL_ERRORS
+
+    for key in m.by_key:
+        if key in result.seen_manifests:
+            continue
+        res = m.resources[key]
+        in_scope = not res.namespaced or not isinstance(namespace, str) or namespace == key[2]
+        if res.group_resource in result.complete_types and in_scope and selector is None:
+            continue
+        try:
+            live = client.get(res, key[3], key[2] or None)
+        except NotFound:
+            continue  # the applier creates it: nothing to conflict with
+        except FATAL_ERRORS:
+            raise
+        except KubeError as e:
+            rule = "type-forbidden" if isinstance(e, Forbidden) else "type-error"
+            result.findings.append(type_finding(rule, res.api_version, res.kind, res.group_resource,
+                                                key[2] or None, str(e)))
+            continue
+        result.findings.extend(audit_object(live, ctx))
+        result.seen_manifests.add(key)
+        result.objects += 1
+        result.objects_by_type[res.group_resource] = result.objects_by_type.get(res.group_resource, 0) + 1
