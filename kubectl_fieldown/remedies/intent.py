@@ -313,6 +313,8 @@ def _configuration_record(e: ManagedFieldsEntry, fs: FieldSet, la_fields: FieldS
         return fs
     if e.manager == KUBECTL_CLIENT_SIDE_APPLY:
         return la_fields
+    if applier.kind is ApplierKind.helm and e.manager == applier.manager:
+        return fs  # Helm 3's release under Helm 4's name: the whole chart, patched three-way
     if manifest_fields is not None and _configuration_overlap(e, applier, manifest_fields):
         return fs
     return None
