@@ -198,6 +198,12 @@ def plan_run(
             err.status = run.error.status
             plan.error = err
         return plan
+    failed = run.failure
+    if failed is not None:
+        err = FieldManagerError(run.failure_message)
+        err.status = failed.status
+        plan.error = err
+        return plan
     final = run.result if run.result is not None else (dict(live) if live is not None else {})
     before = _without_mf(live) if live is not None else {}
     comparison = compare(before, _without_mf(final), rules.root)

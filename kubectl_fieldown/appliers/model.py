@@ -277,6 +277,25 @@ class ApplierRun:
         return self.error is None
 
     @property
+    def failure(self) -> Request | None:
+        """The request that keeps the run from doing what it is for: the one the tool stopped on, or
+        kubectl's second apply after its managedFields migration, which kubectl only warns about —
+        the fields the manifest dropped then stay."""
+        if self.error is not None:
+            return self.error
+        return next((r for r in self.warnings if r.verb == "apply" and r.purpose.startswith("apply again")), None)
+
+    @property
+    def failure_message(self) -> str:
+        r = self.failure
+        if r is None:
+            return ""
+        if r is self.error:
+            return r.message
+        return (f"{r.message} (kubectl's second apply, after folding the client-side manager; kubectl only "
+                "warns, and the fields the manifest dropped stay)")
+
+    @property
     def entries(self) -> list[ManagedFieldsEntry]:
         if self.result is None:
             return []

@@ -233,12 +233,13 @@ def predicted_conflict(f: ObjectFacts, ctx: AuditContext) -> list[Finding]:
 
     run = run_applier(applier, f.obj, manifest, rules, now=ctx.now)
     conflicts = run.conflicts if run.error is not None else run.taken_over
-    if run.error is not None and not run.conflicts:
+    failed = run.failure
+    if failed is not None and not run.conflicts:
         # the server's 500 for a badly typed value quotes it: none of a Secret's
-        error = scrub(run.error.message, secret_texts(f.obj, manifest)) if f.is_secret else run.error.message
+        error = scrub(run.failure_message, secret_texts(f.obj, manifest)) if f.is_secret else run.failure_message
         return [f.finding("predicted-conflict", f"{applier.describe()} would fail: {error}",
                           {"manager": applier.manager, "conflicts": [], "error": error,
-                           "status": run.error.status})]
+                           "status": failed.status})]
     if not conflicts:
         return []
     by_owner: dict[str, list[str]] = {}

@@ -146,9 +146,9 @@ class Verification:
 
     @property
     def apply_error(self) -> str | None:
-        if self.run is None or self.run.ok or self.run.error is None:
+        if self.run is None or self.run.failure is None:
             return None
-        return self.run.error.message
+        return self.run.failure_message
 
     @property
     def ok(self) -> bool:
