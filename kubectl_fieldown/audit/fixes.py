@@ -105,9 +105,10 @@ def _object_fix(f: ObjectFacts, applier: Applier, named: bool, chosen: Fix, find
         alone = tuple((path_string(p), owners) for p, owners in stays(chosen.alone))
     v = chosen.verification
     inferred = tuple(path_string(p) for p in v.dropped_removed if v.intent is not None and v.intent.inferred_set(p))
-    superseded = tuple(path_string(p) for p in v.dropped_removed if v.intent is not None
-                       and _superseded_by(v.intent, chosen, f.obj, applier, manifest, root).superseded_set(p)
-                       and path_string(p) not in inferred)
+    latest = _superseded_by(v.intent, chosen, f.obj, applier, manifest, root) \
+        if v.intent is not None and v.dropped_removed else None
+    superseded = tuple(path_string(p) for p in v.dropped_removed if latest is not None
+                       and latest.superseded_set(p) and path_string(p) not in inferred)
     args: tuple[str, ...] = ()
     if chosen.command is not None and chosen.ok:
         args = tuple(chosen.command.args())
