@@ -250,9 +250,14 @@ def test_broken_pipe_is_quiet() -> None:
     assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr
 
 
-def test_completion_uses_the_executable_name() -> None:
-    proc = subprocess.run([sys.executable, "-m", "kubectl_fieldown", "--show-completion", "bash"],
-                          capture_output=True, text=True, env=_script_env(), timeout=60, check=False)
+@pytest.mark.parametrize("argv", [["completion", "bash"], ["--show-completion", "bash"]])
+def test_completion_uses_the_executable_name(argv: list[str]) -> None:
+    # typer's --show-completion names the shell it finds among the process' ancestors; its own test
+    # switch makes it take the shell as a value instead, so that the test does not depend on being
+    # started from a shell (a detached CI runner has none)
+    env = dict(_script_env(), _TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION="1")
+    proc = subprocess.run([sys.executable, "-m", "kubectl_fieldown", *argv],
+                          capture_output=True, text=True, env=env, timeout=60, check=False)
     assert proc.returncode == 0, proc.stderr
     assert "_KUBECTL_FIELDOWN_COMPLETE" in proc.stdout
     assert "kubectl-fieldown" in proc.stdout
