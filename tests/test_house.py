@@ -141,7 +141,7 @@ def test_the_graph_sees_imports() -> None:
     """The graph is not empty by mistake: a module-level edge and a TYPE_CHECKING one are found, a lazy
     one (inside a function) is not."""
     graph = _graph()
-    assert "kubectl_fieldown.fieldpath" in graph["kubectl_fieldown.ownership"]
+    assert "kubectl_fieldown.fieldpath" in graph["kubectl_fieldown.ownership.tree"]
     assert "kubectl_fieldown.kube.discovery" in graph["kubectl_fieldown.kube.client"]  # under TYPE_CHECKING
     assert "kubectl_fieldown.kube.client" not in graph["kubectl_fieldown.cli.completion"]  # inside _client()
     assert sum(len(v) for v in graph.values()) > 100

@@ -20,10 +20,10 @@ import sys
 from collections.abc import Callable
 from typing import Any, ParamSpec, TypeVar, overload
 
+from ..base.redact import scrub_credentials
+from ..base.value import bounded_message, escape_controls
 from ..fieldpath import FieldsV1Error, PathSyntaxError
-from ..managedfields import ManagedFieldsError
-from ..redact import scrub_credentials
-from ..value import bounded_message, escape_controls
+from ..ownership.managedfields import ManagedFieldsError
 
 __all__ = [
     "DEBUG_ENV",
@@ -128,7 +128,7 @@ def describe(exc: BaseException) -> tuple[str, int] | None:
         return str(exc), EXIT_USAGE
     if isinstance(exc, (ManagedFieldsError, FieldsV1Error)):
         return str(exc), EXIT_USAGE  # input the tool cannot read
-    sources = sys.modules.get("kubectl_fieldown.sources")
+    sources = sys.modules.get("kubectl_fieldown.manifests.sources")
     if sources is not None and isinstance(exc, sources.SourceError):
         return str(exc), EXIT_USAGE
     if isinstance(exc, OSError) and not isinstance(exc, BrokenPipeError):

@@ -61,7 +61,7 @@ def handover(
         typer.Option("--to", metavar="MANAGER", help="The manager that takes the fields over.", show_default=False),
     ] = None,
 ) -> WriteJob:
-    from ..managedfields import KUBECTL_CLIENT_SIDE_APPLY
+    from ..ownership.managedfields import KUBECTL_CLIENT_SIDE_APPLY
     from ..remedies.commands import Handover
 
     paths = check_fields(field, "hand over")

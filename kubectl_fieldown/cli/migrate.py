@@ -156,7 +156,7 @@ def migrate(
         ),
     ] = None,
 ) -> WriteJob:
-    from ..managedfields import KUBECTL, KUBECTL_CLIENT_SIDE_APPLY
+    from ..ownership.managedfields import KUBECTL, KUBECTL_CLIENT_SIDE_APPLY
     from ..remedies.commands import MigrateFor, MigrateToClientSide, MigrateToServerSide
 
     if for_applier is not None:

@@ -52,7 +52,7 @@ def strip_last_applied(
         ),
     ] = None,
 ) -> WriteJob:
-    from ..managedfields import KUBECTL_CLIENT_SIDE_APPLY
+    from ..ownership.managedfields import KUBECTL_CLIENT_SIDE_APPLY
     from ..remedies.commands import StripLastApplied
 
     paths = check_fields(field, "strip")

@@ -136,7 +136,7 @@ AllowValueChanges = Annotated[
 
 
 def parse_retries(text: str) -> int:
-    from ..value import excerpt
+    from ..base.value import excerpt
 
     if len(text.strip().lstrip("+-0")) > 3 and text.strip().lstrip("+-").isdigit():
         raise UsageError(f"--max-retries must be between 0 and 100, not {excerpt(text)}")
@@ -159,7 +159,7 @@ def path_names(obj: Mapping[str, Any]) -> FieldNames:
 
     from ..fieldpath import FieldSet
     from ..fieldpath.lookup import names_in
-    from ..managedfields import LAST_APPLIED_ANNOTATION, ManagedFieldsError, decode_entries
+    from ..ownership.managedfields import LAST_APPLIED_ANNOTATION, ManagedFieldsError, decode_entries
 
     md = obj.get("metadata") or {}
     docs: list[Any] = [obj]
@@ -182,9 +182,9 @@ def check_fields(texts: Sequence[str] | None, verb: str) -> list[str]:
     ``.apiVersion``, ``.metadata`` itself, ``.metadata.name`` and the other fields the server strips
     from every manager's set are nobody's, so nothing can be handed over (and stripping them from the
     last-applied annotation would break it)."""
+    from ..base.value import excerpt
     from ..fieldpath import parse_path
-    from ..managedfields import never_owned
-    from ..value import excerpt
+    from ..ownership.managedfields import never_owned
 
     paths = list(texts or ())
     if not paths:

@@ -30,7 +30,7 @@ DEDUCED_SOURCE = "deduced"
 def _now() -> str:
     import time
 
-    from ..managedfields import format_time
+    from ..ownership.managedfields import format_time
 
     return format_time(time.time())
 
@@ -118,7 +118,7 @@ def applier_version(obj: Mapping[str, Any], applier: Applier | None, manifest: M
     else the version the object was read at."""
     import json
 
-    from ..managedfields import (
+    from ..ownership.managedfields import (
         APPLY,
         KUBECTL_CLIENT_SIDE_APPLY,
         LAST_APPLIED_ANNOTATION,

@@ -186,13 +186,13 @@ def failed_outcome(where: str, error: BaseException) -> WriteOutcome:
 def write_one(client: ClusterClient, target: ObjectTarget, plan: Plan,
               wopts: WriteOptions, backups: BackupRun | None) -> WriteOutcome:
     """``kube.writes.execute``, and a Secret's values scrubbed from everything its outcome says (notes,
-    errors, refusals, patches): the last resort behind the structural redaction (redact.py), for a
+    errors, refusals, patches): the last resort behind the structural redaction (base/redact.py), for a
     value that reached a message some other way — a server's error text, a simulated 500."""
     import dataclasses
 
+    from ..base.redact import scrub_credentials, scrub_value, secret_texts
+    from ..base.value import bounded_message
     from ..kube.writes import execute
-    from ..redact import scrub_credentials, scrub_value, secret_texts
-    from ..value import bounded_message
 
     seen: list[Mapping[str, Any]] = []
 

@@ -1,13 +1,13 @@
 """Kubernetes objects from text: what ``show -i``, ``--live`` and ``-f`` manifests are made of.
 
-Pure (no I/O): :mod:`kubectl_fieldown.files` reads files, directories and stdin and hands the text
+Pure (no I/O): :mod:`kubectl_fieldown.cli.files` reads files, directories and stdin and hands the text
 here. Accepts what people actually feed to kubectl: YAML or JSON, several documents per text,
 ``kind: List`` (and the ``*List`` kinds that ``kubectl get -o yaml`` prints for several objects and
 that the LIST endpoint returns). Every error names the source and the 1-based document number,
 because a multi-document file is otherwise impossible to debug from a one-line message.
 
 YAML is read the way the API machinery reads it (sigs.k8s.io/yaml), see
-:mod:`kubectl_fieldown.safeyaml`: timestamps stay strings and map keys become strings, so a
+:mod:`kubectl_fieldown.manifests.safeyaml`: timestamps stay strings and map keys become strings, so a
 hand-written ``creationTimestamp: 2024-01-01T00:00:00Z`` does not turn into a ``datetime`` that JSON
 output cannot represent. JSON is read as kubectl passes it on: NaN and infinities are refused, an
 invalid surrogate escape becomes U+FFFD, a whole-number float is an integer (``1.0`` is 1) and an
@@ -26,10 +26,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..base.objects import ObjectRef
+from ..base.value import MAX_DEPTH, valid_text
 from .goscalar import json_number
-from .objects import ObjectRef
 from .safeyaml import YAMLReadError, load_all
-from .value import MAX_DEPTH, valid_text
 
 __all__ = [
     "MAX_DEPTH",

@@ -1,6 +1,6 @@
 """The conflicts analysis: what a server-side apply of one manifest does, as a report.
 
-From an :class:`~kubectl_fieldown.applyplan.ApplyPlan` (or each applier's request sequence) to a
+From an :class:`~kubectl_fieldown.conflicts.applyplan.ApplyPlan` (or each applier's request sequence) to a
 :class:`ConflictReport`: conflicts in the server's order, co-owners of shared fields, a Secret's
 values redacted, what ``kubectl apply --server-side`` does after the request, a checked way out of
 the conflicts; and the comparison of a prediction with the server's own answer to the same apply
@@ -18,15 +18,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .fieldpath import Path
-from .objects import ObjectRef, is_secret
+from ..base.objects import ObjectRef, is_secret
+from ..fieldpath import Path
 
 if TYPE_CHECKING:
-    from .appliers import Applier
+    from ..appliers import Applier
+    from ..fieldmanager import ResourceRules
+    from ..fieldpath import FieldSet
+    from ..schema.types import KindSchema
     from .applyplan import ApplyPlan, PlannedConflict
-    from .fieldmanager import ResourceRules
-    from .fieldpath import FieldSet
-    from .schema.types import KindSchema
 
 __all__ = [
     "AGREES",
@@ -194,7 +194,7 @@ def _metadata(obj: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def _identity_json(c: PlannedConflict) -> str:
-    from .managedfields import APPLY, ManagerIdentity
+    from ..ownership.managedfields import APPLY, ManagerIdentity
 
     return ManagerIdentity(c.manager, c.operation, "" if c.operation == APPLY else c.api_version,
                            c.subresource).json()
@@ -207,7 +207,7 @@ def server_order(conflicts: Sequence[PlannedConflict]) -> list[PlannedConflict]:
 
 
 def _redact_conflict(c: PlannedConflict) -> PlannedConflict:
-    from .redact import REDACTED, is_secret_value_path
+    from ..base.redact import REDACTED, is_secret_value_path
 
     if not is_secret_value_path(c.path):
         return c
@@ -228,8 +228,8 @@ def report_from_plan(
 ) -> ConflictReport:
     """The report of one plan: conflicts in the server's order, co-owners of shared fields, secrets
     redacted (unless asked), the result's managedFields as they appear in the object."""
-    from .managedfields import APPLY
-    from .redact import redact_secret
+    from ..base.redact import redact_secret
+    from ..ownership.managedfields import APPLY
 
     redact = is_secret(plan.api_version, plan.kind) and not show_secret_values
     conflicts = server_order(plan.conflicts)
@@ -292,9 +292,9 @@ def kubectl_followup(plan: ApplyPlan, live: Mapping[str, Any] | None, manifest: 
     the single apply request, which is what the server answers and what other SSA clients send.
 
     None when kubectl would do nothing more (no such managers, or the first apply fails)."""
+    from ..fieldpath import is_prefix, path_from_fields
+    from ..ownership.managedfields import LAST_APPLIED_ANNOTATION, UPDATE
     from .applyplan import plan_apply
-    from .fieldpath import is_prefix, path_from_fields
-    from .managedfields import LAST_APPLIED_ANNOTATION, UPDATE
 
     if plan.result is None:
         return None
@@ -346,7 +346,7 @@ class ServerRefusal(Protocol):
 
 
 def _entry_sets(raw: Any) -> dict[tuple[str, str, str, str], FieldSet]:
-    from .managedfields import decode_entries
+    from ..ownership.managedfields import decode_entries
 
     out: dict[tuple[str, str, str, str], FieldSet] = {}
     for e in decode_entries(raw):
@@ -361,7 +361,7 @@ def _entry_label(key: tuple[str, str, str, str]) -> str:
 
 
 def _paths_text(paths: FieldSet, limit: int = 3) -> str:
-    from .fieldpath import path_string
+    from ..fieldpath import path_string
 
     ps = [path_string(p) for p in paths.sorted_paths()]
     more = f" and {len(ps) - limit} more" if len(ps) > limit else ""
@@ -388,7 +388,7 @@ def _managed_differences(predicted: Any, server: Any) -> list[str]:
 
 
 def _first_difference(a: Any, b: Any, path: str) -> str | None:
-    from .value import value_on_one_line
+    from ..base.value import value_on_one_line
 
     if isinstance(a, Mapping) and isinstance(b, Mapping):
         for k in [*a, *(k for k in b if k not in a)]:
@@ -402,7 +402,7 @@ def _first_difference(a: Any, b: Any, path: str) -> str | None:
             if d:
                 return d
         return None
-    from .value import values_equal
+    from ..base.value import values_equal
 
     if a is not _ABSENT and b is not _ABSENT and values_equal(a, b):
         return None
@@ -426,9 +426,9 @@ def _object_view(obj: Mapping[str, Any]) -> dict[str, Any]:
 
 def _owned_value_difference(predicted: Mapping[str, Any], server: Mapping[str, Any]) -> str | None:
     """Built-in kinds are defaulted by Go code we do not run: compare only the owned scalars."""
-    from .fieldpath import FieldSet, path_string
-    from .fieldpath.lookup import MISSING, Lookup
-    from .value import value_on_one_line, values_equal
+    from ..base.value import value_on_one_line, values_equal
+    from ..fieldpath import FieldSet, path_string
+    from ..fieldpath.lookup import MISSING, Lookup
 
     owned = FieldSet()
     for fs in _entry_sets(_metadata(server).get("managedFields")).values():
@@ -449,7 +449,7 @@ def _owned_value_difference(predicted: Mapping[str, Any], server: Mapping[str, A
 
 
 def _predicted_text(report: ConflictReport) -> str:
-    from .fieldpath import path_string
+    from ..fieldpath import path_string
 
     if report.error:
         return f"a {report.error_status} {report.error_reason}".rstrip()
@@ -499,7 +499,7 @@ def compare_dry_run(
         n = len(causes)
         said = f"{n} conflict{'s' if n != 1 else ''}: " + ", ".join(f"{c.field} ({c.manager})" for c in causes[:3]) \
             + (f" and {n - 3} more" if n > 3 else "")
-        from .fieldpath import path_string
+        from ..fieldpath import path_string
 
         predicted_set = {(c.manager, path_string(c.path)) for c in report.conflicts}
         if report.blocked and not report.error and predicted_set == server:
@@ -539,9 +539,9 @@ def predict(
 ) -> tuple[ConflictReport, ApplyPlan]:
     """One document: plan the apply (or each ``--applier``'s request sequence), explain it, add what
     kubectl does after a single apply, and a checked way out of its conflicts."""
-    from .appliers import applier_for_manager
+    from ..appliers import applier_for_manager
+    from ..remedies.choose import AUTOSCALERS, conflict_fix
     from .applyplan import plan_apply, plan_run
-    from .remedies.choose import AUTOSCALERS, conflict_fix
 
     def glob_match(name: str, globs: Sequence[str]) -> bool:
         import fnmatch
@@ -579,8 +579,8 @@ def predict(
 def hinted_schema(schema: KindSchema, live: Mapping[str, Any]) -> KindSchema:
     """No schema known: the list types the live managedFields show beat treating every list as
     atomic (the server that wrote them had the schema)."""
-    from .managedfields import decode_entries
-    from .schema.hinted import with_list_hints
+    from ..ownership.managedfields import decode_entries
+    from ..schema.hinted import with_list_hints
 
     if not schema.deduced:
         return schema

@@ -1,8 +1,8 @@
 """Reading objects from files, directories and stdin (shell): ``show -i``, ``--live``, ``-f``.
 
-The text is parsed by :mod:`kubectl_fieldown.sources` (pure). Directories are read like kubectl
+The text is parsed by :mod:`kubectl_fieldown.manifests.sources` (pure). Directories are read like kubectl
 reads them: ``*.yaml``, ``*.yml`` and ``*.json`` in name order, subdirectories only when recursive;
-``-`` is stdin. No file or stdin is read beyond :data:`~kubectl_fieldown.sources.MAX_INPUT_BYTES`.
+``-`` is stdin. No file or stdin is read beyond :data:`~kubectl_fieldown.manifests.sources.MAX_INPUT_BYTES`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import os
 import sys
 from collections.abc import Iterator
 
-from .sources import MAX_INPUT_BYTES, InputDocument, SourceError, SourceResult, parse_text, too_large
+from ..manifests.sources import MAX_INPUT_BYTES, InputDocument, SourceError, SourceResult, parse_text, too_large
 
 __all__ = ["MANIFEST_SUFFIXES", "STDIN", "load_sources", "read_objects"]
 

@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .fieldmanager import (
+from ..fieldmanager import (
     ApplyConflict,
     FieldConflict,
     FieldManagerError,
@@ -33,9 +33,9 @@ from .fieldmanager import (
     WriteResult,
     simulate_apply,
 )
-from .fieldpath import FIELD, KEY, FieldSet, Path, is_prefix, path_from_fields
-from .fieldpath.lookup import MISSING, Lookup
-from .managedfields import (
+from ..fieldpath import FIELD, KEY, FieldSet, Path, is_prefix, path_from_fields
+from ..fieldpath.lookup import MISSING, Lookup
+from ..ownership.managedfields import (
     APPLY,
     KUBECTL,
     KUBECTL_LAST_APPLIED,
@@ -46,10 +46,10 @@ from .managedfields import (
     ManagedFieldsError,
     decode_entries,
 )
-from .typed.tofieldset import to_field_set
+from ..typed.tofieldset import to_field_set
 
 if TYPE_CHECKING:
-    from .appliers import Applier, Request
+    from ..appliers import Applier, Request
 
 
 @dataclass(frozen=True)
@@ -168,8 +168,8 @@ def plan_run(
     """What ``applier``'s whole request sequence does to ``live`` (see :func:`plan_apply`): the
     conflicts that stop it (or that a forced apply takes over), what it deletes, shares, leaves behind
     and never prunes, and each request it sends."""
-    from .appliers import run_applier
-    from .typed.compare import compare
+    from ..appliers import run_applier
+    from ..typed.compare import compare
 
     md = manifest.get("metadata") or {}
     plan = ApplyPlan(
@@ -227,10 +227,10 @@ def _kubectl_flow(
     now: str,
     force: bool,
 ) -> WriteResult:
-    from .csaupgrade import find_fields_owners, upgrade_managed_fields
-    from .fieldmanager import simulate_update
-    from .fieldpath import encode_fields_v1, path_from_fields
-    from .typed.compare import compare
+    from ..appliers.csaupgrade import find_fields_owners, upgrade_managed_fields
+    from ..fieldmanager import simulate_update
+    from ..fieldpath import encode_fields_v1, path_from_fields
+    from ..typed.compare import compare
 
     lac_path = FieldSet([path_from_fields("metadata", "annotations", LAST_APPLIED_ANNOTATION)])
     obj = first.object

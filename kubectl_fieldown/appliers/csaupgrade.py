@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
-from .fieldpath import FieldSet
-from .managedfields import APPLY, UPDATE, ManagedFieldsEntry
+from ..fieldpath import FieldSet
+from ..ownership.managedfields import APPLY, UPDATE, ManagedFieldsEntry
 
 
 def upgrade_managed_fields(

@@ -1,11 +1,11 @@
 """Where each field of a manifest was written: line and column of every map key and list item.
 
-The values themselves come from :mod:`kubectl_fieldown.safeyaml` (which checks the limits); this
+The values themselves come from :mod:`kubectl_fieldown.manifests.safeyaml` (which checks the limits); this
 module reads the same text a second time, event by event and without building anything but a
 table, so that a finding about ``.spec.replicas`` can point at the line that sets it (SARIF,
 :mod:`kubectl_fieldown.render.sarif`). Pure: text in, positions out; nothing recurses.
 
-Documents are numbered as :func:`kubectl_fieldown.safeyaml.load_all` numbers them (1-based, empty
+Documents are numbered as :func:`kubectl_fieldown.manifests.safeyaml.load_all` numbers them (1-based, empty
 ones counted), so ``InputDocument.document`` indexes :func:`document_positions`. Lines and
 columns are 1-based and count Unicode code points, as the parser's marks do. An alias is located
 where the alias is written; the fields a ``<<`` merge key brings in are located at the ``<<`` key.
@@ -17,8 +17,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .fieldpath.element import FIELD, INDEX, Path, PathElement
-from .fieldpath.lookup import MISSING, child_value
+from ..fieldpath.element import FIELD, INDEX, Path, PathElement
+from ..fieldpath.lookup import MISSING, child_value
 
 __all__ = ["DocumentPositions", "Position", "document_positions", "locate_path", "locate_text"]
 
@@ -191,7 +191,7 @@ class _ObjectNames:
 
 def locate_text(obj: Any, positions: DocumentPositions, text: str, base: JSONPath = ()) -> Position:
     """:func:`locate_path` for a path as the tool prints it (``.spec.template.metadata.labels.app``)."""
-    from .fieldpath.pathstring import PathSyntaxError, parse_path
+    from ..fieldpath.pathstring import PathSyntaxError, parse_path
 
     try:
         path = parse_path(text, _ObjectNames(obj))

@@ -12,8 +12,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .fieldpath import CANONICAL, FieldSet, FieldsV1Error, Path, decode_fields_v1, fields_v1_object, path_from_fields
-from .value import go_json_string_html, go_quote
+from ..base.value import go_json_string_html, go_quote
+from ..fieldpath import CANONICAL, FieldSet, FieldsV1Error, Path, decode_fields_v1, fields_v1_object, path_from_fields
 
 APPLY = "Apply"
 UPDATE = "Update"

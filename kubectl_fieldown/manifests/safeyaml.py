@@ -3,7 +3,7 @@
 kubectl reads YAML with sigs.k8s.io/yaml (go-yaml v2), then passes it on as JSON: go-yaml's scalar
 rules (``y``/``on`` booleans, ``018`` and ``1e3`` numbers, no sexagesimal numbers, tags other than
 the core ones ignored), map keys made strings as sigs.k8s.io/yaml makes them, whole-number floats
-becoming integers (see :mod:`kubectl_fieldown.goscalar`), anchors and aliases expanded, ``<<``
+becoming integers (see :mod:`kubectl_fieldown.manifests.goscalar`), anchors and aliases expanded, ``<<``
 merge keys merged where they stand. Timestamps stay the text that was written.
 
 The values are built straight from the parser's events (libyaml's parser when PyYAML has it),
@@ -29,9 +29,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from ..base.value import MAX_DEPTH, valid_text
 from .goscalar import MERGE as _MERGE
 from .goscalar import ScalarError, json_number, key_text, resolve
-from .value import MAX_DEPTH, valid_text
 
 __all__ = ["MAX_DEPTH", "YAMLReadError", "key_string", "load_all", "valid_text"]
 
@@ -63,7 +63,7 @@ _plain_cache: dict[str, Any] = {}
 
 
 def _scalar(event: Any) -> Any:
-    """The Go value go-yaml decodes a scalar event into (see :mod:`kubectl_fieldown.goscalar`)."""
+    """The Go value go-yaml decodes a scalar event into (see :mod:`kubectl_fieldown.manifests.goscalar`)."""
     tag = event.tag
     value: str = event.value
     if tag is None:

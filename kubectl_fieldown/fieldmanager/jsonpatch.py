@@ -7,7 +7,7 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .value import values_equal
+from ..base.value import values_equal
 
 __all__ = ["JsonPatchError", "apply_json_patch", "pointer"]
 

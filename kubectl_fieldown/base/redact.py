@@ -1,6 +1,6 @@
 """Hiding a Secret's values wherever the tool prints them: one rule, one placeholder.
 
-What is a Secret is :func:`kubectl_fieldown.objects.is_secret` (the core ``v1`` Secret only). Its
+What is a Secret is :func:`kubectl_fieldown.base.objects.is_secret` (the core ``v1`` Secret only). Its
 ``data`` and ``stringData`` values and its last-applied annotation (which holds the data in clear)
 become ``<redacted>``. Keys stay visible: they are what ownership is about, and FieldsV1 shows them
 anyway. Pure: callers decide whether the user asked to see the values.
@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .fieldpath import FIELD, Path
-from .managedfields import LAST_APPLIED_ANNOTATION
+from ..fieldpath import FIELD, Path
+from ..ownership.managedfields import LAST_APPLIED_ANNOTATION
 from .objects import is_secret_object
 
 __all__ = [
