@@ -18,6 +18,12 @@ The library is pure (no I/O, no cluster access), one idea per package:
 * :mod:`kubectl_fieldown.audit` — the pre-upgrade audit, one verified fix per object;
 * :mod:`kubectl_fieldown.watch` — who changed which field, and the writers that fight.
 
+The modules that sat here before they were grouped (``value``, ``objects``, ``redact``,
+``managedfields``, ``sources``, ``safeyaml``, ``goscalar``, ``yamlpos``, ``files``, ``applyplan``,
+``conflictreport``, ``csaupgrade``, ``jsonpatch``) still import from their old paths, for code
+written against them: each is a compat module that re-exports its new home (``ownership`` is now
+the package, which offers the owner tree's names). Nothing in the package imports them.
+
 The names below are imported on first use, so that ``import kubectl_fieldown`` (and every start of
 the command line, which imports this package) stays cheap. The shell (``kube``, ``render``,
 ``cli``) is imported only by the command-line tool.
