@@ -1,5 +1,7 @@
 """The house rules of the package's layout (issue 25): no import cycle among kubectl_fieldown's
-modules, and no module over 600 lines.
+modules, no module over 600 lines, and no module loose at the package's root but ``__init__``,
+``__main__`` and the compat modules of the old paths (each one star import of its new home, which
+nothing in the package imports).
 
 The import graph is built statically with ``ast`` from module-level imports only: every ``import``
 and ``from ... import`` that runs when the module is imported, including those nested in a
@@ -21,6 +23,9 @@ import kubectl_fieldown
 
 MAX_LINES = 600
 PACKAGE = "kubectl_fieldown"
+# the old paths of the modules grouped into packages (tests/test_old_paths.py); no new one
+COMPAT = frozenset({"applyplan", "conflictreport", "csaupgrade", "files", "goscalar", "jsonpatch", "managedfields",
+                    "objects", "redact", "safeyaml", "sources", "value", "yamlpos"})
 ROOT = Path(kubectl_fieldown.__file__).resolve().parent
 
 
@@ -50,38 +55,44 @@ def _module_level_imports(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]
     return out
 
 
+def _targets(name: str, path: Path, node: ast.Import | ast.ImportFrom, modules: dict[str, Path]) -> set[str]:
+    """The package's modules that one import statement of module ``name`` (at ``path``) imports."""
+    out: set[str] = set()
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            target = alias.name
+            while target and target not in modules:
+                target = target.rpartition(".")[0]
+            if target:
+                out.add(target)
+        return out
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    if node.level:
+        base_parts = package.split(".")
+        if node.level > 1:
+            base_parts = base_parts[: len(base_parts) - (node.level - 1)]
+        base = ".".join(base_parts)
+        base = f"{base}.{node.module}" if node.module else base
+    else:
+        base = node.module or ""
+    if not base.startswith(PACKAGE):
+        return out
+    for alias in node.names:
+        sub = f"{base}.{alias.name}"
+        if sub in modules:
+            out.add(sub)
+        elif base in modules:
+            out.add(base)
+    return out
+
+
 def _graph() -> dict[str, set[str]]:
     modules = _modules()
     graph: dict[str, set[str]] = {name: set() for name in modules}
     for name, path in modules.items():
-        is_package = path.name == "__init__.py"
-        package = name if is_package else name.rpartition(".")[0]
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
         for node in _module_level_imports(tree):
-            if isinstance(node, ast.Import):
-                for alias in node.names:
-                    target = alias.name
-                    while target and target not in modules:
-                        target = target.rpartition(".")[0]
-                    if target:
-                        graph[name].add(target)
-                continue
-            if node.level:
-                base_parts = package.split(".")
-                if node.level > 1:
-                    base_parts = base_parts[: len(base_parts) - (node.level - 1)]
-                base = ".".join(base_parts)
-                base = f"{base}.{node.module}" if node.module else base
-            else:
-                base = node.module or ""
-            if not base.startswith(PACKAGE):
-                continue
-            for alias in node.names:
-                sub = f"{base}.{alias.name}"
-                if sub in modules:
-                    graph[name].add(sub)
-                elif base in modules:
-                    graph[name].add(base)
+            graph[name] |= _targets(name, path, node, modules)
     for name in graph:
         graph[name].discard(name)
     return graph
@@ -145,3 +156,31 @@ def test_the_graph_sees_imports() -> None:
     assert "kubectl_fieldown.kube.discovery" in graph["kubectl_fieldown.kube.client"]  # under TYPE_CHECKING
     assert "kubectl_fieldown.kube.client" not in graph["kubectl_fieldown.cli.completion"]  # inside _client()
     assert sum(len(v) for v in graph.values()) > 100
+
+
+def test_nothing_loose_at_the_root_but_the_entry_points_and_the_compat_modules() -> None:
+    loose = {path.stem for path in ROOT.glob("*.py")} - {"__init__", "__main__"}
+    assert loose == COMPAT, f"modules at the package's root: {sorted(loose - COMPAT)} (put them in a package)"
+
+
+def test_a_compat_module_is_one_star_import_of_its_new_home() -> None:
+    modules = _modules()
+    for stem in sorted(COMPAT):
+        path = ROOT / f"{stem}.py"
+        doc, star = ast.parse(path.read_text(encoding="utf-8")).body  # a docstring, then the one import
+        assert isinstance(doc, ast.Expr) and isinstance(doc.value, ast.Constant), stem
+        assert isinstance(star, ast.ImportFrom) and [a.name for a in star.names] == ["*"], stem
+        assert _targets(f"{PACKAGE}.{stem}", path, star, modules) - {f"{PACKAGE}.{n}" for n in COMPAT}, stem
+
+
+def test_nothing_in_the_package_imports_an_old_path() -> None:
+    """Lazy imports (inside functions) included: the compat modules are for code outside."""
+    modules = _modules()
+    old = {f"{PACKAGE}.{n}" for n in COMPAT}
+    found = []
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)) and name not in old:
+                found += [f"{name} imports {t}" for t in sorted(_targets(name, path, node, modules) & old)]
+    assert not found, "\n".join(found)
