@@ -1,7 +1,8 @@
 """The house rules of the package's layout (issue 25): no import cycle among kubectl_fieldown's
 modules, no module over 600 lines, and no module loose at the package's root but ``__init__``,
 ``__main__`` and the compat modules of the old paths (each one star import of its new home, which
-nothing in the package imports).
+nothing in the package imports); and the "Layout" map of docs/development.md names every module
+in its package's entry.
 
 The import graph is built statically with ``ast`` from module-level imports only: every ``import``
 and ``from ... import`` that runs when the module is imported, including those nested in a
@@ -17,6 +18,7 @@ import)."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import kubectl_fieldown
@@ -184,3 +186,35 @@ def test_nothing_in_the_package_imports_an_old_path() -> None:
             if isinstance(node, (ast.Import, ast.ImportFrom)) and name not in old:
                 found += [f"{name} imports {t}" for t in sorted(_targets(name, path, node, modules) & old)]
     assert not found, "\n".join(found)
+
+
+def _layout() -> tuple[str, dict[str, str]]:
+    """docs/development.md's Layout map: the text of the package's own entry (its root modules) and,
+    per package (``base/``), the text of its entry with the lines below it."""
+    doc = (ROOT.parent / "docs" / "development.md").read_text(encoding="utf-8")
+    block = doc.split("## Layout", 1)[1].split("```")[1]
+    root, entries, current = [], {}, None
+    for line in block.splitlines():
+        if line.startswith(f"{PACKAGE}/"):
+            current = "."
+        elif line and not line.startswith(" "):  # tests/, hack/, ...: past the package
+            current = None
+        elif re.match(r"  \S", line) and line.split()[0].endswith("/"):
+            current = line.split()[0]
+        if current == ".":
+            root.append(line)
+        elif current is not None:
+            entries[current] = entries.get(current, "") + line + "\n"
+    return "\n".join(root), entries
+
+
+def test_the_layout_in_development_md_names_every_module_where_it_is() -> None:
+    root, entries = _layout()
+    missing = [f"{p.name} (root)" for p in sorted(ROOT.glob("*.py")) if p.name not in root]
+    for name, path in _modules().items():
+        parts = name.split(".")[1:]
+        if len(parts) == 1 and path.name == "__init__.py":
+            missing += [] if f"{parts[0]}/" in entries else [f"{parts[0]}/"]
+        elif len(parts) == 2 and not re.search(rf"\b{parts[1]}\b", entries.get(f"{parts[0]}/", "")):
+            missing.append(f"{parts[0]}/{parts[1]}.py")
+    assert not missing, "not in docs/development.md's Layout where they are: " + ", ".join(missing)
