@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from .errors import UsageError
-from .writeflags import WriteArgs, check_fields, parse_paths
+from .writeflags import WriteArgs, check_fields, field_option, parse_paths
 from .writes import WriteJob, write_command
 
 if TYPE_CHECKING:
@@ -52,10 +52,7 @@ Examples:
 
 def handover(
     args: WriteArgs,
-    field: Annotated[
-        list[str] | None,
-        typer.Option("--field", metavar="PATH", help="A field to hand over (repeatable).", show_default=False),
-    ] = None,
+    field: Annotated[list[str] | None, field_option("A field to hand over (repeatable).")] = None,
     to: Annotated[
         str | None,
         typer.Option("--to", metavar="MANAGER", help="The manager that takes the fields over.", show_default=False),

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from .writeflags import WriteArgs, check_fields, parse_paths
+from .writeflags import WriteArgs, check_fields, field_option, parse_paths
 from .writes import WriteJob, write_command
 
 if TYPE_CHECKING:
@@ -37,10 +37,7 @@ Examples:
 
 def strip_last_applied(
     args: WriteArgs,
-    field: Annotated[
-        list[str] | None,
-        typer.Option("--field", metavar="PATH", help="A field to forget (repeatable).", show_default=False),
-    ] = None,
+    field: Annotated[list[str] | None, field_option("A field to forget (repeatable).")] = None,
     client_side_manager: Annotated[
         list[str] | None,
         typer.Option(

@@ -38,6 +38,7 @@ __all__ = [
     "WriteArgs",
     "WriteOutput",
     "check_fields",
+    "field_option",
     "parse_applier",
     "parse_paths",
     "parse_retries",
@@ -174,6 +175,11 @@ def path_names(obj: Mapping[str, Any]) -> FieldNames:
     except ManagedFieldsError:
         pass
     return names_in(docs, owned)
+
+
+def field_option(help: str) -> Any:
+    """``--field PATH`` (repeatable): the fields a command writes, checked by :func:`check_fields`."""
+    return typer.Option("--field", metavar="PATH", help=help, show_default=False)
 
 
 def check_fields(texts: Sequence[str] | None, verb: str) -> list[str]:
