@@ -28,7 +28,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from kubectl_fieldown.applyplan import plan_apply
+from kubectl_fieldown.conflicts.applyplan import plan_apply
 from kubectl_fieldown.fieldmanager import ResourceRules, simulate_apply, simulate_update
 from kubectl_fieldown.schema.builtin import builtin_kinds
 from kubectl_fieldown.schema.types import GroupVersionKind

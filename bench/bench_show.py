@@ -77,8 +77,8 @@ def sample_objects(n: int) -> list[dict[str, Any]]:
 
 
 def throughput(n: int, repeat: int) -> None:
-    from kubectl_fieldown.managedfields import decode_entries
-    from kubectl_fieldown.ownership import build_owner_tree
+    from kubectl_fieldown.ownership.managedfields import decode_entries
+    from kubectl_fieldown.ownership.tree import build_owner_tree
 
     objs = sample_objects(n)
     blobs = [json.dumps(o["metadata"].get("managedFields") or []) for o in objs]

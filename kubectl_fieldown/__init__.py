@@ -1,19 +1,28 @@
 """kubectl-fieldown: see, predict and repair Kubernetes field ownership.
 
-The package root is the pure library (no I/O, no cluster access):
+The library is pure (no I/O, no cluster access), one idea per package:
 
-* :mod:`kubectl_fieldown.value` — JSON values with the API server's equality and order;
+* :mod:`kubectl_fieldown.base` — JSON values with the API server's equality and order (``value``),
+  which object and whether it is a Secret (``objects``), a Secret's values hidden (``redact``);
 * :mod:`kubectl_fieldown.fieldpath` — paths, :class:`FieldSet`, the FieldsV1 codec, path strings;
-* :mod:`kubectl_fieldown.managedfields` — :class:`ManagedFieldsEntry` and its bookkeeping;
-* :mod:`kubectl_fieldown.ownership` — the per-field owner tree of an object;
-* :mod:`kubectl_fieldown.schema` — how lists and maps merge;
-* :mod:`kubectl_fieldown.fieldmanager`, :mod:`kubectl_fieldown.applyplan` — the apply simulation;
-* :mod:`kubectl_fieldown.conflictreport` — a planned apply as the conflicts report, and the server's
-  dry run compared with it;
+* :mod:`kubectl_fieldown.ownership` — :class:`ManagedFieldsEntry` and its bookkeeping
+  (``managedfields``), the per-field owner tree of an object (``tree``);
+* :mod:`kubectl_fieldown.manifests` — objects from YAML or JSON text, read as kubectl reads them;
+* :mod:`kubectl_fieldown.schema`, :mod:`kubectl_fieldown.typed` — how lists and maps merge;
+* :mod:`kubectl_fieldown.fieldmanager` — the apply simulation (and JSON patches as the server applies them);
+* :mod:`kubectl_fieldown.conflicts` — a planned apply (``applyplan``) as the conflicts report
+  (``report``), and the server's dry run compared with it;
 * :mod:`kubectl_fieldown.appliers` — what kubectl, Argo CD, Flux and Helm send, played on the simulation;
 * :mod:`kubectl_fieldown.remedies` — ownership plans, their requests, and the check that a fix keeps
   every value;
-* :mod:`kubectl_fieldown.audit` — the pre-upgrade audit, one verified fix per object.
+* :mod:`kubectl_fieldown.audit` — the pre-upgrade audit, one verified fix per object;
+* :mod:`kubectl_fieldown.watch` — who changed which field, and the writers that fight.
+
+The modules that sat here before they were grouped (``value``, ``objects``, ``redact``,
+``managedfields``, ``sources``, ``safeyaml``, ``goscalar``, ``yamlpos``, ``files``, ``applyplan``,
+``conflictreport``, ``csaupgrade``, ``jsonpatch``) still import from their old paths, for code
+written against them: each is a compat module that re-exports its new home (``ownership`` is now
+the package, which offers the owner tree's names). Nothing in the package imports them.
 
 The names below are imported on first use, so that ``import kubectl_fieldown`` (and every start of
 the command line, which imports this package) stays cheap. The shell (``kube``, ``render``,
@@ -36,12 +45,12 @@ _EXPORTS = {
     "encode_fields_v1": "fieldpath",
     "parse_path": "fieldpath",
     "path_string": "fieldpath",
-    "ManagedFieldsEntry": "managedfields",
-    "ManagedFieldsError": "managedfields",
-    "decode_entries": "managedfields",
-    "OwnedField": "ownership",
-    "OwnerTree": "ownership",
-    "build_owner_tree": "ownership",
+    "ManagedFieldsEntry": "ownership.managedfields",
+    "ManagedFieldsError": "ownership.managedfields",
+    "decode_entries": "ownership.managedfields",
+    "OwnedField": "ownership.tree",
+    "OwnerTree": "ownership.tree",
+    "build_owner_tree": "ownership.tree",
 }
 
 __all__ = [
@@ -73,8 +82,8 @@ if TYPE_CHECKING:
         parse_path,
         path_string,
     )
-    from .managedfields import ManagedFieldsEntry, ManagedFieldsError, decode_entries
-    from .ownership import OwnedField, OwnerTree, build_owner_tree
+    from .ownership.managedfields import ManagedFieldsEntry, ManagedFieldsError, decode_entries
+    from .ownership.tree import OwnedField, OwnerTree, build_owner_tree
 
 
 def __getattr__(name: str) -> Any:

@@ -32,7 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..managedfields import KUBECTL, KUBECTL_CLIENT_SIDE_APPLY, ManagedFieldsEntry, decode_entries
+from ..ownership.managedfields import KUBECTL, KUBECTL_CLIENT_SIDE_APPLY, ManagedFieldsEntry, decode_entries
 
 __all__ = [
     "APPLIER_KINDS",

@@ -12,7 +12,7 @@ import copy
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ..csaupgrade import find_fields_owners, upgrade_managed_fields
+from ..base.value import go_json, values_equal
 from ..fieldmanager import (
     ApplyConflict,
     FieldManagerError,
@@ -20,9 +20,9 @@ from ..fieldmanager import (
     simulate_apply,
     simulate_update,
 )
+from ..fieldmanager.jsonpatch import apply_json_patch, pointer
 from ..fieldpath import UNSTRUCTURED, FieldSet, encode_fields_v1, path_from_fields
-from ..jsonpatch import apply_json_patch, pointer
-from ..managedfields import (
+from ..ownership.managedfields import (
     APPLY,
     BEFORE_FIRST_APPLY,
     KUBECTL,
@@ -34,7 +34,7 @@ from ..managedfields import (
     ManagedFieldsError,
     decode_entries,
 )
-from ..value import go_json, values_equal
+from .csaupgrade import find_fields_owners, upgrade_managed_fields
 from .jsonmerge import MergePatchError, apply_merge_patch, three_way_merge_patch
 from .model import Applier, ApplierKind, ApplierRun, Request
 from .smpmeta import StructMeta, patch_meta_for

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..value import go_json_float
+from ..base.value import go_json_float
 
 __all__ = ["deep_equal", "go_eq", "go_sort", "go_stable_sort", "go_type", "sprint_s", "sprint_v"]
 

@@ -286,7 +286,7 @@ def go_decoded(value: Any) -> Any:
     come back as integers. Always a fresh copy."""
     import json
 
-    from ..value import go_json
+    from ..base.value import go_json
 
     return json.loads(go_json(value))
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..objects import ObjectRef
+from ..base.objects import ObjectRef
 from .catalogue import (
     ANNOTATIONS_LIMIT,
     AUTOSCALER_MANAGERS,
@@ -70,7 +70,7 @@ def object_rules(ctx: AuditContext, obj: Mapping[str, Any]) -> ResourceRules | N
         return rules
     from dataclasses import replace
 
-    from ..conflictreport import hinted_schema
+    from ..conflicts.report import hinted_schema
 
     return replace(rules, schema=hinted_schema(rules.schema, obj))
 

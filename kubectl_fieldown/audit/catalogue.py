@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from ..managedfields import (
+from ..ownership.managedfields import (
     ANCIENT_CHANGES,
     BEFORE_FIRST_APPLY,
     KUBECTL,

@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from ..base.value import values_equal
 from ..fieldpath import FIELD, Path, path_string
 from ..fieldpath.element import field as field_pe
 from ..fieldpath.element import index as index_pe
 from ..fieldpath.element import key as key_pe
-from ..value import values_equal
 
 __all__ = ["MISSING", "Drift", "last_applied_drift"]
 

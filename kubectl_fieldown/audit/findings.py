@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..objects import group_of, type_name
+from ..base.objects import group_of, type_name
 from .catalogue import ORDER, RULES, Severity
 
 __all__ = ["Finding", "ObjectFix", "sort_findings", "type_finding", "type_ref"]

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..appliers import Applier, ApplierKind
 from ..fieldpath import path_string
-from ..managedfields import LAST_APPLIED_ANNOTATION
+from ..ownership.managedfields import LAST_APPLIED_ANNOTATION
 from ..remedies.choose import Fix, choose_fix, only_its_own, stays
 from ..remedies.commands import MigrateFor, MigrateToServerSide, checked_applier
 from ..remedies.intent import Intent

@@ -17,8 +17,10 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..base.objects import is_secret
+from ..base.redact import scrub, secret_texts
 from ..fieldpath import element_string, parse_element, path_string
-from ..managedfields import (
+from ..ownership.managedfields import (
     APPLY,
     BEFORE_FIRST_APPLY,
     KUBECTL,
@@ -27,8 +29,6 @@ from ..managedfields import (
     LAST_APPLIED_ANNOTATION,
     UPDATE,
 )
-from ..objects import is_secret
-from ..redact import scrub, secret_texts
 from .catalogue import ANNOTATIONS_LIMIT, ERROR, NOT_IMPERATIVE, RULES, SERVER_MANAGERS, WARNING, Severity
 from .drift import MISSING, last_applied_drift
 from .findings import Finding, type_ref

@@ -45,8 +45,8 @@ if TYPE_CHECKING:
     from ..appliers import Applier
     from ..audit import Finding, ObjectKey
     from ..kube.discovery import ResourceInfo
+    from ..manifests.sources import InputDocument
     from ..render.audit import AuditReport
-    from ..sources import InputDocument
 
 __all__ = ["AuditOutput", "FailOn", "audit", "exit_code", "register", "select_types"]
 

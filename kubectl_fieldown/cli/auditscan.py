@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from ..fieldmanager import ResourceRules
     from ..kube.client import AllNamespaces, ClusterClient
     from ..kube.discovery import ResourceInfo
-    from ..sources import InputDocument
+    from ..manifests.sources import InputDocument
 
 __all__ = ["DEFAULT_EXCLUDED", "Manifests", "ScanResult", "scan", "select_types"]
 
@@ -94,7 +94,7 @@ class Manifests:
 
 
 def _read_manifests(paths: Sequence[str], recursive: bool) -> list[InputDocument]:
-    from ..files import load_sources
+    from .files import load_sources
 
     docs: list[InputDocument] = []
     for p in paths:
@@ -169,7 +169,7 @@ class _RulesByKind:
 
 
 def _now() -> str:
-    from ..managedfields import format_time
+    from ..ownership.managedfields import format_time
 
     return format_time(time.time())
 

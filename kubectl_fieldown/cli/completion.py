@@ -443,7 +443,7 @@ def _objects_in_scope(params: dict[str, Any]) -> list[Any]:
     if input_file:
         if input_file == "-":
             return []  # stdin belongs to the shell at the prompt
-        from ..files import load_sources
+        from .files import load_sources
 
         return [d.obj for d in load_sources(str(input_file), recursive=bool(params.get("recursive"))).documents]
     filenames = [str(f) for f in params.get("filename") or () if f != "-"]

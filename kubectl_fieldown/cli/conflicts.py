@@ -2,7 +2,7 @@
 
 fetch (manifests; the live objects from the cluster, or ``--live`` files offline; schemas) →
 decode (the manifest's identity and namespace, the resource's rules) → analyse
-(:mod:`kubectl_fieldown.conflictreport`: the plan, co-owners, redaction, optionally the server's own
+(:mod:`kubectl_fieldown.conflicts.report`: the plan, co-owners, redaction, optionally the server's own
 dry run compared with the prediction) → render (:mod:`kubectl_fieldown.render.conflicts`).
 
 Exit codes differ from the other commands because scripts gate on them: 0 the apply goes
@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from ..base.value import escape_controls
 from ..kube.kindrules import KindRules
-from ..value import escape_controls
 from . import options
 from .errors import UsageError, handle_errors, one_line, print_error
 from .prediction import (
@@ -102,7 +102,7 @@ Examples:
 def _render(outcome: Outcome, output: ConflictsOutput, verbose: bool, offline: bool) -> None:
     out = sys.stdout
     if output in _KUBE_OUTPUTS:
-        from ..objects import ObjectRef
+        from ..base.objects import ObjectRef
         from ..render.conflicts import to_document
         from .outputformat import print_kube
 
@@ -278,7 +278,7 @@ def conflicts(
     registry = _schema_registry(list(schema or ()), kube_version)
     outcome = Outcome()
     docs = _documents(paths, recursive, outcome)
-    from ..conflictreport import PredictionSettings
+    from ..conflicts.report import PredictionSettings
 
     prediction = PredictionSettings(manager=field_manager or appliers[0].manager, force=force_conflicts, now=_now(),
                                     show_secret_values=show_secret_values, appliers=appliers)

@@ -20,11 +20,6 @@ import sys
 from collections.abc import Callable
 from typing import Any, ParamSpec, TypeVar, overload
 
-from ..fieldpath import FieldsV1Error, PathSyntaxError
-from ..managedfields import ManagedFieldsError
-from ..redact import scrub_credentials
-from ..value import bounded_message, escape_controls
-
 __all__ = [
     "DEBUG_ENV",
     "EXIT_FAILURE",
@@ -61,18 +56,24 @@ class UsageError(Exception):
     exit_code = EXIT_USAGE
 
 
-# Schema errors are input errors (a bad --schema file, an unknown --kube-version); the schema
-# package is only imported when a command needs a schema, so they are looked up by module.
-_SCHEMA_ERRORS = (
+# Input errors (exit 2, their message as it is), each looked up by its module: a module that is not
+# loaded raised nothing, and nothing is imported to ask (``--help`` imports none of them). Paths
+# only ever come from the command line; schemas from a --schema file or --kube-version; managedFields
+# and FieldsV1 the tool cannot read; documents that are not objects.
+_INPUT_ERRORS = (
+    ("kubectl_fieldown.fieldpath.pathstring", "PathSyntaxError"),
     ("kubectl_fieldown.schema.registry", "SchemaFileError"),
     ("kubectl_fieldown.schema.builtin", "BuiltinSchemaError"),
     ("kubectl_fieldown.schema.crd", "CRDError"),
     ("kubectl_fieldown.schema.openapi", "SchemaError"),
+    ("kubectl_fieldown.ownership.managedfields", "ManagedFieldsError"),
+    ("kubectl_fieldown.fieldpath.fieldsv1", "FieldsV1Error"),
+    ("kubectl_fieldown.manifests.sources", "SourceError"),
 )
 
 
-def _is_schema_error(exc: BaseException) -> bool:
-    for module, name in _SCHEMA_ERRORS:
+def _is_input_error(exc: BaseException) -> bool:
+    for module, name in _INPUT_ERRORS:
         mod = sys.modules.get(module)
         if mod is not None and isinstance(exc, getattr(mod, name)):
             return True
@@ -92,6 +93,9 @@ def _said(message: str) -> str:
     """A message as it may be printed: on one line, bounded, no control character (messages quote
     names and values from files and clusters), and no credential this process uses, whatever put it
     there."""
+    from ..base.redact import scrub_credentials
+    from ..base.value import bounded_message, escape_controls
+
     return escape_controls(bounded_message(one_line(scrub_credentials(str(message)))))
 
 
@@ -122,14 +126,7 @@ def describe(exc: BaseException) -> tuple[str, int] | None:
     kube_errors = sys.modules.get("kubectl_fieldown.kube.errors")
     if kube_errors is not None and isinstance(exc, kube_errors.KubeError):
         return str(exc), int(getattr(exc, "exit_code", EXIT_FAILURE))
-    if isinstance(exc, PathSyntaxError):
-        return str(exc), EXIT_USAGE  # paths only ever come from the command line
-    if _is_schema_error(exc):
-        return str(exc), EXIT_USAGE
-    if isinstance(exc, (ManagedFieldsError, FieldsV1Error)):
-        return str(exc), EXIT_USAGE  # input the tool cannot read
-    sources = sys.modules.get("kubectl_fieldown.sources")
-    if sources is not None and isinstance(exc, sources.SourceError):
+    if _is_input_error(exc):
         return str(exc), EXIT_USAGE
     if isinstance(exc, OSError) and not isinstance(exc, BrokenPipeError):
         where = f"{exc.filename}: " if exc.filename else ""

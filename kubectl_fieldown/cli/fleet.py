@@ -29,8 +29,8 @@ if TYPE_CHECKING:
     from ..audit.fleet import ContextPart
     from ..kube.client import AllNamespaces
     from ..kube.discovery import ResourceInfo
+    from ..manifests.sources import InputDocument
     from ..render.audit import AuditReport
-    from ..sources import InputDocument
     from .auditscan import Manifests, ScanResult
 
 __all__ = ["AllContexts", "AuditSpec", "ContextConcurrency", "Contexts", "MetricsFile", "audit_cluster",

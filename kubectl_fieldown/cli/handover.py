@@ -16,29 +16,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from . import options
-from .errors import UsageError, handle_errors
-from .select import Selection
-from .writes import (
-    AllObjects,
-    AllowValueChanges,
-    ApplierOption,
-    BackupDir,
-    DryRunOption,
-    MaxRetries,
-    Output,
-    Resources,
-    Verbose,
-    WriteConfig,
-    WriteOutput,
-    check_fields,
-    own_applier,
-    parse_applier,
-    parse_paths,
-    parse_retries,
-    run_plans,
-    write_planner,
-)
+from .errors import UsageError
+from .writeflags import WriteArgs, check_fields, field_option, parse_paths
+from .writes import WriteJob, write_command
 
 if TYPE_CHECKING:
     from ..remedies.commands import FixCommand
@@ -70,60 +50,29 @@ Examples:
   kubectl fieldown handover widget/w1 --field '.spec.containers[name="a"].image' --to image-updater --dry-run=client"""
 
 
-@handle_errors
 def handover(
-    resources: Resources = None,
-    field: Annotated[
-        list[str] | None,
-        typer.Option("--field", metavar="PATH", help="A field to hand over (repeatable).", show_default=False),
-    ] = None,
+    args: WriteArgs,
+    field: Annotated[list[str] | None, field_option("A field to hand over (repeatable).")] = None,
     to: Annotated[
         str | None,
         typer.Option("--to", metavar="MANAGER", help="The manager that takes the fields over.", show_default=False),
     ] = None,
-    applier: ApplierOption = None,
-    allow_value_changes: AllowValueChanges = False,
-    filename: options.Filename = None,
-    recursive: options.Recursive = False,
-    dry_run: DryRunOption = options.DryRunStrategy.none,
-    output: Output = WriteOutput.text,
-    backup_dir: BackupDir = None,
-    max_retries: MaxRetries = "5",
-    verbose: Verbose = False,
-    namespace: options.Namespace = None,
-    all_namespaces: options.AllNamespaces = False,
-    selector: options.Selector = None,
-    all_objects: AllObjects = False,
-    kubeconfig: options.Kubeconfig = None,
-    context: options.Context = None,
-) -> int:
-    from ..managedfields import KUBECTL_CLIENT_SIDE_APPLY
+) -> WriteJob:
+    from ..ownership.managedfields import KUBECTL_CLIENT_SIDE_APPLY
     from ..remedies.commands import Handover
 
-    paths = list(field or ())
-    if not paths:
-        raise UsageError("name the fields to hand over with --field PATH (e.g. --field .spec.replicas)")
-    check_fields(paths)  # before anything is fetched
+    paths = check_fields(field, "hand over")
     if not to or not to.strip():
         raise UsageError("--to MANAGER is required: the manager that takes the fields over")
     if to == KUBECTL_CLIENT_SIDE_APPLY:
         raise UsageError(f"{KUBECTL_CLIENT_SIDE_APPLY} cannot take fields over: it only ever updates")
-    retries = parse_retries(max_retries)
-    named = parse_applier(applier)
-    cluster = options.ClusterArgs(kubeconfig, context, namespace, all_namespaces)
-    sel = Selection(list(resources or ()), list(filename or ()), recursive, selector, cluster, all_objects)
-    cfg = WriteConfig(f"handover --to {to}", dry_run, output, verbose, backup_dir, retries, allow_value_changes)
 
     def spec_for(obj: dict[str, Any]) -> FixCommand:
         return Handover(tuple(parse_paths(paths, obj)), to)
 
     # the applier keeps the fields in its manifest only when it is the one taking them
-    code = run_plans(cluster, sel, cfg, write_planner(spec_for, applier=named, default_applier=own_applier, keep=paths,
-                                                      receiver=to))
-    if code:
-        raise typer.Exit(code)
-    return 0
+    return WriteJob(f"handover --to {to}", spec_for, keep=paths, receiver=to)
 
 
 def register(app: typer.Typer) -> None:
-    app.command("handover", help=HELP, epilog=EPILOG, no_args_is_help=False)(handover)
+    app.command("handover", help=HELP, epilog=EPILOG, no_args_is_help=False)(write_command(handover))

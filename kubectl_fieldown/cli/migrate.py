@@ -16,26 +16,9 @@ import typer
 
 from . import options
 from .completion import complete_managers
-from .errors import UsageError, handle_errors
-from .select import Selection
-from .writes import (
-    AllObjects,
-    AllowValueChanges,
-    ApplierOption,
-    BackupDir,
-    DryRunOption,
-    MaxRetries,
-    Output,
-    Resources,
-    Verbose,
-    WriteConfig,
-    WriteOutput,
-    own_applier,
-    parse_applier,
-    parse_retries,
-    run_plans,
-    write_planner,
-)
+from .errors import UsageError
+from .writeflags import WriteArgs
+from .writes import WriteJob, write_command
 
 if TYPE_CHECKING:
     from ..appliers import Applier
@@ -47,8 +30,6 @@ __all__ = ["MigrateTo", "migrate", "register"]
 class MigrateTo(str, enum.Enum):
     server_side = "server-side"
     client_side = "client-side"
-
-
 
 
 def migrate_for_applier(text: str, from_managers: Sequence[str] | None, field_manager: str | None,
@@ -84,8 +65,6 @@ def migrate_for_applier(text: str, from_managers: Sequence[str] | None, field_ma
         return Applier.of(kind, manager or None, **extra)
     except ApplierError as e:
         raise UsageError(f"--for {text}: {e}") from None
-
-
 
 
 MIGRATE_HELP = """Move objects between client-side and server-side apply, keeping their ownership exact.
@@ -126,9 +105,8 @@ Examples:
   kubectl fieldown undo ~/.kube/fieldown/backups/20260101T120000.000Z-1a2b3c4d"""
 
 
-@handle_errors
 def migrate(
-    resources: Resources = None,
+    args: WriteArgs,
     to: Annotated[
         MigrateTo | None,
         typer.Option("--to", metavar="server-side|client-side", help="Where to move the objects.",
@@ -177,23 +155,8 @@ def migrate(
             show_default=False,
         ),
     ] = None,
-    applier: ApplierOption = None,
-    allow_value_changes: AllowValueChanges = False,
-    filename: options.Filename = None,
-    recursive: options.Recursive = False,
-    dry_run: DryRunOption = options.DryRunStrategy.none,
-    output: Output = WriteOutput.text,
-    backup_dir: BackupDir = None,
-    max_retries: MaxRetries = "5",
-    verbose: Verbose = False,
-    namespace: options.Namespace = None,
-    all_namespaces: options.AllNamespaces = False,
-    selector: options.Selector = None,
-    all_objects: AllObjects = False,
-    kubeconfig: options.Kubeconfig = None,
-    context: options.Context = None,
-) -> int:
-    from ..managedfields import KUBECTL, KUBECTL_CLIENT_SIDE_APPLY
+) -> WriteJob:
+    from ..ownership.managedfields import KUBECTL, KUBECTL_CLIENT_SIDE_APPLY
     from ..remedies.commands import MigrateFor, MigrateToClientSide, MigrateToServerSide
 
     if for_applier is not None:
@@ -202,12 +165,8 @@ def migrate(
         to = MigrateTo.server_side
     if to is None:
         raise UsageError("--to is required: server-side or client-side (or --for APPLIER)")
-    retries = parse_retries(max_retries)
-    named = parse_applier(applier)
-    cluster = options.ClusterArgs(kubeconfig, context, namespace, all_namespaces)
-    sel = Selection(list(resources or ()), list(filename or ()), recursive, selector, cluster, all_objects)
+    _, named = args.parsed()  # before the checks below
     what = f"migrate --for {for_applier}" if for_applier is not None else f"migrate --to {to.value}"
-    cfg = WriteConfig(what, dry_run, output, verbose, backup_dir, retries, allow_value_changes)
     spec: MigrateToServerSide | MigrateToClientSide | MigrateFor
     if for_applier is not None:
         spec = MigrateFor(migrate_for_applier(for_applier, from_manager, field_manager, keep_last_applied,
@@ -232,11 +191,8 @@ def migrate(
             raise UsageError("--to client-side takes one --from-manager name (no globs): the Apply manager whose "
                              "manifest becomes the last-applied annotation")
         spec = MigrateToClientSide(managers[0])
-    code = run_plans(cluster, sel, cfg, write_planner(lambda obj: spec, applier=named, default_applier=own_applier))
-    if code:
-        raise typer.Exit(code)
-    return 0
+    return WriteJob(what, lambda obj: spec)
 
 
 def register(app: typer.Typer) -> None:
-    app.command("migrate", help=MIGRATE_HELP, epilog=MIGRATE_EPILOG, no_args_is_help=False)(migrate)
+    app.command("migrate", help=MIGRATE_HELP, epilog=MIGRATE_EPILOG, no_args_is_help=False)(write_command(migrate))

@@ -85,7 +85,7 @@ def check(output: str) -> None:
 def print_audit(output: str, report: Any, out: TextIO) -> None:
     """audit's report in a kubectl format: ``-o name`` names each object with findings once, in
     report order (a type's own findings name no object); the others read the ``-o json`` items."""
-    from ..objects import ObjectRef
+    from ..base.objects import ObjectRef
     from ..render.audit import to_document
 
     names = dict.fromkeys(ObjectRef(f.api_version, f.kind, f.namespace, f.name).resource_name

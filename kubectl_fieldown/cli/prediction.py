@@ -9,16 +9,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..base.objects import ObjectRef
 from ..kube.kindrules import KindRules, rules_for
-from ..objects import ObjectRef
 from .errors import UsageError
 
 if TYPE_CHECKING:
-    from ..conflictreport import ConflictReport, PredictionSettings
+    from ..conflicts.report import ConflictReport, PredictionSettings
     from ..fieldmanager import ResourceRules
     from ..kube.client import ClusterClient
+    from ..manifests.sources import InputDocument
     from ..schema.types import GroupVersionKind, KindSchema, Type
-    from ..sources import InputDocument
 
 __all__ = ["DocumentError", "Outcome", "Request", "make_rules", "offline_status", "predict_offline", "predict_online",
            "resolve_namespace", "with_namespace"]
@@ -148,7 +148,7 @@ class Outcome:
 
 
 def _documents(paths: Sequence[str], recursive: bool, outcome: Outcome) -> list[InputDocument]:
-    from ..files import load_sources
+    from .files import load_sources
 
     docs: list[InputDocument] = []
     for path in paths:
@@ -161,7 +161,7 @@ def _documents(paths: Sequence[str], recursive: bool, outcome: Outcome) -> list[
 def _now() -> str:
     import time
 
-    from ..managedfields import format_time
+    from ..ownership.managedfields import format_time
 
     return format_time(time.time())
 
@@ -179,7 +179,7 @@ class Request:
 def predict_online(docs: Sequence[InputDocument], req: Request, schemas: KindRules, client: ClusterClient,
                    outcome: Outcome) -> None:
     """Each document against the object the cluster has (NotFound: a create)."""
-    from ..conflictreport import compare_dry_run, hinted_schema, predict
+    from ..conflicts.report import compare_dry_run, hinted_schema, predict
     from ..kube.errors import ApiError, KubeError, NotFound, is_fatal
     from ..schema.types import GroupVersionKind
 
@@ -239,8 +239,8 @@ class _LiveObject:
 def _live_problem(obj: Mapping[str, Any]) -> str | None:
     """Why a ``--live`` object cannot be what the server returns: badly typed metadata, or
     managedFields that do not decode (strictly: a file is not the server's storage)."""
-    from ..managedfields import ManagedFieldsError, decode_entries
-    from ..sources import stored_object_problem
+    from ..manifests.sources import stored_object_problem
+    from ..ownership.managedfields import ManagedFieldsError, decode_entries
 
     problem = stored_object_problem(obj)
     if problem is None:
@@ -286,7 +286,7 @@ def _offline_namespaced(schema: KindSchema, gvk: GroupVersionKind, name: str,
 def predict_offline(docs: Sequence[InputDocument], live_docs: Sequence[InputDocument], req: Request,
                     schemas: KindRules, outcome: Outcome) -> None:
     """Each document against the --live object with its apiVersion, kind, namespace and name."""
-    from ..conflictreport import hinted_schema, predict
+    from ..conflicts.report import hinted_schema, predict
     from ..schema.types import GroupVersionKind
 
     index = _live_index(live_docs, outcome)

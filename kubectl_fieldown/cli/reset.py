@@ -6,32 +6,14 @@
 
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from . import options
-from .errors import UsageError, handle_errors
-from .select import Selection
-from .writes import (
-    AllObjects,
-    AllowValueChanges,
-    ApplierOption,
-    BackupDir,
-    DryRunOption,
-    MaxRetries,
-    Output,
-    Resources,
-    Verbose,
-    WriteConfig,
-    WriteOutput,
-    own_applier,
-    parse_applier,
-    parse_retries,
-    run_plans,
-    write_planner,
-)
+from .errors import UsageError
+from .writeflags import WriteArgs, WriteOutput
+from .writes import WriteJob, write_command
 
 if TYPE_CHECKING:
     from ..remedies.commands import FixCommand
@@ -62,9 +44,8 @@ Examples:
   kubectl fieldown reset deploy/web --to-manager argocd-controller"""
 
 
-@handle_errors
 def reset(
-    resources: Resources = None,
+    args: WriteArgs,
     to_manager: Annotated[
         str | None,
         typer.Option("--to-manager", metavar="NAME",
@@ -76,49 +57,25 @@ def reset(
                      help="Remove every entry of this manager (repeatable, shell globs); its fields keep their "
                      "values.", show_default=False),
     ] = None,
-    applier: ApplierOption = None,
-    allow_value_changes: AllowValueChanges = False,
-    filename: options.Filename = None,
-    recursive: options.Recursive = False,
-    dry_run: DryRunOption = options.DryRunStrategy.none,
-    output: Output = WriteOutput.text,
-    backup_dir: BackupDir = None,
-    max_retries: MaxRetries = "5",
-    verbose: Verbose = False,
-    namespace: options.Namespace = None,
-    all_namespaces: options.AllNamespaces = False,
-    selector: options.Selector = None,
-    all_objects: AllObjects = False,
-    kubeconfig: options.Kubeconfig = None,
-    context: options.Context = None,
-) -> int:
+) -> WriteJob:
     from ..remedies.commands import DropManagers, Reset
 
     if to_manager is not None and not to_manager.strip():
         raise UsageError("--to-manager needs a manager name")
     if to_manager is not None and drop_manager:
         raise UsageError("--to-manager and --drop-manager do not go together")
-    retries = parse_retries(max_retries)
-    named = parse_applier(applier)
-    cluster = options.ClusterArgs(kubeconfig, context, namespace, all_namespaces)
-    sel = Selection(list(resources or ()), list(filename or ()), recursive, selector, cluster, all_objects)
-    sel.validate()  # before the warning below
     what = f" --to-manager {to_manager}" if to_manager else "".join(f" --drop-manager {m}" for m in drop_manager or ())
-    cfg = WriteConfig("reset" + what, dry_run, output, verbose, backup_dir, retries, allow_value_changes)
     spec: FixCommand
+    warning = None
     if drop_manager:
         spec = DropManagers(tuple(drop_manager))
     else:
         spec = Reset(to_manager)
-        if to_manager is None and output is WriteOutput.text and dry_run is options.DryRunStrategy.none:
-            sys.stderr.write("warning: after a reset nothing is tracked until the next server-side apply, which "
-                             "records every field already set as owned by before-first-apply\n")
-    code = run_plans(cluster, sel, cfg, write_planner(lambda obj: spec, applier=named, default_applier=own_applier,
-                                                      needs_schema=to_manager is not None))
-    if code:
-        raise typer.Exit(code)
-    return 0
+        if to_manager is None and args.output is WriteOutput.text and args.dry_run is options.DryRunStrategy.none:
+            warning = ("after a reset nothing is tracked until the next server-side apply, which records every "
+                       "field already set as owned by before-first-apply")
+    return WriteJob("reset" + what, lambda obj: spec, needs_schema=to_manager is not None, warning=warning)
 
 
 def register(app: typer.Typer) -> None:
-    app.command("reset", help=RESET_HELP, epilog=RESET_EPILOG, no_args_is_help=False)(reset)
+    app.command("reset", help=RESET_HELP, epilog=RESET_EPILOG, no_args_is_help=False)(write_command(reset))

@@ -193,10 +193,10 @@ def select(client: ClusterClient, sel: Selection) -> Iterator[Selected]:
 
 
 def _from_manifests(client: ClusterClient, sel: Selection, namespace: str) -> Iterator[Selected]:
-    from ..files import load_sources
     from ..kube.errors import KubeError, is_fatal
     from ..kube.writes import ObjectTarget
-    from ..sources import SourceError, live_name
+    from ..manifests.sources import SourceError, live_name
+    from .files import load_sources
 
     for path in sel.filenames:
         result = load_sources(path, recursive=sel.recursive)

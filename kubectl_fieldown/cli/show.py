@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from ..base.value import MAX_DEPTH, nesting_depth
 from ..fieldpath import is_prefix, parse_path
 from ..fieldpath.lookup import names_in
-from ..managedfields import ManagedFieldsEntry, ManagedFieldsError, decode_entries
-from ..ownership import build_owner_tree, unowned_leaves
-from ..value import MAX_DEPTH, nesting_depth
+from ..ownership.managedfields import ManagedFieldsEntry, ManagedFieldsError, decode_entries
+from ..ownership.tree import build_owner_tree, unowned_leaves
 from . import options
 from .completion import complete_managers, complete_resources
 from .errors import EXIT_FAILURE, UsageError, describe, handle_errors, print_error, print_note
@@ -147,8 +147,8 @@ class ObjectSource:
 
 
 def _offline(path: str, recursive: bool) -> Iterator[ObjectSource]:
-    from ..files import load_sources
-    from ..sources import SourceError, stored_object_problem
+    from ..manifests.sources import SourceError, stored_object_problem
+    from .files import load_sources
 
     result = load_sources(path, recursive=recursive)
     for doc in result.documents:
@@ -196,10 +196,10 @@ def _live(request: LiveRequest, cluster: options.ClusterArgs) -> Iterator[Object
 
 def _manifests(paths: Sequence[str], recursive: bool, cluster: options.ClusterArgs) -> Iterator[ObjectSource]:
     """The live objects that the manifests in ``paths`` name (apiVersion, kind, name, namespace)."""
-    from ..files import load_sources
     from ..kube.client import ClusterClient
     from ..kube.errors import KubeError, is_fatal
-    from ..sources import SourceError, live_name
+    from ..manifests.sources import SourceError, live_name
+    from .files import load_sources
 
     client: ClusterClient | None = None
     try:
@@ -241,7 +241,7 @@ class _Located(Exception):
 def _render(views: Sequence[ObjectView], output: ShowOutput, time_mode: TimeMode) -> None:
     out = sys.stdout
     if output in _KUBE_OUTPUTS:
-        from ..objects import ObjectRef
+        from ..base.objects import ObjectRef
         from ..render.jsonout import to_document
         from .outputformat import print_kube
 
@@ -440,7 +440,7 @@ def _saved_without_managed_fields(obj: Mapping[str, Any]) -> bool:
 
 
 def _managed_fields_hint(saved: Sequence[ObjectSource]) -> str:
-    from ..objects import ObjectRef
+    from ..base.objects import ObjectRef
 
     first = saved[0].obj
     assert first is not None

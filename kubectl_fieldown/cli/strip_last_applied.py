@@ -10,29 +10,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from . import options
-from .errors import UsageError, handle_errors
-from .select import Selection
-from .writes import (
-    AllObjects,
-    AllowValueChanges,
-    ApplierOption,
-    BackupDir,
-    DryRunOption,
-    MaxRetries,
-    Output,
-    Resources,
-    Verbose,
-    WriteConfig,
-    WriteOutput,
-    check_fields,
-    own_applier,
-    parse_applier,
-    parse_paths,
-    parse_retries,
-    run_plans,
-    write_planner,
-)
+from .writeflags import WriteArgs, check_fields, field_option, parse_paths
+from .writes import WriteJob, write_command
 
 if TYPE_CHECKING:
     from ..remedies.commands import FixCommand
@@ -56,13 +35,9 @@ Examples:
   kubectl apply -f web.yaml"""
 
 
-@handle_errors
 def strip_last_applied(
-    resources: Resources = None,
-    field: Annotated[
-        list[str] | None,
-        typer.Option("--field", metavar="PATH", help="A field to forget (repeatable).", show_default=False),
-    ] = None,
+    args: WriteArgs,
+    field: Annotated[list[str] | None, field_option("A field to forget (repeatable).")] = None,
     client_side_manager: Annotated[
         list[str] | None,
         typer.Option(
@@ -73,46 +48,20 @@ def strip_last_applied(
             show_default=False,
         ),
     ] = None,
-    applier: ApplierOption = None,
-    allow_value_changes: AllowValueChanges = False,
-    filename: options.Filename = None,
-    recursive: options.Recursive = False,
-    dry_run: DryRunOption = options.DryRunStrategy.none,
-    output: Output = WriteOutput.text,
-    backup_dir: BackupDir = None,
-    max_retries: MaxRetries = "5",
-    verbose: Verbose = False,
-    namespace: options.Namespace = None,
-    all_namespaces: options.AllNamespaces = False,
-    selector: options.Selector = None,
-    all_objects: AllObjects = False,
-    kubeconfig: options.Kubeconfig = None,
-    context: options.Context = None,
-) -> int:
-    from ..managedfields import KUBECTL_CLIENT_SIDE_APPLY
+) -> WriteJob:
+    from ..ownership.managedfields import KUBECTL_CLIENT_SIDE_APPLY
     from ..remedies.commands import StripLastApplied
 
-    paths = list(field or ())
-    if not paths:
-        raise UsageError("name the fields to strip with --field PATH (e.g. --field .spec.replicas)")
-    check_fields(paths)  # before anything is fetched
-    retries = parse_retries(max_retries)
-    named = parse_applier(applier)
-    cluster = options.ClusterArgs(kubeconfig, context, namespace, all_namespaces)
-    sel = Selection(list(resources or ()), list(filename or ()), recursive, selector, cluster, all_objects)
-    cfg = WriteConfig("strip-last-applied", dry_run, output, verbose, backup_dir, retries, allow_value_changes)
+    paths = check_fields(field, "strip")
     managers = tuple(client_side_manager or [KUBECTL_CLIENT_SIDE_APPLY])
 
     def spec_for(obj: dict[str, Any]) -> FixCommand:
         return StripLastApplied(tuple(parse_paths(paths, obj)), managers)
 
     # the stripped fields go to another writer: client-side apply's next patch must leave their values
-    code = run_plans(cluster, sel, cfg, write_planner(spec_for, applier=named, default_applier=own_applier,
-                                                      keep=paths))
-    if code:
-        raise typer.Exit(code)
-    return 0
+    return WriteJob("strip-last-applied", spec_for, keep=paths)
 
 
 def register(app: typer.Typer) -> None:
-    app.command("strip-last-applied", help=STRIP_HELP, epilog=STRIP_EPILOG, no_args_is_help=False)(strip_last_applied)
+    app.command("strip-last-applied", help=STRIP_HELP, epilog=STRIP_EPILOG, no_args_is_help=False)(
+        write_command(strip_last_applied))

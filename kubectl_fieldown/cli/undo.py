@@ -25,25 +25,12 @@ from . import options
 from .completion import complete_backup_runs
 from .errors import handle_errors
 from .select import Selected
-from .writes import (
-    BackupDir,
-    DryRunOption,
-    MaxRetries,
-    Output,
-    Verbose,
-    WriteConfig,
-    WriteOutput,
-    make_backups,
-    open_client,
-    parse_retries,
-    run_all,
-    write_one,
-    write_options,
-)
+from .writeflags import BackupDir, DryRunOption, MaxRetries, Output, Verbose, WriteOutput, parse_retries
+from .writes import WriteConfig, write_objects
 
 if TYPE_CHECKING:
     from ..kube.client import ClusterClient
-    from ..kube.writes import Backup, ObjectTarget, WriteOutcome
+    from ..kube.writes import Backup, ObjectTarget
     from ..remedies.writeplan import WritePlan
 
 __all__ = ["register", "restore_plan", "undo"]
@@ -143,25 +130,15 @@ def undo(
     retries = parse_retries(max_retries)
     files = backup_files(backups, root)
     cfg = WriteConfig("undo", dry_run, output, verbose, backup_dir, retries)
-    client = open_client(options.ClusterArgs(kubeconfig, context))
-    try:
-        items, plans = _plan_all(client, files, root, force)
-        store = make_backups(client, cfg)
-        wopts = write_options(cfg)
-
-        def act(t: ObjectTarget) -> WriteOutcome:
-            return write_one(client, t, plans[id(t)], wopts, store)
-
-        code = run_all(client, items, act, cfg, store)
-    finally:
-        client.close()
+    cluster = options.ClusterArgs(kubeconfig, context)
+    code = write_objects(cluster, cfg, lambda client: _plan_all(client, files, root, force))
     if code:
         raise typer.Exit(code)
     return 0
 
 
 def _plan_all(client: ClusterClient, files: Sequence[Path], root: Path,
-              force: bool) -> tuple[list[Selected], dict[int, Callable[[dict[str, Any]], WritePlan]]]:
+              force: bool) -> tuple[list[Selected], Callable[[ObjectTarget], Callable[[dict[str, Any]], WritePlan]]]:
     """One item per object: the backups named of one object (same uid) are restored together, from the
     oldest, so several runs undone at once give back the original rather than undo each other."""
     from ..kube.backups import same_object_backups
@@ -199,7 +176,7 @@ def _plan_all(client: ClusterClient, files: Sequence[Path], root: Path,
         found = same_object_backups(root, named[0], skip=[b.path for b in named])
         plans[id(target)] = restore_plan(named, found, client.server, force)
         items.append(Selected(where, target))
-    return items, plans
+    return items, lambda t: plans[id(t)]
 
 
 def _print_runs(root: Path, output: WriteOutput) -> None:

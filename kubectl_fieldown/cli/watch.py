@@ -240,7 +240,7 @@ class _Session:
         return code
 
     def _transition(self, tr: Transition) -> None:
-        from ..managedfields import format_time
+        from ..ownership.managedfields import format_time
         from ..render.common import now_utc
         from ..render.watch import (
             change_document,

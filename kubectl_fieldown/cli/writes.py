@@ -1,14 +1,17 @@
 """What the write commands share: ``migrate``, ``strip-last-applied``, ``handover``, ``reset``, ``undo``.
 
 Each command lives in its own module (cli/<command>.py) and declares only its own flags and what
-it plans; this module holds the rest, once:
+it plans; the rest is here and beside it, once:
 
-* the flags several of them take (``--dry-run``, ``-o``, ``--backup-dir``, ``--max-retries``,
-  ``-v``, ``--applier``, ``--allow-value-changes``, the object arguments);
-* the planning path every write goes through (:func:`write_planner`: the command's plan on each
-  read of the object, checked against the applier's next apply; schemas from
-  :class:`kubectl_fieldown.kube.kindrules.KindRules`);
-* the run loop (:func:`run_plans`, :func:`run_all`): fetch (:mod:`.select`) → plan → write
+* the flags several of them take (:mod:`.writeflags`: ``--dry-run``, ``-o``, ``--backup-dir``,
+  ``--max-retries``, ``-v``, ``--applier``, ``--allow-value-changes``, the object arguments);
+* the command itself (:func:`write_command`): the shared flags around the command's own, and
+  select (:mod:`.select`) → plan → guarded write → summary → exit code around what it plans (a
+  :class:`WriteJob`);
+* the planning path every write goes through (:func:`kubectl_fieldown.cli.writeplanner.write_planner`:
+  the command's plan on each read of the object, checked against the applier's next apply;
+  schemas from :class:`kubectl_fieldown.kube.kindrules.KindRules`);
+* the run loop (:func:`write_objects`, :func:`run_all`): fetch → plan → write
   (``kube.writes.execute``: backup, resourceVersion-tested JSON patches, re-plan and retry on
   concurrent changes) → render (one line per object as it goes, a summary), and the exit code.
 
@@ -19,221 +22,113 @@ already-written object is empty.
 
 from __future__ import annotations
 
-import contextlib
-import enum
+import inspect
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from . import options
-from .completion import complete_resources
 from .errors import (
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
     EXIT_TERMINATED,
     EXIT_USAGE,
     Terminated,
-    UsageError,
     describe,
+    handle_errors,
     print_error,
 )
-from .select import Selected, Selection, select
+from .writeflags import WriteArgs, WriteOutput
 
 if TYPE_CHECKING:
-    from ..appliers import Applier
-    from ..fieldmanager import ResourceRules
-    from ..fieldpath import Path as FieldPath
-    from ..fieldpath.pathstring import FieldNames
     from ..kube.client import ClusterClient
     from ..kube.kindrules import KindRules
     from ..kube.writes import BackupRun, ObjectTarget, WriteOptions, WriteOutcome
     from ..remedies.commands import FixCommand
     from ..remedies.writeplan import WritePlan
-    from ..schema.types import GroupVersionKind
+    from .select import Selected, Selection
+
+    # the plan of one object (each read of it planned again), and the planning function of a run
+    Plan = Callable[[dict[str, Any]], WritePlan]
+    PlanFor = Callable[[ObjectTarget], Plan]
 
 __all__ = [
-    "AllObjects",
-    "AllowValueChanges",
-    "ApplierOption",
-    "BackupDir",
-    "DryRunOption",
-    "MaxRetries",
-    "Output",
-    "Resources",
-    "Verbose",
     "WriteConfig",
-    "WriteOutput",
-    "check_fields",
+    "WriteJob",
     "make_backups",
     "open_client",
-    "own_applier",
-    "parse_applier",
-    "parse_paths",
-    "parse_retries",
     "run_all",
     "run_plans",
+    "write_command",
+    "write_objects",
     "write_one",
     "write_options",
-    "write_planner",
 ]
 
 
-class WriteOutput(str, enum.Enum):
-    text = "text"
-    json = "json"
+# --- the command: the shared flags around the command's own ------------------------------------
 
 
-# --- options shared by the writing commands ------------------------------------------------------
+@dataclass(frozen=True)
+class WriteJob:
+    """What a write command plans, for :func:`write_command` to run. ``command`` names the run in
+    backups and in -o json; ``spec_for`` is the command's plan for the object as read; ``keep``,
+    ``receiver`` and ``needs_schema`` are :func:`kubectl_fieldown.cli.writeplanner.write_planner`'s;
+    ``warning`` goes to stderr once the objects are named correctly, before anything is read."""
 
-Output = Annotated[
-    WriteOutput,
-    options.output_option("Output format: text (one line per object and a summary) or json (docs/migrate.md)."),
-]
-
-BackupDir = Annotated[
-    str | None,
-    typer.Option(
-        "--backup-dir",
-        metavar="DIR",
-        help="Where to save each object before its first write, one directory per run "
-        "(default: $FIELDOWN_BACKUP_DIR, else ~/.kube/fieldown/backups). 'kubectl fieldown undo' restores them.",
-        show_default=False,
-    ),
-]
-
-MaxRetries = Annotated[
-    str,
-    typer.Option(
-        "--max-retries",
-        metavar="N",
-        help="How many times to read, re-plan and write an object again when it changed meanwhile.",
-    ),
-]
-
-Verbose = Annotated[bool, typer.Option("-v", "--verbose", help="Say what was done to each object and why.")]
-
-DryRunOption = Annotated[
-    options.DryRunStrategy,
-    typer.Option(
-        "--dry-run",
-        metavar="none|client|server",
-        help='"client": print the exact JSON patches per object and write nothing (no backup either). '
-        '"server": also send them with dryRun=All, so the server checks them; nothing is stored.',
-        case_sensitive=False,
-    ),
-]
-
-Resources = Annotated[
-    list[str] | None,
-    typer.Argument(
-        metavar="[TYPE[.GROUP]/NAME ... | TYPE[.GROUP] [NAME ...]]",
-        help="Objects: TYPE/NAME ..., TYPE followed by names, or TYPE alone (every object of the type, with -l / "
-        "-n / -A). Without any, -l SELECTOR or --all (every object of every type in the namespace or, with -A, "
-        "the cluster).",
-        show_default=False,
-        autocompletion=complete_resources,
-    ),
-]
-
-AllObjects = Annotated[
-    bool,
-    typer.Option(
-        "--all",
-        help="Write every object of every type in the namespace (-n, else the context's) or, with -A, the "
-        "cluster. Required when no TYPE, NAME, -f or -l names the objects (as kubectl delete requires it).",
-    ),
-]
+    command: str
+    spec_for: Callable[[dict[str, Any]], FixCommand]
+    keep: Sequence[str] = ()
+    receiver: str | None = None
+    needs_schema: bool = True
+    warning: str | None = None
 
 
-ApplierOption = Annotated[
-    str | None,
-    typer.Option(
-        "--applier",
-        metavar="KIND[:MANAGER]",
-        help="The applier whose next apply the write is checked against: kubectl, kubectl-client-side, argocd, "
-        "flux, helm or ssa, optionally with its manager (flux:helm-controller, ssa:ci) and, for Helm, the "
-        "previous release's apply method (helm:previous=server-side). Default: the command's own, else the one "
-        "managing the object.",
-        show_default=False,
-    ),
-]
+def write_command(body: Callable[..., WriteJob]) -> Callable[..., int]:
+    """The typer command of a write command that selects objects. ``body(args, **own)`` checks the
+    command's own flags (its parameters after the first, declared as typer parameters) and says what
+    to plan; the command takes the object arguments, then those flags, then the rest of
+    :class:`kubectl_fieldown.cli.writeflags.WriteArgs`, and runs the job (:func:`run_job`): its
+    exit code is the command's."""
+    params = list(inspect.signature(WriteArgs, eval_str=True).parameters.values())
+    own = list(inspect.signature(body, eval_str=True).parameters.values())[1:]
+    names = [p.name for p in own]
 
-AllowValueChanges = Annotated[
-    bool,
-    typer.Option(
-        "--allow-value-changes",
-        help="Write even when the check finds that the write, or the applier's next apply after it, would change "
-        "or delete a value you did not ask to change (the values are listed either way).",
-    ),
-]
+    def command(**kwargs: Any) -> int:
+        args = WriteArgs(**{k: v for k, v in kwargs.items() if k not in names})
+        code = run_job(args, body(args, **{k: kwargs[k] for k in names}))
+        if code:
+            raise typer.Exit(code)
+        return 0
 
-
-def parse_retries(text: str) -> int:
-    from ..value import excerpt
-
-    if len(text.strip().lstrip("+-0")) > 3 and text.strip().lstrip("+-").isdigit():
-        raise UsageError(f"--max-retries must be between 0 and 100, not {excerpt(text)}")
-    try:
-        n = int(text)
-    except ValueError:
-        raise UsageError(f"--max-retries must be a whole number, not {excerpt(text)!r}") from None
-    if n < 0 or n > 100:
-        raise UsageError(f"--max-retries must be between 0 and 100, not {excerpt(text)}")
-    return n
+    command.__name__ = command.__qualname__ = body.__name__
+    command.__module__ = body.__module__
+    command.__doc__ = body.__doc__
+    signature = inspect.Signature([params[0], *own, *params[1:]], return_annotation=int)
+    command.__annotations__ = {p.name: p.annotation for p in signature.parameters.values()} | {"return": int}
+    wrapped = handle_errors(command)
+    wrapped.__signature__ = signature  # type: ignore[attr-defined]
+    return wrapped
 
 
-# --- decode: field names ----------------------------------------------------------------------
+def run_job(args: WriteArgs, job: WriteJob) -> int:
+    """Select → plan → guarded write → summary, for what a command planned; returns the exit code."""
+    from .writeplanner import own_applier, write_planner
 
-
-def path_names(obj: Mapping[str, Any]) -> FieldNames:
-    """Group dotted names (``.metadata.labels.app.kubernetes.io/name``) by what the object, its
-    last-applied manifest or its managedFields have."""
-    import json
-
-    from ..fieldpath import FieldSet
-    from ..fieldpath.lookup import names_in
-    from ..managedfields import LAST_APPLIED_ANNOTATION, ManagedFieldsError, decode_entries
-
-    md = obj.get("metadata") or {}
-    docs: list[Any] = [obj]
-    la = (md.get("annotations") or {}).get(LAST_APPLIED_ANNOTATION)
-    if isinstance(la, str):
-        with contextlib.suppress(ValueError):
-            docs.append(json.loads(la))
-    owned = FieldSet()
-    try:
-        for e in decode_entries(md.get("managedFields")):
-            owned = owned.union(e.fields)
-    except ManagedFieldsError:
-        pass
-    return names_in(docs, owned)
-
-
-def check_fields(texts: Sequence[str]) -> None:
-    """``--field`` values, checked before anything is fetched: their syntax, and that a manager can
-    own them at all — ``.kind``, ``.apiVersion``, ``.metadata`` itself, ``.metadata.name`` and the other
-    fields the server strips from every manager's set are nobody's, so nothing can be handed over
-    (and stripping them from the last-applied annotation would break it)."""
-    from ..fieldpath import parse_path
-    from ..managedfields import never_owned
-    from ..value import excerpt
-
-    for text in texts:
-        why = never_owned(parse_path(text))
-        if why is not None:
-            raise UsageError(f"--field {excerpt(text)}: {why}; name a field a manager can own "
-                             "(under .spec, .metadata.labels, .metadata.annotations, ...)")
-
-
-def parse_paths(texts: Sequence[str], obj: Mapping[str, Any]) -> list[FieldPath]:
-    from ..fieldpath import parse_path
-
-    names = path_names(obj)
-    return [parse_path(t, names) for t in texts]
+    retries, applier = args.parsed()
+    sel = args.selection()
+    if job.warning is not None:
+        sel.validate()  # a usage error comes first
+        sys.stderr.write(f"warning: {job.warning}\n")
+    cfg = WriteConfig(job.command, args.dry_run, args.output, args.verbose, args.backup_dir, retries,
+                      args.allow_value_changes)
+    planner = write_planner(job.spec_for, applier=applier, default_applier=own_applier, keep=job.keep,
+                            receiver=job.receiver, needs_schema=job.needs_schema)
+    return run_plans(args.cluster(), sel, cfg, planner)
 
 
 # --- the run loop ------------------------------------------------------------------------------
@@ -288,16 +183,16 @@ def failed_outcome(where: str, error: BaseException) -> WriteOutcome:
     return WriteOutcome(api_version="", kind="", namespace=None, name=where, result=Result.failed, error=message)
 
 
-def write_one(client: ClusterClient, target: ObjectTarget, plan: Callable[[dict[str, Any]], WritePlan],
+def write_one(client: ClusterClient, target: ObjectTarget, plan: Plan,
               wopts: WriteOptions, backups: BackupRun | None) -> WriteOutcome:
     """``kube.writes.execute``, and a Secret's values scrubbed from everything its outcome says (notes,
-    errors, refusals, patches): the last resort behind the structural redaction (redact.py), for a
+    errors, refusals, patches): the last resort behind the structural redaction (base/redact.py), for a
     value that reached a message some other way — a server's error text, a simulated 500."""
     import dataclasses
 
+    from ..base.redact import scrub_credentials, scrub_value, secret_texts
+    from ..base.value import bounded_message
     from ..kube.writes import execute
-    from ..redact import scrub_credentials, scrub_value, secret_texts
-    from ..value import bounded_message
 
     seen: list[Mapping[str, Any]] = []
 
@@ -426,173 +321,27 @@ def run_plans(
     cluster: options.ClusterArgs,
     sel: Selection,
     cfg: WriteConfig,
-    planner: Callable[[KindRules], Callable[[ObjectTarget], Callable[[dict[str, Any]], WritePlan]]],
+    planner: Callable[[KindRules], PlanFor],
 ) -> int:
     """Select, then plan, check and write each object with the same planning function."""
     from ..kube.kindrules import KindRules
+    from .select import select
 
     sel.validate()
+    return write_objects(cluster, cfg, lambda client: (list(select(client, sel)), planner(KindRules(client=client))))
+
+
+def write_objects(
+    cluster: options.ClusterArgs,
+    cfg: WriteConfig,
+    prepare: Callable[[ClusterClient], tuple[Sequence[Selected], PlanFor]],
+) -> int:
+    """Connect, name the objects and their plans (``prepare``), and write each one (:func:`run_all`)."""
     client = open_client(cluster)
     try:
-        items = list(select(client, sel))
-        plan_for = planner(KindRules(client=client))
+        items, plan_for = prepare(client)
         backups = make_backups(client, cfg)
         wopts = write_options(cfg)
         return run_all(client, items, lambda t: write_one(client, t, plan_for(t), wopts, backups), cfg, backups)
     finally:
         client.close()
-
-
-# --- plan: every write command plans through the same path ------------------------------------
-
-
-# the source of a schema the tool made up for want of one (every list atomic)
-DEDUCED_SOURCE = "deduced"
-
-
-def _now() -> str:
-    import time
-
-    from ..managedfields import format_time
-
-    return format_time(time.time())
-
-
-def write_planner(
-    spec_for: Callable[[dict[str, Any]], FixCommand],
-    *,
-    applier: Applier | None,
-    default_applier: Callable[[dict[str, Any], FixCommand], Applier | None],
-    keep: Sequence[str] = (),
-    receiver: str | None = None,
-    needs_schema: bool = True,
-) -> Callable[[KindRules], Callable[[ObjectTarget], Callable[[dict[str, Any]], WritePlan]]]:
-    """The planning function of a write command: for each object, the command's plan
-    (:mod:`kubectl_fieldown.remedies.commands`), its requests, and the check that neither they nor
-    the applier's next apply (``--applier``, else the command's own, else the one in use) lose a
-    value (:func:`kubectl_fieldown.remedies.writeplan.write_plan`). ``keep`` are fields handed to
-    another writer: the applier's next manifest leaves them out, and their values must stay — unless
-    the applier is that writer (``receiver``)."""
-
-    def factory(kinds: KindRules) -> Callable[[ObjectTarget], Callable[[dict[str, Any]], WritePlan]]:
-        from ..fieldpath import FieldSet, path_from_fields
-        from ..kube.kindrules import rules_for
-        from ..remedies.commands import PlanContext
-        from ..remedies.plans import MigrationError
-        from ..remedies.writeplan import write_plan
-        from ..schema.types import DEDUCED, GroupVersionKind
-
-        client = kinds.client
-        assert client is not None
-        # every read of an object is planned again: build each kind's engine rules once
-        kind_rules: dict[GroupVersionKind, ResourceRules | None] = {}
-
-        def for_target(target: ObjectTarget) -> Callable[[dict[str, Any]], WritePlan]:
-            def plan(obj: dict[str, Any]) -> WritePlan:
-                spec = spec_for(obj)
-                api_version, kind = str(obj.get("apiVersion") or ""), str(obj.get("kind") or "")
-                gvk = GroupVersionKind.from_api_version(api_version, kind)
-                res = client.discovery.resolve_kind(api_version, kind)
-                schema = kinds.lookup(gvk, res)
-                chosen = applier or default_applier(obj, spec)
-                at = applier_version(obj, chosen, target.manifest)
-                if at != api_version and at in kinds.versions(gvk) and kinds.converts_by_renaming(gvk):
-                    # The applier applies at another version of this CRD than the one read (discovery's
-                    # preferred): plan, check and write there, where its entries and manifest name their
-                    # fields by that version's schema. Conversion None: the object only renames its
-                    # apiVersion, and the executor sends the write to that version's endpoint.
-                    obj = {**obj, "apiVersion": at}
-                    api_version = at
-                    gvk = GroupVersionKind.from_api_version(api_version, kind)
-                    res = client.discovery.resolve_kind(api_version, kind)
-                    schema = kinds.lookup(gvk, res)
-                deduced = schema.source.startswith(DEDUCED_SOURCE)
-                if needs_schema and deduced:
-                    # planning on a deduced schema (every list atomic) would record wrong ownership
-                    raise MigrationError(f"no schema is known for {obj.get('kind')} {obj.get('apiVersion')}: "
-                                         "ownership cannot be planned exactly (the server publishes no OpenAPI v3 "
-                                         "for it)")
-                if gvk not in kind_rules:
-                    # without a real schema nothing is simulated
-                    kind_rules[gvk] = None if deduced else rules_for(schema, "status" in res.subresources,
-                                                                     kinds.is_builtin(gvk), kinds.versions(gvk))
-                rules = kind_rules[gvk]
-                root = schema.root if needs_schema else DEDUCED
-                # a write to the main resource cannot own the status of a kind with a status subresource
-                reset = FieldSet([path_from_fields("status")]) if "status" in res.subresources else None
-                ctx = PlanContext(root, reset, target.manifest)
-                paths = parse_paths(keep, obj) if keep else []
-                if receiver is not None and chosen is not None and chosen.manager == receiver:
-                    # handed to the applier itself: its manifest sets them from now on
-                    return write_plan(spec, obj, ctx, rules, now=_now(), applier=chosen, adds=paths)
-                return write_plan(spec, obj, ctx, rules, now=_now(), applier=chosen, keep=paths)
-
-            return plan
-
-        return for_target
-
-    return factory
-
-
-def applier_version(obj: Mapping[str, Any], applier: Applier | None, manifest: Mapping[str, Any] | None) -> str:
-    """The apiVersion ``applier`` will apply ``obj`` at: its manifest's (``-f``), else the version of
-    its own entries (its Apply entry; else the newest Update entry of its name or of the client-side
-    manager: Helm 3, kubectl before it went server-side), else that of the last-applied annotation,
-    else the version the object was read at."""
-    import json
-
-    from ..managedfields import (
-        APPLY,
-        KUBECTL_CLIENT_SIDE_APPLY,
-        LAST_APPLIED_ANNOTATION,
-        UPDATE,
-        ManagedFieldsError,
-        decode_entries,
-    )
-
-    read = str(obj.get("apiVersion") or "")
-    if manifest is not None and isinstance(manifest.get("apiVersion"), str):
-        return str(manifest["apiVersion"])
-    if applier is None:
-        return read
-    try:
-        entries = [e for e in decode_entries((obj.get("metadata") or {}).get("managedFields")) if not e.subresource]
-    except ManagedFieldsError:
-        return read
-    applies = [e for e in entries if e.manager == applier.manager and e.operation == APPLY]
-    if applies:
-        return applies[0].api_version
-    updaters = {applier.manager, KUBECTL_CLIENT_SIDE_APPLY}
-    updates = sorted((e for e in entries if e.manager in updaters and e.operation == UPDATE),
-                     key=lambda e: e.time or "")
-    if updates:
-        return updates[-1].api_version
-    la = ((obj.get("metadata") or {}).get("annotations") or {}).get(LAST_APPLIED_ANNOTATION)
-    try:
-        doc = json.loads(la) if isinstance(la, str) else None
-    except ValueError:
-        doc = None
-    if isinstance(doc, dict) and isinstance(doc.get("apiVersion"), str):
-        return str(doc["apiVersion"])
-    return read
-
-
-def own_applier(obj: dict[str, Any], spec: FixCommand) -> Applier | None:
-    """The command's own applier (the migration's target), else the one in use; for a handover the
-    one in use (:func:`kubectl_fieldown.remedies.commands.checked_applier`)."""
-    from ..remedies.commands import checked_applier
-
-    return checked_applier(spec, obj)
-
-
-def parse_applier(text: str | None) -> Applier | None:
-    """``--applier KIND``, ``KIND:MANAGER`` (``flux:helm-controller``, ``ssa:ci``) or Helm's
-    ``helm:previous=server-side``."""
-    from ..appliers import ApplierError, parse_applier_spec
-
-    if text is None:
-        return None
-    try:
-        return parse_applier_spec(text)
-    except ApplierError as e:
-        raise UsageError(f"--applier {e}") from None

@@ -6,7 +6,7 @@ The oldest Update entries beyond the cap are merged, per API version, into one
 
 from __future__ import annotations
 
-from ..managedfields import ANCIENT_CHANGES, UPDATE, ManagerIdentity, parse_time
+from ..ownership.managedfields import ANCIENT_CHANGES, UPDATE, ManagerIdentity, parse_time
 from .managed import Managed, Owned
 
 MAX_UPDATE_MANAGERS = 10

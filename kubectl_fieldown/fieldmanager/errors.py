@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..fieldpath import Path, path_string
-from ..managedfields import ManagerIdentity
+from ..ownership.managedfields import ManagerIdentity
 
 
 class FieldManagerError(Exception):

@@ -13,12 +13,12 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from ..base.value import go_json, values_equal
 from ..fieldpath import FieldSet
-from ..managedfields import KUBECTL, LAST_APPLIED_ANNOTATION
+from ..ownership.managedfields import KUBECTL, LAST_APPLIED_ANNOTATION
 from ..typed.compare import compare
 from ..typed.tofieldset import to_field_set
 from ..typed.validate import typed_errors
-from ..value import go_json, values_equal
 from .errors import ApplyConflict
 from .jsondata import copy_json
 from .managed import Managed

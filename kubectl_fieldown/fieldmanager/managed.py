@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..fieldpath import UNSTRUCTURED, FieldSet
-from ..managedfields import (
+from ..ownership.managedfields import (
     APPLY,
     STRIPPED_METADATA,
     ManagedFieldsEntry,

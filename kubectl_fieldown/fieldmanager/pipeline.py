@@ -9,7 +9,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..managedfields import ManagedFieldsEntry, ManagedFieldsError, decode_entries
+from ..base.value import values_equal
+from ..ownership.managedfields import ManagedFieldsEntry, ManagedFieldsError, decode_entries
 from ..typed.compare import Comparison, compare
 from ..typed.validate import (
     duplicate_errors,
@@ -19,7 +20,6 @@ from ..typed.validate import (
     scale_errors,
     type_errors,
 )
-from ..value import values_equal
 from . import structuredmerge
 from .errors import BadRequest, FieldManagerError, Invalid
 from .jsondata import api_version, as_dict, copy_json

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from ..managedfields import BEFORE_FIRST_APPLY
+from ..ownership.managedfields import BEFORE_FIRST_APPLY
 from . import structuredmerge
 from .managed import Managed
 from .request import WriteRequest

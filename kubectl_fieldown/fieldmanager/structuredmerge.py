@@ -12,14 +12,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..base.value import values_equal
 from ..fieldpath import FieldSet
-from ..managedfields import APPLY, STRIPPED_METADATA, UPDATE, ManagerIdentity
+from ..ownership.managedfields import APPLY, STRIPPED_METADATA, UPDATE, ManagerIdentity
 from ..typed.compare import Comparison, compare
 from ..typed.merge import merge
 from ..typed.remove import ensure_named_fields_are_members, reconcile_with_schema, remove_items
 from ..typed.tofieldset import to_field_set
 from ..typed.validate import typed_errors, typed_message
-from ..value import values_equal
 from .capmanagers import cap_update_managers
 from .errors import ApplyConflict, BadRequest, FieldConflict, FieldManagerError
 from .jsondata import api_version

@@ -14,7 +14,7 @@ INDEX 3   the list index                          ``i:0``
 
 Tuple order then *is* the server's element order: every Field < every Key < every Value < every
 Index, names bytewise (Python compares code points, which orders UTF-8 bytes the same way), keys
-pairwise by name then value, values by :func:`kubectl_fieldown.value.value_key`.
+pairwise by name then value, values by :func:`kubectl_fieldown.base.value.value_key`.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, TypeAlias
 
-from ..value import key_value, value_key
+from ..base.value import key_value, value_key
 
 PathElement: TypeAlias = tuple[Any, ...]
 """``(kind, payload)``; build with :func:`field`, :func:`key`, :func:`set_value`, :func:`index`."""

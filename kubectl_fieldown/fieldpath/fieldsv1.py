@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ..value import (
+from ..base.value import (
     MAX_DEPTH,
     escape_controls,
     excerpt,
@@ -63,7 +63,7 @@ _json_decoder = json.JSONDecoder(parse_constant=_no_constants, parse_int=float) 
 
 def _read_json_value(text: str, what: str) -> Any:
     """Exactly one JSON value (surrounding whitespace allowed), numbers as float64 like Go, lone
-    surrogates as U+FFFD like json-iterator, at most :data:`~kubectl_fieldown.value.MAX_DEPTH` deep."""
+    surrogates as U+FFFD like json-iterator, at most :data:`~kubectl_fieldown.base.value.MAX_DEPTH` deep."""
     s = text.lstrip(_WS)
     try:
         v, end = _json_decoder.raw_decode(s)
@@ -121,11 +121,11 @@ def parse_element(s: str) -> PathElement:
     if kind == "f":
         pe = (FIELD, valid_text(body))
     elif kind == "v":
-        from ..value import value_key
+        from ..base.value import value_key
 
         pe = (VALUE, value_key(_read_json_value(body, f"value element {s!r}")))
     elif kind == "k":
-        from ..value import value_key
+        from ..base.value import value_key
 
         v = _read_json_value(body, f"key element {s!r}")
         if v is None:
@@ -153,7 +153,7 @@ def decode(data: Mapping[str, Any] | str | bytes | None, *, strict: bool = False
     As the server decodes it, a key with an unknown type letter (``x:bogus``) is dropped with its
     subtree; ``strict`` refuses it instead, for FieldsV1 that does not come from a server (a file):
     the server never writes one, so it is a mistake, and dropping it can make its parent a member.
-    Nesting beyond :data:`~kubectl_fieldown.value.MAX_DEPTH` levels is refused either way."""
+    Nesting beyond :data:`~kubectl_fieldown.base.value.MAX_DEPTH` levels is refused either way."""
     if data is None:
         return FieldSet()
     if isinstance(data, (str, bytes)):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..value import value_key
+from ..base.value import value_key
 from .element import FIELD, INDEX, KEY, VALUE, Path, PathElement
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
-from ..value import excerpt, go_value_string, key_value
+from ..base.value import excerpt, go_value_string, key_value
 from .element import FIELD, INDEX, KEY, VALUE, Path, PathElement
 
 
@@ -147,7 +147,7 @@ def _tokenize(text: str) -> list[_Token]:
 
 
 def _bracket(text: str, i: int) -> tuple[PathElement, int]:
-    from ..value import value_key
+    from ..base.value import value_key
 
     n = len(text)
     if i < n and text[i] == "=":

@@ -8,7 +8,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from ..value import escape_controls
+from ..base.value import escape_controls
 
 __all__ = ["log_request", "log_response"]
 

@@ -9,13 +9,13 @@
   break or another control character (``net/http: invalid header field value for
   "Authorization"``): so does the tool, with a message that names where the token came from, not
   the token.
-* **Every credential in use is remembered** (:func:`kubectl_fieldown.redact.remember_credential`), so
+* **Every credential in use is remembered** (:func:`kubectl_fieldown.base.redact.remember_credential`), so
   that the error printer takes it out of any message, whatever the message's cause.
 """
 
 from __future__ import annotations
 
-from ..redact import remember_credential
+from ..base.redact import remember_credential
 from .errors import ConfigError
 
 __all__ = ["bearer_header", "valid_header_value"]

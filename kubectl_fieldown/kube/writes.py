@@ -41,7 +41,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..objects import ObjectRef, is_secret
+from ..base.objects import ObjectRef, is_secret
 from . import _faults
 from ._uncertain import MaybeWritten, Uncertain, read_back
 from .backups import (
@@ -58,7 +58,7 @@ from .errors import ApiError, Conflict, Invalid, KubeError, Unreachable, is_fata
 from .target import ObjectTarget
 
 if TYPE_CHECKING:
-    from ..managedfields import ManagedFieldsEntry
+    from ..ownership.managedfields import ManagedFieldsEntry
     from ..remedies.requests import WriteRequest
     from ..remedies.writeplan import OwnershipMove, WritePlan
     from .client import ClusterClient
@@ -170,7 +170,7 @@ def _uid(obj: Mapping[str, Any]) -> str:
 
 
 def _entries_of(obj: Mapping[str, Any]) -> list[ManagedFieldsEntry]:
-    from ..managedfields import decode_entries
+    from ..ownership.managedfields import decode_entries
 
     return decode_entries((obj.get("metadata") or {}).get("managedFields"))
 
@@ -184,7 +184,7 @@ def execute(
 ) -> WriteOutcome:
     """Plan and write one object (see the module docstring). Never raises for a failure of this
     object (it is in the outcome), only for the errors :func:`is_fatal` names."""
-    from ..managedfields import ManagedFieldsError
+    from ..ownership.managedfields import ManagedFieldsError
     from ..remedies.plans import MigrationError
     from ..remedies.writeplan import ownership_changes, ownership_moves
 
@@ -366,7 +366,7 @@ def _send(client: ClusterClient, target: ObjectTarget, req: WriteRequest, tested
 
 def _check_written(out: Mapping[str, Any], wp: WritePlan) -> str | None:
     """Why the object the server returned is not what was predicted (None: it is)."""
-    from ..managedfields import LAST_APPLIED_ANNOTATION
+    from ..ownership.managedfields import LAST_APPLIED_ANNOTATION
     from ..remedies.plans import entries_differ
 
     m = wp.migration

@@ -31,7 +31,7 @@ from ..appliers.model import HELM_MANAGER
 from ..fieldmanager import ResourceRules
 from ..fieldpath import FIELD, KEY, FieldSet, Path, is_prefix, key_fields, path_from_fields, path_string
 from ..fieldpath.lookup import MISSING, Lookup, value_at
-from ..managedfields import (
+from ..ownership.managedfields import (
     ANCIENT_CHANGES,
     APPLY,
     BEFORE_FIRST_APPLY,

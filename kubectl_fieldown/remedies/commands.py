@@ -13,7 +13,7 @@ from typing import Any
 
 from ..appliers import Applier, ApplierKind, applier_for_manager
 from ..fieldpath import FieldSet, Path, path_string
-from ..managedfields import (
+from ..ownership.managedfields import (
     BEFORE_FIRST_APPLY,
     KUBECTL,
     KUBECTL_CLIENT_SIDE_APPLY,

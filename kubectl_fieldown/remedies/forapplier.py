@@ -13,10 +13,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..appliers import Applier, run_applier
+from ..base.redact import scrub
+from ..base.value import values_equal
 from ..fieldmanager import ResourceRules
 from ..fieldpath.lookup import MISSING, value_at
-from ..redact import scrub
-from ..value import values_equal
 from .verify import ValueChange, Verification, value_changes
 
 __all__ = ["own_migration_notes"]

@@ -11,7 +11,7 @@ from typing import Any
 from ..fieldmanager import copy_json
 from ..fieldpath import FIELD, KEY, FieldSet, Path, key_fields, path_from_fields, path_string
 from ..fieldpath.lookup import MISSING, Lookup, child_value, value_at
-from ..managedfields import (
+from ..ownership.managedfields import (
     APPLY,
     KUBECTL_CLIENT_SIDE_APPLY,
     STRIPPED_METADATA,

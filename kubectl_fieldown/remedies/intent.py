@@ -30,9 +30,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..appliers import Applier, ApplierKind
+from ..base.value import values_equal
 from ..fieldpath import FieldSet, Path, path_from_fields
 from ..fieldpath.lookup import MISSING, value_at
-from ..managedfields import (
+from ..ownership.managedfields import (
     ANCIENT_CHANGES,
     APPLY,
     BEFORE_FIRST_APPLY,
@@ -48,7 +49,6 @@ from ..managedfields import (
 )
 from ..schema.types import Type
 from ..typed.tofieldset import to_field_set
-from ..value import values_equal
 
 __all__ = ["Intent", "annotation_is_its", "is_own_identity", "same_configuration"]
 

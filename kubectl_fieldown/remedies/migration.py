@@ -10,8 +10,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..base.objects import ObjectRef
 from ..fieldpath import FieldSet, Path, encode_fields_v1, path_from_fields
-from ..managedfields import (
+from ..ownership.managedfields import (
     APPLY,
     KUBECTL_CLIENT_SIDE_APPLY,
     KUBECTL_LAST_APPLIED,
@@ -20,7 +21,6 @@ from ..managedfields import (
     ManagedFieldsEntry,
     decode_entries,
 )
-from ..objects import ObjectRef
 
 __all__ = ["ANNOTATIONS_PATH", "LAST_APPLIED_PATH", "Migration", "MigrationError", "canonical_last_applied_owner",
            "entries_differ"]

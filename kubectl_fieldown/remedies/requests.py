@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..fieldmanager import ApplyConflict, FieldManagerError, ResourceRules, simulate_apply, simulate_update
-from ..jsonpatch import JsonPatchError, apply_json_patch, pointer
-from ..managedfields import APPLY, LAST_APPLIED_ANNOTATION, UPDATE
+from ..fieldmanager.jsonpatch import JsonPatchError, apply_json_patch, pointer
+from ..ownership.managedfields import APPLY, LAST_APPLIED_ANNOTATION, UPDATE
 from .plans import LAST_APPLIED_PATH, Migration
 
 __all__ = [

@@ -32,10 +32,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..base.objects import ObjectRef
 from ..fieldpath import FieldSet, encode_fields_v1, path_from_fields, path_string
 from ..fieldpath.lookup import MISSING, Lookup
-from ..managedfields import LAST_APPLIED_ANNOTATION, ManagedFieldsEntry, ManagerIdentity, decode_entries
-from ..objects import ObjectRef
+from ..ownership.managedfields import LAST_APPLIED_ANNOTATION, ManagedFieldsEntry, ManagerIdentity, decode_entries
 from .plans import LAST_APPLIED_PATH, Migration, MigrationError, entries_differ
 
 __all__ = [

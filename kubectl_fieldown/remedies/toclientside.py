@@ -7,9 +7,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..base.value import go_json, values_equal
 from ..fieldmanager import copy_json
 from ..fieldpath import FIELD, FieldSet
-from ..managedfields import (
+from ..ownership.managedfields import (
     APPLY,
     KUBECTL,
     KUBECTL_CLIENT_SIDE_APPLY,
@@ -21,7 +22,6 @@ from ..managedfields import (
 from ..schema.types import NO_DEFAULT, Type
 from ..typed.items import LIST, MAP, ItemError, item_element, key_type, side
 from ..typed.remove import extract_owned
-from ..value import go_json, values_equal
 from .migration import _LAC, Migration, MigrationError, _finish, _start
 
 __all__ = ["last_applied_manifest", "last_applied_text", "plan_to_client_side"]

@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..fieldpath import FieldSet, path_string
-from ..managedfields import (
+from ..ownership.managedfields import (
     APPLY,
     KUBECTL,
     KUBECTL_CLIENT_SIDE_APPLY,

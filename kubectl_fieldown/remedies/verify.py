@@ -25,15 +25,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..appliers import Applier, ApplierRun, run_applier
+from ..base.objects import is_secret_object
+from ..base.redact import scrub, secret_texts, shown_value
+from ..base.value import values_equal
 from ..fieldmanager import ResourceRules
 from ..fieldpath import FieldSet, Path, is_prefix, path_from_fields, path_string
 from ..fieldpath.lookup import MISSING, Lookup
-from ..managedfields import LAST_APPLIED_ANNOTATION, ManagedFieldsEntry, decode_entries
-from ..objects import is_secret_object
-from ..redact import scrub, secret_texts, shown_value
+from ..ownership.managedfields import LAST_APPLIED_ANNOTATION, ManagedFieldsEntry, decode_entries
 from ..typed.compare import compare
 from ..typed.tofieldset import to_field_set
-from ..value import values_equal
 from .intent import Intent
 from .requests import RequestFailed, WriteRequest, simulate_requests
 
@@ -141,7 +141,7 @@ class Verification:
     owners after the apply): they are never pruned."""
     intent: Intent | None = None
     hidden: frozenset[str] = frozenset()
-    """A Secret's values (:func:`~kubectl_fieldown.redact.secret_texts`), scrubbed from the problems:
+    """A Secret's values (:func:`~kubectl_fieldown.base.redact.secret_texts`), scrubbed from the problems:
     an error of the fix or of the next apply can quote them (the typed conversion's 500 does)."""
 
     @property

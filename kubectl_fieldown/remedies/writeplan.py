@@ -17,7 +17,7 @@ from ..appliers import Applier
 from ..fieldmanager import ResourceRules
 from ..fieldpath import FieldSet, Path, path_string
 from ..fieldpath.lookup import MISSING, Lookup
-from ..managedfields import APPLY, ManagedFieldsEntry
+from ..ownership.managedfields import APPLY, ManagedFieldsEntry
 from .choose import Fix, choose_fix, scaled_fields
 from .commands import FixCommand, MigrateFor, PlanContext
 from .forapplier import own_migration_notes

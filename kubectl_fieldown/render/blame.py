@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..fieldpath import FieldSet, Path, field
-from ..ownership import OwnedField, Owner, item_elements
+from ..ownership.tree import OwnedField, Owner, item_elements
 from .common import (
     TIME_NONE,
     TIME_RELATIVE,

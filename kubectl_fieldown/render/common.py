@@ -17,12 +17,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
+from ..base.redact import REDACTED, redact_secret
+from ..base.value import escape_controls, value_on_one_line
 from ..fieldpath import FIELD, FieldSet, Path, PathElement, element_string, path_string
 from ..fieldpath.lookup import MISSING
-from ..managedfields import ManagedFieldsEntry, parse_time
-from ..ownership import OwnedField, Owner
-from ..redact import REDACTED, redact_secret
-from ..value import escape_controls, value_on_one_line
+from ..ownership.managedfields import ManagedFieldsEntry, parse_time
+from ..ownership.tree import OwnedField, Owner
 
 
 def counted(n: int, noun: str) -> str:
@@ -312,7 +312,7 @@ def latest_time(owners: Sequence[Owner], entries: Sequence[ManagedFieldsEntry]) 
 def terminal_safe(text: str) -> str:
     """Human output shows cluster data — annotation values, map keys, manager names: its control
     characters (C0, DEL, C1) are written as JSON escapes (``\\u001b``), as JSON output writes them;
-    blame's YAML too (:func:`kubectl_fieldown.value.escape_controls`)."""
+    blame's YAML too (:func:`kubectl_fieldown.base.value.escape_controls`)."""
     return escape_controls(text)
 
 
@@ -322,7 +322,7 @@ def path_label(path: Path) -> str:
 
 
 def display_value(v: Any, limit: int = 80) -> str:
-    """A value on one line (:func:`kubectl_fieldown.value.value_on_one_line`); nothing for a missing one."""
+    """A value on one line (:func:`kubectl_fieldown.base.value.value_on_one_line`); nothing for a missing one."""
     if v is MISSING:
         return ""
     return value_on_one_line(v, limit)

@@ -1,6 +1,6 @@
 """Output of ``conflicts``: the text report (rich) and the JSON/YAML contract (docs/conflicts.md).
 
-The command hands over :class:`~kubectl_fieldown.conflictreport.ConflictReport` objects, already
+The command hands over :class:`~kubectl_fieldown.conflicts.report.ConflictReport` objects, already
 analysed (conflicts in the server's order, co-owners named, secrets redacted, the server dry-run
 compared); nothing here fetches, decodes or simulates. The JSON/YAML contract — scripts and acceptance checks depend on
 these exact keys; keys are only ever added, and ``version`` changes if that promise is ever broken
@@ -27,8 +27,8 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ..applyplan import PlannedConflict
-from ..conflictreport import AGREES, DISAGREES, ConflictReport, DryRunCheck, KubectlFollowup, OwnedPath
+from ..conflicts.applyplan import PlannedConflict
+from ..conflicts.report import AGREES, DISAGREES, ConflictReport, DryRunCheck, KubectlFollowup, OwnedPath
 from ..fieldpath import FIELD, KEY, Path, path_string
 from .common import counted, display_value, path_label, terminal_safe, write_json, write_yaml
 

@@ -18,7 +18,7 @@ from typing import Any, TextIO
 
 from ..fieldpath import path_string
 from ..fieldpath.lookup import MISSING
-from ..ownership import OwnedField
+from ..ownership.tree import OwnedField
 from .common import ObjectView, write_json, write_yaml
 from .envelope import envelope
 

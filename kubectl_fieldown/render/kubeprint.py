@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..value import go_format_float_v, go_json
+from ..base.value import go_format_float_v, go_json
 
 __all__ = [
     "Column",

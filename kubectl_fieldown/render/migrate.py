@@ -35,9 +35,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from ..base.objects import ObjectRef
+from ..base.redact import redact_patch_op, redact_request_body
 from ..fieldpath import path_string
-from ..objects import ObjectRef
-from ..redact import redact_patch_op, redact_request_body
 from .common import terminal_safe
 
 if TYPE_CHECKING:

@@ -2,7 +2,7 @@
 
 Every result sits at the file, line and column of the manifest field it is about (the field a
 conflict or a kept field names; the object's ``metadata.name`` for a finding about the whole
-object), found by :mod:`kubectl_fieldown.yamlpos`. A result about an object that no ``-f`` file
+object), found by :mod:`kubectl_fieldown.manifests.yamlpos`. A result about an object that no ``-f`` file
 holds (a plain ``audit`` scans live objects) carries the object as a logical location
 (``deployment.apps/shop/web``, kind ``object``; a type the audit could not list: kind ``type``).
 
@@ -25,11 +25,11 @@ from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import quote
 
 from .. import __version__
-from ..yamlpos import DocumentPositions, JSONPath, Position, document_positions, locate_path, locate_text
+from ..manifests.yamlpos import DocumentPositions, JSONPath, Position, document_positions, locate_path, locate_text
 
 if TYPE_CHECKING:
-    from ..conflictreport import ConflictReport
-    from ..sources import InputDocument
+    from ..conflicts.report import ConflictReport
+    from ..manifests.sources import InputDocument
     from .audit import AuditReport
 
 __all__ = ["CONFLICT_RULES", "ManifestLocator", "SarifResult", "SarifRule", "audit_sarif", "conflicts_sarif",

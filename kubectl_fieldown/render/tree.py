@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from ..fieldpath import PathElement
 from ..fieldpath.lookup import MISSING
-from ..ownership import OwnedField
+from ..ownership.tree import OwnedField
 from .common import (
     TIME_NONE,
     TIME_RELATIVE,

@@ -19,10 +19,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
+from ..base.objects import ObjectRef
+from ..base.value import escape_controls
 from ..fieldpath import Path, path_string
 from ..fieldpath.lookup import MISSING
-from ..objects import ObjectRef
-from ..value import escape_controls
 from ..watch.attribution import CREATED, FieldChange, Lifecycle, Write, Writer
 from ..watch.fights import Churn, Fight, remedy
 

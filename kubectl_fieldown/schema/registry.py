@@ -234,7 +234,7 @@ def _parse_documents(text: str, origin: str) -> list[Any]:
         else:
             return parsed if isinstance(parsed, list) else [parsed]
     # the reader of every other input file: bounded nesting and aliases, one-line errors
-    from ..safeyaml import YAMLReadError, load_all
+    from ..manifests.safeyaml import YAMLReadError, load_all
 
     try:
         return [doc for doc in load_all(text) if doc is not None]

@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..base.value import values_equal
 from ..fieldpath.element import FIELD, Path, PathElement
 from ..fieldpath.set import FieldSet
 from ..schema.types import Type
-from ..value import values_equal
 from .items import LIST, MAP, index_items, key_type, side
 
 _ABSENT: Any = object()

@@ -35,7 +35,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
-from ..value import go_format_float_v, go_quote, values_equal
+from ..base.value import go_format_float_v, go_quote, values_equal
 
 __all__ = ["ValueError_", "constraint_errors"]
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..base.value import value_key
 from ..fieldpath.element import KEY, VALUE, PathElement
 from ..schema.types import DEDUCED, NO_DEFAULT, ListType, MapType, Type
-from ..value import value_key
 
 MAP = 1
 LIST = 2

@@ -23,10 +23,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..base.value import go_format_float_v, go_json, go_quote, values_equal
 from ..fieldpath.element import FIELD, Path
 from ..fieldpath.pathstring import path_string
 from ..schema.types import NO_DEFAULT, Type
-from ..value import go_format_float_v, go_json, go_quote, values_equal
 from .items import LIST, MAP, SCALAR, ItemError, item_element, key_type, side
 
 

@@ -26,11 +26,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..base.objects import ObjectRef, is_secret_object
+from ..base.redact import shown_value
 from ..fieldpath import FIELD, FieldSet, Path, path_string
 from ..fieldpath.lookup import MISSING, value_at
-from ..managedfields import ManagedFieldsEntry, ManagerIdentity, decode_entries
-from ..objects import ObjectRef, is_secret_object
-from ..redact import shown_value
+from ..ownership.managedfields import ManagedFieldsEntry, ManagerIdentity, decode_entries
 from ..schema.types import Type
 from ..typed.compare import compare
 
@@ -125,7 +125,7 @@ def _compact(v: Any) -> str:
 def object_version(obj: Mapping[str, Any], keep: frozenset[str] | None = None) -> ObjectVersion:
     """An object as the server returned it, reduced to what attribution needs: ``keep`` names the
     top-level fields to hold (None: all; the others are never compared). Raises
-    :class:`~kubectl_fieldown.managedfields.ManagedFieldsError` when its managedFields do not decode."""
+    :class:`~kubectl_fieldown.ownership.managedfields.ManagedFieldsError` when its managedFields do not decode."""
     return parsed_version(obj, keep)[0]
 
 

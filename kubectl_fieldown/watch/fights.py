@@ -19,9 +19,9 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..base.objects import ObjectRef
 from ..fieldpath import Path, path_string
-from ..managedfields import APPLY, KUBECTL_CLIENT_SIDE_APPLY, UPDATE
-from ..objects import ObjectRef
+from ..ownership.managedfields import APPLY, KUBECTL_CLIENT_SIDE_APPLY, UPDATE
 from .attribution import Write, Writer
 
 __all__ = ["DEFAULT_CHURN", "DEFAULT_FIGHTS", "Churn", "Fight", "FightDetector", "FightWriter", "Remedy", "remedy"]

@@ -67,7 +67,7 @@ from fieldsv1_oracle import oracle_paths
 
 from kubectl_fieldown.appliers import Applier, ApplierKind, ApplierRun, Request
 from kubectl_fieldown.fieldmanager import ResourceRules
-from kubectl_fieldown.managedfields import parse_time
+from kubectl_fieldown.ownership.managedfields import parse_time
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 MANAGED_FIELDS = "/metadata/managedFields"

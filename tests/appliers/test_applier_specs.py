@@ -28,7 +28,7 @@ import yaml
 
 from kubectl_fieldown.appliers import Applier, ApplierKind, parse_applier_spec, run_applier
 from kubectl_fieldown.cli.main import main
-from kubectl_fieldown.managedfields import format_time
+from kubectl_fieldown.ownership.managedfields import format_time
 
 from .replay import Appliers, Target, Wire, disagreements, rules_for
 

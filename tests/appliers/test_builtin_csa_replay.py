@@ -32,8 +32,8 @@ from kubectl_fieldown.appliers.run import client_side_modified
 from kubectl_fieldown.appliers.smpmeta import patch_meta_for
 from kubectl_fieldown.appliers.strategic import apply_strategic_patch, client_side_strategic_patch, go_decoded
 from kubectl_fieldown.fieldmanager import FieldManagerError, ResourceRules, simulate_apply, simulate_update
-from kubectl_fieldown.jsonpatch import apply_json_patch
-from kubectl_fieldown.managedfields import KUBECTL_CLIENT_SIDE_APPLY, LAST_APPLIED_ANNOTATION
+from kubectl_fieldown.fieldmanager.jsonpatch import apply_json_patch
+from kubectl_fieldown.ownership.managedfields import KUBECTL_CLIENT_SIDE_APPLY, LAST_APPLIED_ANNOTATION
 from kubectl_fieldown.schema.builtin import builtin_kinds
 from kubectl_fieldown.schema.gotypes import normalizer_for
 from kubectl_fieldown.schema.types import GroupVersionKind

@@ -27,7 +27,7 @@ from engine.conformance_cases import CASES, load, rules_for
 
 from kubectl_fieldown.appliers import Applier, run_applier
 from kubectl_fieldown.fieldmanager import FieldManagerError, simulate_update
-from kubectl_fieldown.managedfields import LAST_APPLIED_ANNOTATION as LAST_APPLIED
+from kubectl_fieldown.ownership.managedfields import LAST_APPLIED_ANNOTATION as LAST_APPLIED
 
 NOW = "2026-11-25T00:00:00Z"
 WIDGET = load(CASES / "cur-ports-defaulted-protocol-key.json")

@@ -15,9 +15,9 @@ import upstream_oracle
 from engine.conformance_cases import case_files, load
 from fieldsv1_oracle import oracle_paths
 
-from kubectl_fieldown.csaupgrade import upgrade_managed_fields
+from kubectl_fieldown.appliers.csaupgrade import upgrade_managed_fields
 from kubectl_fieldown.fieldpath import UNSTRUCTURED
-from kubectl_fieldown.managedfields import decode_entries
+from kubectl_fieldown.ownership.managedfields import decode_entries
 
 from .replay import flux_drifted, parse_kubectl_v9
 
@@ -35,7 +35,7 @@ def test_there_is_recorded_data() -> None:
 
 @pytest.mark.parametrize("target", ["kubectl", "argocd-controller", "helm"])
 def test_the_products_csaupgrade_is_client_gos(target: str) -> None:
-    """kubectl_fieldown.csaupgrade against client-go's UpgradeManagedFieldsPatch itself (built from
+    """kubectl_fieldown.appliers.csaupgrade against client-go's UpgradeManagedFieldsPatch itself (built from
     the lab's Debian sources by tests/upstream_oracle.py), on every managedFields list the
     conformance cases recorded from the real server, for every Update manager folded into each
     target (what kubectl, Argo CD and Helm 4 send)."""

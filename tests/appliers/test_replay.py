@@ -35,7 +35,7 @@ import pytest
 from engine.scenarios import KINDS, Player, Scenario
 
 from kubectl_fieldown.appliers import ApplierRun, run_applier
-from kubectl_fieldown.managedfields import format_time
+from kubectl_fieldown.ownership.managedfields import format_time
 
 from .cases import Case, core_ids, curated_case, curated_ids, random_case
 from .replay import (

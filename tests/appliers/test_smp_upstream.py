@@ -52,7 +52,7 @@ from kubectl_fieldown.appliers.strategic import (
     three_way_strategic_patch,
     two_way_strategic_patch,
 )
-from kubectl_fieldown.value import go_json
+from kubectl_fieldown.base.value import go_json
 
 DOC = json.loads((Path(__file__).resolve().parent.parent / "conformance" / "upstream"
                   / "apimachinery-strategicpatch.json").read_text())

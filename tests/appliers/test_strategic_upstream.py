@@ -30,7 +30,7 @@ from kubectl_fieldown.appliers.strategic import (
     client_side_strategic_patch,
     go_decoded,
 )
-from kubectl_fieldown.value import go_json
+from kubectl_fieldown.base.value import go_json
 
 SOURCE = Path(__file__).resolve().parents[2] / "hack" / "upstream-smp" / "main.go"
 SEEDS = range(560)

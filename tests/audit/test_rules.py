@@ -25,7 +25,7 @@ from kubectl_fieldown.audit import (
     type_finding,
 )
 from kubectl_fieldown.fieldmanager import ResourceRules
-from kubectl_fieldown.managedfields import LAST_APPLIED_ANNOTATION
+from kubectl_fieldown.ownership.managedfields import LAST_APPLIED_ANNOTATION
 from kubectl_fieldown.schema.crd import kinds_from_crd
 from kubectl_fieldown.schema.types import GroupVersionKind
 
@@ -398,7 +398,7 @@ def test_a_kind_without_a_schema_is_played_on_the_hinted_schema_as_conflicts_pla
     from dataclasses import replace
 
     from kubectl_fieldown.appliers import run_applier
-    from kubectl_fieldown.conflictreport import PredictionSettings, hinted_schema, predict
+    from kubectl_fieldown.conflicts.report import PredictionSettings, hinted_schema, predict
     from kubectl_fieldown.fieldmanager import simulate_apply
 
     gvk = GroupVersionKind("example.com", "v1", "Widget")

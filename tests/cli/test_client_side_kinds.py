@@ -22,12 +22,12 @@ from cli_helpers import run
 from kubectl_fieldown.appliers import Applier
 from kubectl_fieldown.appliers.run import client_side_modified
 from kubectl_fieldown.audit import AuditContext, audit_object, object_key
+from kubectl_fieldown.base.value import go_json
 from kubectl_fieldown.fieldmanager import ResourceRules
-from kubectl_fieldown.managedfields import LAST_APPLIED_ANNOTATION
+from kubectl_fieldown.ownership.managedfields import LAST_APPLIED_ANNOTATION
 from kubectl_fieldown.schema.builtin import builtin_kinds
 from kubectl_fieldown.schema.gotypes import normalizer_for
 from kubectl_fieldown.schema.types import GroupVersionKind
-from kubectl_fieldown.value import go_json
 
 SOURCE = Path(__file__).resolve().parents[2] / "hack" / "upstream-smp" / "main.go"
 POD = {"containers": [{"name": "main", "image": "app:1", "env": [{"name": "A", "value": "1"},

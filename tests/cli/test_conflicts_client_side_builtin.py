@@ -15,7 +15,7 @@ import yaml
 from cli_helpers import run
 from fieldsv1_oracle import oracle_entries
 
-from kubectl_fieldown.managedfields import LAST_APPLIED_ANNOTATION
+from kubectl_fieldown.ownership.managedfields import LAST_APPLIED_ANNOTATION
 
 CASES = Path(__file__).resolve().parents[1] / "conformance" / "builtin-csa"
 

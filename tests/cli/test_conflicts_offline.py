@@ -428,7 +428,7 @@ def test_malformed_live_and_duplicates(csa: Files, tmp_path: Path) -> None:
 
 
 def test_no_traceback_for_an_unexpected_error(csa: Files, monkeypatch: pytest.MonkeyPatch) -> None:
-    import kubectl_fieldown.applyplan as applyplan
+    import kubectl_fieldown.conflicts.applyplan as applyplan
 
     def boom(*a: Any, **k: Any) -> None:
         raise RuntimeError("kaput")

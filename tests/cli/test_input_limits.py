@@ -14,10 +14,11 @@ from typing import Any
 import pytest
 from cli_helpers import Result, run
 
-from kubectl_fieldown import files, sources
-from kubectl_fieldown.files import read_objects
-from kubectl_fieldown.safeyaml import MAX_DEPTH
-from kubectl_fieldown.sources import SourceError, parse_text
+from kubectl_fieldown.cli import files
+from kubectl_fieldown.cli.files import read_objects
+from kubectl_fieldown.manifests import sources
+from kubectl_fieldown.manifests.safeyaml import MAX_DEPTH
+from kubectl_fieldown.manifests.sources import SourceError, parse_text
 
 OUTPUTS = ["tree", "table", "blame", "json", "yaml"]
 

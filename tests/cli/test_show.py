@@ -6,7 +6,7 @@ from typing import Any
 
 from kubectl_fieldown.cli.show import build_view
 from kubectl_fieldown.fieldpath import FieldSet, field, path_string
-from kubectl_fieldown.managedfields import ManagedFieldsEntry
+from kubectl_fieldown.ownership.managedfields import ManagedFieldsEntry
 
 
 def _entries(*sets: tuple[str, list[tuple[Any, ...]]]) -> list[ManagedFieldsEntry]:

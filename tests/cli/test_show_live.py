@@ -239,7 +239,7 @@ def test_saved_output_shows_the_same_offline(cluster: lab.Cluster, shop: dict[st
 def test_live_object_nested_beyond_the_limit(cluster: lab.Cluster, namespace: str) -> None:
     """The server keeps 10,000 levels under x-kubernetes-preserve-unknown-fields; anyone who may write
     such an object must not be able to crash show for the others (issue 9)."""
-    from kubectl_fieldown.value import MAX_DEPTH
+    from kubectl_fieldown.base.value import MAX_DEPTH
 
     deep: Any = "x"
     for _ in range(400):

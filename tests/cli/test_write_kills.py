@@ -27,7 +27,7 @@ import lab
 import pytest
 import yaml
 
-from kubectl_fieldown.managedfields import decode_entries
+from kubectl_fieldown.ownership.managedfields import decode_entries
 
 pytestmark = pytest.mark.cluster
 

@@ -17,7 +17,7 @@ from typing import Any
 import lab
 import pytest
 
-from kubectl_fieldown.sources import parse_text
+from kubectl_fieldown.manifests.sources import parse_text
 
 # --- the forms -----------------------------------------------------------------------------------
 

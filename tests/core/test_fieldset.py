@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kubectl_fieldown.base.value import key_value
 from kubectl_fieldown.fieldpath import (
     CANONICAL,
     EMPTY,
@@ -27,7 +28,6 @@ from kubectl_fieldown.fieldpath import (
     set_value,
 )
 from kubectl_fieldown.fieldpath.fieldsv1 import decode, encode, to_json_object
-from kubectl_fieldown.value import key_value
 
 from .strategies import paths, small_elements, wide_sets
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from kubectl_fieldown.base.value import MAX_DEPTH
 from kubectl_fieldown.fieldpath import (
     CANONICAL,
     KEY,
@@ -25,7 +26,6 @@ from kubectl_fieldown.fieldpath import (
     set_value,
 )
 from kubectl_fieldown.fieldpath.fieldsv1 import decode, encode, to_json_object
-from kubectl_fieldown.value import MAX_DEPTH
 
 F = path_from_fields
 

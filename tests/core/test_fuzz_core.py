@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 
 from kubectl_fieldown.fieldpath import FieldSet, FieldsV1Error, PathSyntaxError, decode_fields_v1, parse_path
 from kubectl_fieldown.fieldpath.lookup import names_in
-from kubectl_fieldown.managedfields import ManagedFieldsError, decode_entries
-from kubectl_fieldown.ownership import build_owner_tree
-from kubectl_fieldown.sources import SourceResult, parse_text, stored_object_problem
+from kubectl_fieldown.manifests.sources import SourceResult, parse_text, stored_object_problem
+from kubectl_fieldown.ownership.managedfields import ManagedFieldsError, decode_entries
+from kubectl_fieldown.ownership.tree import build_owner_tree
 
 
 def examples(n: int) -> Any:

@@ -61,10 +61,10 @@ def _deployment(n: int, changed: bool) -> dict[str, Any]:
 def _item_visits(monkeypatch: Any, n: int) -> int:
     """How many list items the lookups look at to build the owner tree of an object with two keyed lists
     of n items, and to predict a conflicting apply of all of them (issue 18 item 13: it was n²)."""
-    from kubectl_fieldown import applyplan
+    from kubectl_fieldown.conflicts import applyplan
     from kubectl_fieldown.fieldmanager import ResourceRules, simulate_apply
     from kubectl_fieldown.fieldpath import lookup
-    from kubectl_fieldown.ownership import build_owner_tree
+    from kubectl_fieldown.ownership.tree import build_owner_tree
     from kubectl_fieldown.schema.builtin import builtin_kinds
     from kubectl_fieldown.schema.types import GroupVersionKind
 

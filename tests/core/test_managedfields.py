@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from kubectl_fieldown.fieldpath import CANONICAL, UNSTRUCTURED, FieldSet, key, path_from_fields
-from kubectl_fieldown.managedfields import (
+from kubectl_fieldown.ownership.managedfields import (
     APPLY,
     UPDATE,
     ManagedFieldsEntry,
@@ -300,7 +300,7 @@ def test_strict_decoding_refuses_keys_the_server_would_drop() -> None:
 ])
 def test_never_owned(path: str, never: bool) -> None:
     from kubectl_fieldown.fieldpath import parse_path
-    from kubectl_fieldown.managedfields import never_owned
+    from kubectl_fieldown.ownership.managedfields import never_owned
 
     assert (never_owned(parse_path(path)) is not None) is never
     assert never_owned(()) is not None

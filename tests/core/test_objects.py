@@ -1,4 +1,4 @@
-"""One answer to "which object" and "is this a Secret" for every output and check (objects.py)."""
+"""One answer to "which object" and "is this a Secret" for every output and check (base/objects.py)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from kubectl_fieldown.objects import ObjectRef, group_of, is_secret, is_secret_object
-from kubectl_fieldown.redact import redact_secret
+from kubectl_fieldown.base.objects import ObjectRef, group_of, is_secret, is_secret_object
+from kubectl_fieldown.base.redact import redact_secret
 
 
 @pytest.mark.parametrize(("api_version", "kind", "secret"), [

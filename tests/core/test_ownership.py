@@ -32,8 +32,8 @@ from kubectl_fieldown.fieldpath import (
 )
 from kubectl_fieldown.fieldpath.element import index
 from kubectl_fieldown.fieldpath.lookup import MISSING, names_in
-from kubectl_fieldown.managedfields import ManagedFieldsEntry, object_entries
-from kubectl_fieldown.ownership import Owner, build_owner_tree, item_elements, unowned_leaves
+from kubectl_fieldown.ownership.managedfields import ManagedFieldsEntry, object_entries
+from kubectl_fieldown.ownership.tree import Owner, build_owner_tree, item_elements, unowned_leaves
 
 F = path_from_fields
 CONFORMANCE = FsPath(__file__).resolve().parent.parent / "conformance"

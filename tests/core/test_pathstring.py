@@ -29,7 +29,7 @@ from kubectl_fieldown.fieldpath import (
 )
 from kubectl_fieldown.fieldpath.fieldsv1 import decode
 from kubectl_fieldown.fieldpath.lookup import names_in
-from kubectl_fieldown.managedfields import object_entries
+from kubectl_fieldown.ownership.managedfields import object_entries
 
 from .strategies import dotted_names, printable_elements
 

@@ -1,4 +1,4 @@
-"""One redaction of a Secret's values for every output (redact.py)."""
+"""One redaction of a Secret's values for every output (base/redact.py)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,7 @@ from typing import Any
 
 import pytest
 
-from kubectl_fieldown.fieldpath import parse_path, path_from_fields
-from kubectl_fieldown.redact import (
+from kubectl_fieldown.base.redact import (
     LAST_APPLIED_POINTER,
     REDACTED,
     is_secret_value_path,
@@ -19,6 +18,7 @@ from kubectl_fieldown.redact import (
     secret_texts,
     shown_value,
 )
+from kubectl_fieldown.fieldpath import parse_path, path_from_fields
 
 LA = "kubectl.kubernetes.io/last-applied-configuration"
 

@@ -1,4 +1,4 @@
-"""kubectl_fieldown.safeyaml: YAML as kubectl reads it, built from parser events within limits."""
+"""kubectl_fieldown.manifests.safeyaml: YAML as kubectl reads it, built from parser events within limits."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kubectl_fieldown import safeyaml
-from kubectl_fieldown.safeyaml import MAX_DEPTH, YAMLReadError, allowed_alias_ratio, load_all
+from kubectl_fieldown.manifests import safeyaml
+from kubectl_fieldown.manifests.safeyaml import MAX_DEPTH, YAMLReadError, allowed_alias_ratio, load_all
 
 
 def load(text: str) -> list[Any]:

@@ -1,8 +1,8 @@
-"""kubectl_fieldown.sources: the documents read from text."""
+"""kubectl_fieldown.manifests.sources: the documents read from text."""
 
 from __future__ import annotations
 
-from kubectl_fieldown.sources import InputDocument
+from kubectl_fieldown.manifests.sources import InputDocument
 
 
 def test_input_document_is_a_dataclass() -> None:

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kubectl_fieldown.value import (
+from kubectl_fieldown.base.value import (
     RANK_BOOL,
     RANK_LIST,
     RANK_MAP,
@@ -454,7 +454,7 @@ def test_go_value_string(v: Any, text: str) -> None:
 def test_integers_beyond_2_53_meet_floats_as_float64() -> None:
     # the server reads numbers in managedFields as float64 and SMD compares int with float as
     # float64: an object's id 2**53+1 is the stored key 2**53 (tests/conformance/regressions/diff-807693)
-    from kubectl_fieldown.value import key_value
+    from kubectl_fieldown.base.value import key_value
 
     big, stored = 2**53 + 1, float(2**53)
     assert value_key(big) == value_key(stored) and hash(value_key(big)) == hash(value_key(stored))
@@ -486,7 +486,7 @@ def test_value_on_one_line(v: object, limit: int, text: str) -> None:
 
 
 def test_excerpt_and_bounded_message() -> None:
-    from kubectl_fieldown.value import MESSAGE_LIMIT, bounded_message, excerpt
+    from kubectl_fieldown.base.value import MESSAGE_LIMIT, bounded_message, excerpt
 
     assert excerpt("short") == "short"
     long = "9" * 5000

@@ -33,7 +33,7 @@ from kubectl_fieldown.fieldmanager import (
 from kubectl_fieldown.fieldpath import FieldSet, Path, path_string
 from kubectl_fieldown.fieldpath.element import field as field_element
 from kubectl_fieldown.fieldpath.element import index, key, set_value
-from kubectl_fieldown.managedfields import decode_entries
+from kubectl_fieldown.ownership.managedfields import decode_entries
 from kubectl_fieldown.schema.types import (
     DEDUCED,
     NO_DEFAULT,

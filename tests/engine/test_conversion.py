@@ -17,7 +17,7 @@ from kubectl_fieldown.fieldmanager import (
     simulate_apply,
     simulate_update,
 )
-from kubectl_fieldown.managedfields import decode_entries
+from kubectl_fieldown.ownership.managedfields import decode_entries
 from kubectl_fieldown.typed.validate import prune_undeclared, typed_errors
 
 from .schemas import SPEC, STRING, WIDGET, WIDGET_KIND, struct, widget

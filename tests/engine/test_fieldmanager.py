@@ -19,7 +19,7 @@ from kubectl_fieldown.fieldmanager import (
     simulate_update,
 )
 from kubectl_fieldown.fieldpath import path_string
-from kubectl_fieldown.managedfields import LAST_APPLIED_ANNOTATION, ManagerIdentity
+from kubectl_fieldown.ownership.managedfields import LAST_APPLIED_ANNOTATION, ManagerIdentity
 
 from .schemas import WIDGET_KIND, widget
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import json
 
-from kubectl_fieldown.applyplan import plan_apply
-from kubectl_fieldown.csaupgrade import upgrade_managed_fields
+from kubectl_fieldown.appliers.csaupgrade import upgrade_managed_fields
+from kubectl_fieldown.conflicts.applyplan import plan_apply
 from kubectl_fieldown.fieldmanager import simulate_update
 from kubectl_fieldown.fieldpath import FieldSet, parse_path, path_string
-from kubectl_fieldown.managedfields import APPLY, UPDATE, ManagedFieldsEntry
+from kubectl_fieldown.ownership.managedfields import APPLY, UPDATE, ManagedFieldsEntry
 
 from .conformance_cases import CASES, entries_of, load, rules_for
 

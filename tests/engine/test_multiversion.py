@@ -66,7 +66,7 @@ def test_an_update_that_records_an_entry_of_unknown_version_clears_managed_field
     Update that brings it fails inside the field manager, and the server writes the object with no
     managedFields at all (``UpdateNoErrors``)."""
     from kubectl_fieldown.fieldmanager import simulate_update
-    from kubectl_fieldown.jsonpatch import apply_json_patch
+    from kubectl_fieldown.fieldmanager.jsonpatch import apply_json_patch
 
     api = Api(str(cluster.kubeconfig))
     name = "ghost-entry"

@@ -17,12 +17,12 @@ from typing import Any
 import pytest
 import yaml
 
+from kubectl_fieldown.base.value import values_equal
 from kubectl_fieldown.fieldpath import FieldSet, path_string
 from kubectl_fieldown.typed.compare import compare
 from kubectl_fieldown.typed.merge import merge
 from kubectl_fieldown.typed.remove import extract_items, remove_items
 from kubectl_fieldown.typed.tofieldset import to_field_set
-from kubectl_fieldown.value import values_equal
 
 from .smd_upstream import path_of, smd_types
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from fleet.helpers import cli, validate_sarif
 from kubectl_fieldown.audit import RULES, Finding, Severity
+from kubectl_fieldown.manifests.sources import InputDocument
 from kubectl_fieldown.render.audit import AuditReport
 from kubectl_fieldown.render.sarif import audit_sarif
-from kubectl_fieldown.sources import InputDocument
 
 TEXT = """apiVersion: v1
 kind: List

@@ -1,4 +1,4 @@
-"""Positions of manifest fields (kubectl_fieldown.yamlpos): every key and item of the repository's
+"""Positions of manifest fields (kubectl_fieldown.manifests.yamlpos): every key and item of the repository's
 manifests is located on the line and column where it is written."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from kubectl_fieldown.fieldpath.element import field, index, key
-from kubectl_fieldown.safeyaml import load_all
-from kubectl_fieldown.yamlpos import document_positions, locate_path, locate_text
+from kubectl_fieldown.manifests.safeyaml import load_all
+from kubectl_fieldown.manifests.yamlpos import document_positions, locate_path, locate_text
 
 ROOT = Path(__file__).resolve().parents[2]
 MANIFESTS = sorted([*ROOT.glob("examples/**/*.yaml"), *ROOT.glob("hack/lab/examples/*.yaml"),

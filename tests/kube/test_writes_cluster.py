@@ -22,7 +22,7 @@ from engine.conformance_cases import CASES, load, rules_for
 from kubectl_fieldown.fieldpath import parse_path
 from kubectl_fieldown.kube import ClusterClient, ClusterOptions, ResourceInfo
 from kubectl_fieldown.kube.writes import BackupRun, ObjectTarget, Result, WriteOptions, execute, load_backup
-from kubectl_fieldown.managedfields import decode_entries
+from kubectl_fieldown.ownership.managedfields import decode_entries
 from kubectl_fieldown.remedies.plans import plan_strip_last_applied, plan_to_server_side
 from kubectl_fieldown.remedies.requests import ApplyRequest, JsonPatchRequest, requests_for
 from kubectl_fieldown.remedies.writeplan import WritePlan

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kubectl_fieldown.appliers import Applier
-from kubectl_fieldown.managedfields import APPLY
+from kubectl_fieldown.ownership.managedfields import APPLY
 from kubectl_fieldown.remedies.commands import Handover, MigrateFor, MigrateToServerSide, PlanContext
 from kubectl_fieldown.remedies.writeplan import write_plan
 

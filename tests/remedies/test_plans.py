@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from kubectl_fieldown.fieldpath import FieldSet, parse_path, path_string
-from kubectl_fieldown.managedfields import APPLY, UPDATE, decode_entries
+from kubectl_fieldown.ownership.managedfields import APPLY, UPDATE, decode_entries
 from kubectl_fieldown.remedies.plans import (
     LAST_APPLIED_PATH,
     Migration,

@@ -14,9 +14,9 @@ from typing import Any
 import lab
 import pytest
 
+from kubectl_fieldown.base.objects import ObjectRef
 from kubectl_fieldown.fieldpath import FieldSet, parse_path, path_from_fields
-from kubectl_fieldown.managedfields import ManagedFieldsEntry, decode_entries
-from kubectl_fieldown.objects import ObjectRef
+from kubectl_fieldown.ownership.managedfields import ManagedFieldsEntry, decode_entries
 from kubectl_fieldown.remedies.plans import (
     Migration,
     plan_reset,

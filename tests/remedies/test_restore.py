@@ -10,7 +10,7 @@ import pytest
 
 from kubectl_fieldown.fieldmanager import simulate_apply
 from kubectl_fieldown.fieldpath import parse_path
-from kubectl_fieldown.managedfields import decode_entries
+from kubectl_fieldown.ownership.managedfields import decode_entries
 from kubectl_fieldown.remedies.plans import MigrationError, entries_differ, plan_strip_last_applied, plan_to_server_side
 from kubectl_fieldown.remedies.requests import requests_for, simulate_requests
 from kubectl_fieldown.remedies.restore import (

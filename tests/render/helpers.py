@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from kubectl_fieldown.cli.show import build_view
-from kubectl_fieldown.managedfields import decode_entries
+from kubectl_fieldown.ownership.managedfields import decode_entries
 
 SGR = re.compile(r"\x1b\[([0-9;]*)m")
 

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from kubectl_fieldown.cli.show import build_view
-from kubectl_fieldown.managedfields import decode_entries
+from kubectl_fieldown.ownership.managedfields import decode_entries
 from kubectl_fieldown.render.blame import blame_lines, yaml_scalar
 from kubectl_fieldown.render.styled import cell_len
 from render.helpers import long_widget, render_object

@@ -13,8 +13,8 @@ import pytest
 import yaml
 
 from kubectl_fieldown.cli.show import build_view
-from kubectl_fieldown.managedfields import ManagedFieldsEntry, decode_entries
-from kubectl_fieldown.ownership import Owner
+from kubectl_fieldown.ownership.managedfields import ManagedFieldsEntry, decode_entries
+from kubectl_fieldown.ownership.tree import Owner
 from kubectl_fieldown.render.common import (
     ManagerColours,
     ObjectView,

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
+from kubectl_fieldown.base.objects import ObjectRef
 from kubectl_fieldown.fieldpath import parse_path
 from kubectl_fieldown.fieldpath.lookup import MISSING
-from kubectl_fieldown.objects import ObjectRef
 from kubectl_fieldown.render.watch import (
     Tally,
     change_document,

@@ -9,7 +9,7 @@ from engine.schemas import WIDGET
 
 from kubectl_fieldown.fieldpath import FieldSet, Path, fields_v1_object, parse_path, path_from_fields, path_string
 from kubectl_fieldown.fieldpath.lookup import MISSING
-from kubectl_fieldown.managedfields import decode_entries
+from kubectl_fieldown.ownership.managedfields import decode_entries
 from kubectl_fieldown.watch.attribution import (
     ADDED,
     MODIFIED,

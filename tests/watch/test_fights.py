@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
+from kubectl_fieldown.base.objects import ObjectRef
 from kubectl_fieldown.fieldpath import parse_path
-from kubectl_fieldown.objects import ObjectRef
 from kubectl_fieldown.watch.attribution import MODIFIED, FieldChange, Write, Writer
 from kubectl_fieldown.watch.fights import FightDetector, remedy
 

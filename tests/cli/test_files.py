@@ -1,5 +1,5 @@
-"""kubectl_fieldown.files: reading objects from files, directories and stdin (the text read as
-kubectl reads it: kubectl_fieldown.sources)."""
+"""kubectl_fieldown.cli.files: reading objects from files, directories and stdin (the text read as
+kubectl reads it: kubectl_fieldown.manifests.sources)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from kubectl_fieldown import files
-from kubectl_fieldown.files import load_sources, read_objects
-from kubectl_fieldown.sources import SourceError
+from kubectl_fieldown.cli import files
+from kubectl_fieldown.cli.files import load_sources, read_objects
+from kubectl_fieldown.manifests.sources import SourceError
 
 
 def write(path: Path, text: str) -> str:

@@ -1,4 +1,4 @@
-"""The conflicts analysis in the core (conflictreport.py): the server's order, the report of a plan,
+"""The conflicts analysis in the core (conflicts/report.py): the server's order, the report of a plan,
 redaction, the count a reader sees, and the server dry run compared with the prediction."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from kubectl_fieldown.applyplan import PlannedConflict, plan_apply
-from kubectl_fieldown.conflictreport import (
+from kubectl_fieldown.conflicts.applyplan import PlannedConflict, plan_apply
+from kubectl_fieldown.conflicts.report import (
     ConflictReport,
     PredictionSettings,
     compare_dry_run,

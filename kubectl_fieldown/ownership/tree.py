@@ -11,9 +11,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .fieldpath import KEY, VALUE, FieldSet, Path, PathElement, index, is_prefix, key, path_string, set_value
-from .fieldpath import field as field_element
-from .fieldpath.lookup import MISSING, Lookup
+from ..fieldpath import KEY, VALUE, FieldSet, Path, PathElement, index, is_prefix, key, path_string, set_value
+from ..fieldpath import field as field_element
+from ..fieldpath.lookup import MISSING, Lookup
 from .managedfields import STRIPPED_METADATA, ManagedFieldsEntry, object_entries
 
 

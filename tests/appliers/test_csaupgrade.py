@@ -1,4 +1,4 @@
-"""kubectl_fieldown.csaupgrade against client-go's own test table (TestUpgradeCSA of
+"""kubectl_fieldown.appliers.csaupgrade against client-go's own test table (TestUpgradeCSA of
 k8s.io/client-go/util/csaupgrade/upgrade_test.go, ported verbatim by hack/port-upstream-tests.py
 into tests/conformance/upstream/client-go-csaupgrade.json): the upgraded managedFields must equal
 upstream's expected ones, entry for entry (FieldsV1 compared as path sets by the tests' own
@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from fieldsv1_oracle import oracle_paths
 
-from kubectl_fieldown.csaupgrade import upgrade_managed_fields
+from kubectl_fieldown.appliers.csaupgrade import upgrade_managed_fields
 from kubectl_fieldown.fieldpath import UNSTRUCTURED
-from kubectl_fieldown.managedfields import decode_entries
+from kubectl_fieldown.ownership.managedfields import decode_entries
 
 UPSTREAM = json.loads((Path(__file__).resolve().parent.parent / "conformance" / "upstream"
                        / "client-go-csaupgrade.json").read_text())

@@ -1,0 +1,11 @@
+"""What every part of the tool must answer the same way (pure, no I/O).
+
+* :mod:`.value` — JSON values with the API server's equality, total order and Go text forms (SMD
+  ``value``), and the bounds on text and nesting every input is held to;
+* :mod:`.objects` — which object (:class:`~.objects.ObjectRef`, named as kubectl names it) and
+  whether it is a Secret;
+* :mod:`.redact` — a Secret's values as ``<redacted>`` wherever the tool shows them, and the
+  credentials in use out of every message.
+
+``value`` and ``objects`` import nothing else of the package: everything else stands on them.
+"""
