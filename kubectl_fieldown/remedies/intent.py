@@ -91,13 +91,14 @@ def annotation_is_its(live: Mapping[str, Any], applier: Applier, manifest: Mappi
 
     Yes for client-side ``kubectl apply`` itself, for ``kubectl apply --server-side`` as ``kubectl``
     (kubectl's own migration is this switch), for Argo CD (its ClientSideApplyMigration names the
-    client-side manager as its previous identity) and for Flux (it folds ``kubectl*`` as its own). Not
-    for Helm (Helm 3 never writes the annotation). For an applier under another name (a CI job, a
-    hotfix, a tuner) the manifest decides: the annotation is its configuration when its manifest is that
-    configuration, changed — it sets more of the annotation's fields than it leaves out. A partial
-    manifest (a hotfix, a tuner of a few fields) is another configuration next to it. Without a
-    manifest the applier's Apply entry is compared the same way; with neither, the annotation is the
-    only record of what it applies."""
+    client-side manager as its previous identity) and for Flux (it folds ``kubectl*`` as its own). For
+    an applier under another name (a CI job, a hotfix, a tuner, Helm) the manifest decides: the
+    annotation is its configuration when its manifest is that configuration, changed — it sets more of
+    the annotation's fields than it leaves out (a chart that adopted what ``kubectl apply`` applied
+    before, or that someone applied client-side in between). A partial manifest (a hotfix, a tuner of a
+    few fields) is another configuration next to it. Without a manifest the applier's Apply entry is
+    compared the same way; with neither, the annotation is the only record of what it applies — but
+    not Helm's: Helm never writes the annotation, its own entries record its chart."""
     doc = _annotation(live)
     if doc is None:
         return False
@@ -106,7 +107,7 @@ def annotation_is_its(live: Mapping[str, Any], applier: Applier, manifest: Mappi
         return True
     if kind is ApplierKind.argocd:
         return applier.csa_migration and applier.csa_manager == KUBECTL_CLIENT_SIDE_APPLY
-    if kind is ApplierKind.helm:
+    if kind is ApplierKind.helm and manifest is None:
         return False
     if applier.manager == KUBECTL:
         return True

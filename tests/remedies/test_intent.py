@@ -40,6 +40,16 @@ def test_under_another_name_the_manifest_decides() -> None:
     assert annotation_is_its(obj, ci, None, ROOT)  # no record of its own: the annotation is the only one
 
 
+def test_helm_takes_the_annotation_as_its_chart_only_when_its_manifest_is_that_configuration() -> None:
+    # Helm never writes the annotation; a chart adopting what kubectl apply applied (or the same
+    # manifest applied client-side between two upgrades) is that configuration, changed
+    obj = client_side_created()
+    helm = Applier.of("helm")
+    assert annotation_is_its(obj, helm, manifest(labels=None), ROOT)
+    assert not annotation_is_its(obj, helm, partial(color="red"), ROOT)
+    assert not annotation_is_its(obj, helm, None, ROOT)
+
+
 def test_same_configuration_needs_a_majority_both_ways() -> None:
     a = Intent.of(client_side_created(), Applier.of("kubectl"), manifest(), ROOT).own
     assert same_configuration(a, a)

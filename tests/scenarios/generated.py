@@ -18,7 +18,11 @@ the previous manifest set and the next one does not is deleted, unless another l
 too (it then keeps that writer's value); every other field keeps its value. "Live writer" is measured
 on the server while the history is played (:func:`attribute`): after each step, the fields that step
 sent and that now hold the value it sent are attributed to it; a field whose value changes is
-attributed only to the steps that sent that value; a field that disappears has no writer.
+attributed only to the steps that sent that value; a field that disappears has no writer. A value
+an Update step sent that was already there is not attributed to it: the server skips a write that
+changes nothing (no new resourceVersion, no managedFields entry), so no record, and no tool, can
+know it was sent — only an apply (server-side, or the user's applier with its configuration record)
+counts for values it left as they were.
 """
 
 from __future__ import annotations
@@ -164,8 +168,9 @@ Attribution = dict[Path, set[str]]
 
 
 def attribute(attr: Attribution, before: Mapping[Path, Any], after: Mapping[Path, Any],
-              sent: Mapping[Path, Any], role: str) -> None:
-    """One step's effect on ``attr`` (in place): see the module docstring."""
+              sent: Mapping[Path, Any], role: str, records_unchanged: bool = True) -> None:
+    """One step's effect on ``attr`` (in place): see the module docstring. ``records_unchanged``: the
+    step leaves a record of the values it sent that were there already (an apply; not an Update)."""
     for p in list(attr):
         if p not in after:
             del attr[p]
@@ -173,7 +178,7 @@ def attribute(attr: Attribution, before: Mapping[Path, Any], after: Mapping[Path
         mine = p in sent and _same(sent[p], v)
         if p not in before or not _same(before[p], v):
             attr[p] = {role} if mine else set()
-        elif mine:
+        elif mine and records_unchanged:
             attr.setdefault(p, set()).add(role)
 
 

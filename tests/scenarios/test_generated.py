@@ -225,7 +225,9 @@ class Lab:
                 out.failed_steps += 1
             new = self.wire.get(path) or {}
             role = "applier" if step.get("role") == "applier" else f"other:{step.get('class', op)}"
-            gen.attribute(out.attr, gen.leaves(live), gen.leaves(new), sent if ok else {}, role)
+            # another writer's Update of a value already there changes nothing: the server keeps no record
+            gen.attribute(out.attr, gen.leaves(live), gen.leaves(new), sent if ok else {}, role,
+                          records_unchanged=step.get("role") == "applier" or op == "apply")
             if step.get("role") == "applier" and ok:
                 last_doc = doc
             live = new
@@ -525,6 +527,21 @@ def test_generation_is_deterministic() -> None:
     bad = {"spec": {"color": "red", "args": ["-q"]}}
     kinds = sorted(m.kind for m in gen.misses(before, applied, prev, bad, attr))
     assert kinds == ["stayed", "value-lost", "writer-value-lost"], kinds
+
+
+def test_a_write_that_changes_nothing_is_attributed_only_when_recorded() -> None:
+    # an Update of a value already there leaves no record on the server (seed-4301905: kubectl edit
+    # of strategy.type to the value it had); an apply records every field it sends
+    same = {("spec", "strategy", "type"): "Recreate"}
+    attr: gen.Attribution = {("spec", "strategy", "type"): {"applier"}}
+    gen.attribute(attr, same, same, same, "other:imperative", records_unchanged=False)
+    assert attr == {("spec", "strategy", "type"): {"applier"}}
+    gen.attribute(attr, same, same, same, "other:other-ssa")
+    assert attr == {("spec", "strategy", "type"): {"applier", "other:other-ssa"}}
+    # a changed value is the writer's whichever way it was written
+    changed = {("spec", "strategy", "type"): "RollingUpdate"}
+    gen.attribute(attr, same, changed, changed, "other:imperative", records_unchanged=False)
+    assert attr == {("spec", "strategy", "type"): {"other:imperative"}}
 
 
 def _asked(audit_rc: int, audit: dict[str, Any], conflicts_rc: int, citem: dict[str, Any],
