@@ -44,11 +44,11 @@ from ..ownership.managedfields import (
 )
 from ..typed.tofieldset import to_field_set
 from .commands import FixCommand, Handover, MigrateToClientSide, MigrateToServerSide, PlanContext, StripLastApplied
-from .intent import Intent, annotation_is_its, is_own_identity
+from .intent import Intent, annotation_is_its, is_own_identity, under_leaf
 from .manifests import inferred_manifest, with_live_fields, without_paths
 from .plans import LAST_APPLIED_PATH, MigrationError
 from .requests import requests_for
-from .verify import Verification, covered_by_atomic, verify
+from .verify import Verification, verify
 
 __all__ = ["AUTOSCALERS", "Fix", "choose_fix", "conflict_fix", "only_its_own", "scaled_fields", "stays", "unclaimed",
            "verify_command"]
@@ -373,9 +373,11 @@ def unclaimed(live: Mapping[str, Any], v: Verification, manifest: Mapping[str, A
     except ValueError:
         return []
     # who owns them once the fix and the next apply are done
-    entries = [e for e in _entries(final) if not e.subresource and e.manager != KUBECTL_LAST_APPLIED]
+    entries = [e for e in _entries(final) if e.manager != KUBECTL_LAST_APPLIED]
 
     def configuration_writer(e: ManagedFieldsEntry) -> bool:
+        if e.subresource:
+            return False  # a scaler's or a status writer's: a live writer's value
         if e.operation == APPLY:
             return e.manager != applier.manager
         return e.manager in CONFIGURATION_WRITERS and e.manager != applier.manager
@@ -389,11 +391,13 @@ def unclaimed(live: Mapping[str, Any], v: Verification, manifest: Mapping[str, A
             continue
         if p == LAST_APPLIED_PATH or _is_key(p) or any(is_prefix(q, p) for q in named):
             continue
-        if wanted.has_prefix(p) or covered_by_atomic(wanted, p):
+        # by the schema: a map the manifest left empty (``spec: {}``, its last field dropped) is a
+        # member of these sets but no value covering what lies below it
+        if wanted.has_prefix(p) or under_leaf(wanted, p, root):
             continue
         if value_at(final, p) in ({}, []):
             continue  # an empty map or list (a defaulted template's metadata) holds no value anyone set
-        owners = [e for e in entries if e.fields.has(p) or covered_by_atomic(e.fields, p)]
+        owners = [e for e in entries if e.fields.has(p) or under_leaf(e.fields, p, root)]
         if all(configuration_writer(e) for e in owners):  # nobody at all: never pruned either
             found.append((p, tuple(sorted({e.manager + ("" if e.operation == APPLY else " (Update)")
                                             for e in owners}))))

@@ -50,7 +50,7 @@ from ..ownership.managedfields import (
 from ..schema.types import Type
 from ..typed.tofieldset import to_field_set
 
-__all__ = ["Intent", "annotation_is_its", "is_own_identity", "same_configuration"]
+__all__ = ["Intent", "annotation_is_its", "is_own_identity", "same_configuration", "under_leaf"]
 
 _LAC = FieldSet([path_from_fields("metadata", "annotations", LAST_APPLIED_ANNOTATION)])
 
@@ -282,17 +282,17 @@ class Intent:
 
     def inferred_set(self, p: Path) -> bool:
         """Is ``p`` the applier's only by the content of another writer's record?"""
-        return self.inferred.has_prefix(p) or _under_leaf(self.inferred, p, self.root)
+        return self.inferred.has_prefix(p) or under_leaf(self.inferred, p, self.root)
 
     def superseded_set(self, p: Path) -> bool:
         """Did only an older configuration of the applier set ``p``?"""
-        return self.superseded.has_prefix(p) or _under_leaf(self.superseded, p, self.root)
+        return self.superseded.has_prefix(p) or under_leaf(self.superseded, p, self.root)
 
     def own_set(self, p: Path) -> bool:
-        return self.own.has_prefix(p) or _under_leaf(self.own, p, self.root)
+        return self.own.has_prefix(p) or under_leaf(self.own, p, self.root)
 
     def others_set(self, p: Path) -> bool:
-        return self.others.has_prefix(p) or _under_leaf(self.others, p, self.root)
+        return self.others.has_prefix(p) or under_leaf(self.others, p, self.root)
 
     def deletion_asked(self, p: Path) -> bool:
         """The manifest no longer sets ``p``: may the next apply delete it?"""
@@ -300,7 +300,7 @@ class Intent:
 
     def other_owners(self, p: Path) -> tuple[str, ...]:
         out = {e.manager + (f" (subresource {e.subresource})" if e.subresource else "")
-               for e in self.other_entries if e.fields.has_prefix(p) or _under_leaf(e.fields, p, self.root)}
+               for e in self.other_entries if e.fields.has_prefix(p) or under_leaf(e.fields, p, self.root)}
         return tuple(sorted(out))
 
 
@@ -337,7 +337,7 @@ def _superseded(own: FieldSet, records: Sequence[tuple[int, FieldSet]]) -> Field
     return FieldSet(p for p in own.leaves().sorted_paths() if not kept.has(p))
 
 
-def _under_leaf(fs: FieldSet, p: Path, root: Type | None = None) -> bool:
+def under_leaf(fs: FieldSet, p: Path, root: Type | None = None) -> bool:
     """A proper prefix of ``p`` is a member that covers ``p``: an atomic value (an atomic map or list,
     owned whole). A member that is a granular map or a list item only records who created the node
     (its "." marker): what lies below has owners of its own. Without a schema every member covers."""

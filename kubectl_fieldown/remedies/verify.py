@@ -34,7 +34,7 @@ from ..fieldpath.lookup import MISSING, Lookup
 from ..ownership.managedfields import LAST_APPLIED_ANNOTATION, ManagedFieldsEntry, decode_entries
 from ..typed.compare import compare
 from ..typed.tofieldset import to_field_set
-from .intent import Intent
+from .intent import Intent, under_leaf
 from .requests import RequestFailed, WriteRequest, simulate_requests
 
 __all__ = ["BOOKKEEPING", "ValueChange", "Verification", "covered_by_atomic", "value_changes", "verify"]
@@ -247,8 +247,9 @@ def _dropped(intent: Intent, manifest: Mapping[str, Any], rules: ResourceRules) 
         wanted = to_field_set(_without_meta(manifest), rules.root)
     except ValueError:
         return []
+    # by the schema: a map the manifest left empty covers nothing below it
     gone = FieldSet(p for p in intent.own.leaves().sorted_paths()
-                    if not wanted.has_prefix(p) and not covered_by_atomic(wanted, p))
+                    if not wanted.has_prefix(p) and not under_leaf(wanted, p, rules.root))
     # the labels and annotations maps themselves are no value anyone sets: their keys are
     return _topmost(gone.difference(BOOKKEEPING).difference(_METADATA_MAPS))
 

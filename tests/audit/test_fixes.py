@@ -121,6 +121,16 @@ def test_a_field_only_another_applier_set_stays_and_is_said() -> None:
     assert un.details["fields"] == [{"path": ".spec.color", "owners": ["ci"]}], un.details
 
 
+def test_a_spec_left_empty_does_not_hide_what_stays() -> None:
+    # seed-4400377/4400527: the manifest's last spec field dropped leaves ``spec: {}``, a member of its
+    # field set but no value covering what lies below: ci's fields still stay, and are named
+    live = server_side_applied("ci", {**manifest(), "spec": {"replicas": 2, "color": "blue"}})
+    nxt = {**manifest(), "spec": {}}
+    found, _ = the_fix(live, _with_manifest(Applier.of("ssa", "deployer"), nxt))
+    (un,) = [f for f in found if f.id == "unclaimed-fields-stay"]
+    assert [x["path"] for x in un.details["fields"]] == [".spec.color", ".spec.replicas"], un.details
+
+
 def test_an_empty_metadata_does_not_hide_a_dropped_label() -> None:
     # Helm 4 applied the configuration with a label; client-side kubectl apply takes over with a
     # manifest without it: it cannot prune what helm owns (the three-way patch would delete the

@@ -18,7 +18,8 @@ the previous manifest set and the next one does not is deleted, unless another l
 too (it then keeps that writer's value); every other field keeps its value. "Live writer" is measured
 on the server while the history is played (:func:`attribute`): after each step, the fields that step
 sent and that now hold the value it sent are attributed to it; a field whose value changes is
-attributed only to the steps that sent that value; a field that disappears has no writer. A value
+attributed only to the steps that sent that value; a field that disappears has no writer. After a
+managedFields reset (:func:`forget_records`) a value the applier sends again is the applier's alone. A value
 an Update step sent that was already there is not attributed to it: the server skips a write that
 changes nothing (no new resourceVersion, no managedFields entry), so no record, and no tool, can
 know it was sent — only an apply (server-side, or the user's applier with its configuration record)
@@ -168,9 +169,10 @@ Attribution = dict[Path, set[str]]
 
 
 def attribute(attr: Attribution, before: Mapping[Path, Any], after: Mapping[Path, Any],
-              sent: Mapping[Path, Any], role: str, records_unchanged: bool = True) -> None:
+              sent: Mapping[Path, Any], role: str, records_unchanged: bool = True, untracked: bool = False) -> None:
     """One step's effect on ``attr`` (in place): see the module docstring. ``records_unchanged``: the
-    step leaves a record of the values it sent that were there already (an apply; not an Update)."""
+    step leaves a record of the values it sent that were there already (an apply; not an Update);
+    ``untracked``: the object has no managedFields after the step (a reset, and no apply since)."""
     for p in list(attr):
         if p not in after:
             del attr[p]
@@ -179,7 +181,24 @@ def attribute(attr: Attribution, before: Mapping[Path, Any], after: Mapping[Path
         if p not in before or not _same(before[p], v):
             attr[p] = {role} if mine else set()
         elif mine and records_unchanged:
-            attr.setdefault(p, set()).add(role)
+            roles = attr.setdefault(p, set())
+            if role == "applier" and untracked and roles and all(r.endswith(FORGOTTEN) for r in roles):
+                roles.clear()  # its configuration is the one record of that value now
+            roles.add(role)
+
+
+FORGOTTEN = "~"
+"""Marks a writer whose record a managedFields reset erased (``other:imperative~``)."""
+
+
+def forget_records(attr: Attribution) -> None:
+    """A managedFields reset (in place): the server forgets who wrote what. The other writers' values
+    stay theirs (a value that differs from the applier's configuration still shows another writer), but
+    once the applier sends the same value while the object is still untracked, its configuration is
+    the only record of it: which other writer set it before the reset nothing on the object says. The
+    applier's own record (the last-applied annotation) survives a reset."""
+    for p, roles in attr.items():
+        attr[p] = {r if r == "applier" or r.endswith(FORGOTTEN) else r + FORGOTTEN for r in roles}
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -226,8 +226,11 @@ class Lab:
             new = self.wire.get(path) or {}
             role = "applier" if step.get("role") == "applier" else f"other:{step.get('class', op)}"
             # another writer's Update of a value already there changes nothing: the server keeps no record
+            if op == "reset" and ok:
+                gen.forget_records(out.attr)
             gen.attribute(out.attr, gen.leaves(live), gen.leaves(new), sent if ok else {}, role,
-                          records_unchanged=step.get("role") == "applier" or op == "apply")
+                          records_unchanged=step.get("role") == "applier" or op == "apply",
+                          untracked=not (new.get("metadata") or {}).get("managedFields"))
             if step.get("role") == "applier" and ok:
                 last_doc = doc
             live = new
@@ -542,6 +545,22 @@ def test_a_write_that_changes_nothing_is_attributed_only_when_recorded() -> None
     changed = {("spec", "strategy", "type"): "RollingUpdate"}
     gen.attribute(attr, same, changed, changed, "other:imperative", records_unchanged=False)
     assert attr == {("spec", "strategy", "type"): {"other:imperative"}}
+
+
+def test_after_a_reset_the_applier_sending_a_value_again_is_its_only_record() -> None:
+    # seed-4400635: kubectl label team=b, a managedFields reset, then the client-side applier's
+    # manifest sets team=b too: nothing on the object says the label's writer set it
+    team = ("metadata", "labels", "team")
+    live = {team: "b"}
+    attr: gen.Attribution = {team: {"other:imperative"}}
+    gen.forget_records(attr)
+    assert attr == {team: {"other:imperative~"}}
+    gen.attribute(attr, live, live, live, "applier", untracked=True)
+    assert attr == {team: {"applier"}}
+    # once something tracks the object again (a server-side apply), the old writer still counts
+    attr = {team: {"other:imperative~"}}
+    gen.attribute(attr, live, live, live, "applier", untracked=False)
+    assert attr == {team: {"other:imperative~", "applier"}}
 
 
 def _asked(audit_rc: int, audit: dict[str, Any], conflicts_rc: int, citem: dict[str, Any],
