@@ -60,6 +60,8 @@ class ValueChange:
     """:data:`~kubectl_fieldown.fieldpath.lookup.MISSING` where the field is absent."""
     secret: bool = False
     """A change of a Secret: :meth:`describe` shows its values through the one redaction."""
+    removed: tuple[Path, ...] = ()
+    """A deletion's leaves (a map or an item goes whole, but its fields may have other writers)."""
 
     @property
     def kind(self) -> str:
@@ -93,7 +95,10 @@ def value_changes(before: Mapping[str, Any], after: Mapping[str, Any], rules: Re
     c = compare(before, after, rules.root).exclude(BOOKKEEPING)
     out: list[ValueChange] = []
     in_before, in_after = Lookup(before), Lookup(after)  # one index per list: linear in the changes
-    for fs in (c.removed, c.modified, c.added):
+    for p in _topmost(c.removed):
+        below = tuple((*p, *q) for q in c.removed.descend(p).leaves().sorted_paths())
+        out.append(ValueChange(p, in_before.at(p), in_after.at(p), secret, below))
+    for fs in (c.modified, c.added):
         for p in _topmost(fs):
             out.append(ValueChange(p, in_before.at(p), in_after.at(p), secret))
     return sorted(out, key=lambda ch: ch.path)
@@ -238,7 +243,9 @@ def _asked(ch: ValueChange, manifest: Lookup, intent: Intent) -> bool:
     wanted = manifest.at(ch.path)
     if ch.kind == "changed":
         return wanted is not MISSING and values_equal(wanted, ch.after)
-    return wanted is MISSING and intent.deletion_asked(ch.path)
+    # every field that goes with it: a map that only the applier's configuration created may hold a
+    # key someone else set (an untracked ``kubectl patch`` after a reset)
+    return wanted is MISSING and all(intent.deletion_asked(q) for q in ch.removed or (ch.path,))
 
 
 def _dropped(intent: Intent, manifest: Mapping[str, Any], rules: ResourceRules) -> list[Path]:

@@ -100,3 +100,23 @@ def test_the_next_client_side_apply_of_a_builtin_kind_is_played() -> None:
     assert v.ok, v.problems()
     assert v.dropped_removed == [parse_path(".data.token")]
     assert v.final is not None and v.final["data"] == {"user": "dXNlcg=="}
+
+
+def test_a_map_that_goes_whole_is_asked_only_when_every_key_in_it_is() -> None:
+    # seed-4500100: after a managedFields reset, client-side applies recorded .spec.labels {a} in the
+    # annotation and an untracked edit added .spec.labels.b; kubectl's next server-side apply folds
+    # everything into its own entry and deletes the whole map. Only .a was the applier's to delete.
+    from kubectl_fieldown.remedies.verify import verify
+    from remedies.states import RULES as WIDGET_RULES
+    from remedies.states import client_side_created, manifest
+
+    live = client_side_created()
+    live["metadata"].pop("managedFields", None)
+    live["spec"]["labels"]["b"] = "edited"
+    v = verify(live, [], WIDGET_RULES, now=NOW, applier=Applier.of("kubectl"), next_manifest=manifest(labels=None))
+    assert [c.path for c in v.unexpected] == [parse_path(".spec.labels")], [c.describe() for c in v.unexpected]
+    assert v.unexpected[0].removed == (parse_path(".spec.labels.a"), parse_path(".spec.labels.b"))
+    # without the edit the map is the applier's to delete
+    live["spec"]["labels"].pop("b")
+    v = verify(live, [], WIDGET_RULES, now=NOW, applier=Applier.of("kubectl"), next_manifest=manifest(labels=None))
+    assert v.unexpected == [] and v.dropped_removed == [parse_path(".spec.labels")]
