@@ -33,11 +33,17 @@ pytestmark = pytest.mark.cluster
 BOUND = 120.0  # seconds: a hung process fails the test instead of hanging it, never a timing assertion
 
 
+# the watch stands for a command typed in a terminal: SIGINT has Python's default handler even when
+# the test run inherited it ignored (a background job, nohup), which the tool rightly keeps ignored
+_TERMINAL = ("import runpy, signal\nsignal.signal(signal.SIGINT, signal.default_int_handler)\n"
+             "runpy.run_module('kubectl_fieldown', run_name='__main__', alter_sys=True)\n")
+
+
 class Watch:
     """``kubectl-fieldown watch ARGS`` as a process: its stdout lines as they come, its stderr."""
 
     def __init__(self, cluster: lab.Cluster, *args: str) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-m", "kubectl_fieldown", "watch", *args],
+        self.proc = subprocess.Popen([sys.executable, "-c", _TERMINAL, "watch", *args],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cluster.env())
         self.lines: queue.Queue[str | None] = queue.Queue()
         self.err: list[str] = []
