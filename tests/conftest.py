@@ -17,6 +17,11 @@ failures by hand.
 
 Every test that uses ``cluster`` (directly or through another fixture) gets the ``cluster``
 marker, so ``pytest -m 'not cluster'`` runs the rest without a server.
+
+The tool's processes that the tests start stand for commands typed in a terminal: SIGINT reaches
+them with its default action even when the test run itself was started with SIGINT ignored (in the
+background, under nohup), which they would rightly keep ignoring (tests/cli/test_interrupts.py
+starts its children with each disposition explicitly).
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import contextlib
 import os
 import re
 import shutil
+import signal
 import subprocess
 import time
 import uuid
@@ -35,6 +41,10 @@ from typing import Any
 import lab
 import pytest
 from hypothesis import HealthCheck, settings
+
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    # a handler (not an ignore) is reset to the default action in every child the tests exec
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # under CI a skip or an xfail must be listed with its reason (tests/allowed_skips.py)
 pytest_plugins = ("allowed_skips",)
