@@ -37,7 +37,7 @@ from ..typed.tofieldset import to_field_set
 from .intent import Intent, under_leaf
 from .requests import RequestFailed, WriteRequest, simulate_requests
 
-__all__ = ["BOOKKEEPING", "ValueChange", "Verification", "covered_by_atomic", "value_changes", "verify"]
+__all__ = ["BOOKKEEPING", "ValueChange", "Verification", "value_changes", "verify"]
 
 #: not values anyone sets: the server's bookkeeping, and the last-applied annotation (a record of
 #: a manifest, rewritten by the remedies on purpose)
@@ -262,13 +262,6 @@ def _dropped(intent: Intent, manifest: Mapping[str, Any], rules: ResourceRules) 
 
 
 _METADATA_MAPS = FieldSet([path_from_fields("metadata", "labels"), path_from_fields("metadata", "annotations")])
-
-
-def covered_by_atomic(fields: FieldSet, p: Path) -> bool:
-    """A proper prefix of ``p`` is a leaf of ``fields``: the manifest sets a value there whole (an atomic
-    map or list), which covers ``p``. A list item or a map the manifest sets field by field does not:
-    an item of it the manifest leaves out is dropped."""
-    return any(fields.has(p[:i]) and fields.descend(p[:i]).is_empty() for i in range(1, len(p)))
 
 
 def _without_meta(doc: Mapping[str, Any]) -> dict[str, Any]:
