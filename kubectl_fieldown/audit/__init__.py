@@ -109,8 +109,9 @@ def audit_object(obj: Mapping[str, Any], ctx: AuditContext) -> list[Finding]:
             out.append(facts.finding(
                 "inferred-deletions",
                 f"{fix.applier}'s next apply deletes {len(fix.inferred_deletions)} field(s) the manifest no longer "
-                f"sets: {', '.join(fix.inferred_deletions)}. They are taken as its own because another record (the "
-                "last-applied annotation, another writer's entry) holds the same configuration as the manifest; if "
+                f"sets: {', '.join(fix.inferred_deletions)}. They are taken as its own only on a record that may be "
+                "another's: another writer's entry or the last-applied annotation that holds the same configuration as "
+                "the manifest, or an annotation no managedFields entry records the writer of (after a reset); if "
                 f"{fix.applier} is another applier next to that one, these are that one's values: apply with its "
                 "manager instead, or hand them over first (kubectl fieldown handover --field PATH --to NAME)",
                 {"fields": list(fix.inferred_deletions)}))
@@ -118,9 +119,9 @@ def audit_object(obj: Mapping[str, Any], ctx: AuditContext) -> list[Finding]:
             out.append(facts.finding(
                 "superseded-deletions",
                 f"{fix.applier}'s next apply deletes {len(fix.superseded_deletions)} field(s) that only an older "
-                f"configuration of it set: {', '.join(fix.superseded_deletions)}. Its latest apply (under another "
-                "manager or tool) no longer set them, but could not prune them; the next manifest does not set them "
-                "either. If they are still wanted, add them to the manifest",
+                f"configuration of it set: {', '.join(fix.superseded_deletions)}. A later apply under another manager "
+                "or tool, with much of the same configuration, no longer set them but could not prune them; the next "
+                "manifest does not set them either. If they are still wanted, add them to the manifest",
                 {"fields": list(fix.superseded_deletions)}))
         if fix.unclaimed and "unclaimed-fields-stay" not in ctx.ignore:
             shown = "; ".join(f"{p} ({', '.join(o) or 'no owner'})" for p, o in fix.unclaimed)

@@ -69,11 +69,13 @@ RULES: dict[str, Rule] = {r.id: r for r in (
     Rule("inferred-deletions", ERROR, "deletions that rest on a guess of the applier's history",
          "with -f: the next apply deletes fields the manifest no longer sets whose owner is the applier's previous "
          "identity only because it recorded the same configuration (the annotation for an applier under another "
-         "name, which kubectl's own migration folds into it; another tool's entry): if the applier is in fact "
-         "another writer beside it, they are that writer's values"),
+         "name, which kubectl's own migration folds into it; another tool's entry), or only by an annotation whose "
+         "writer no managedFields entry records (after a reset): if the applier is in fact another writer beside "
+         "it, or the annotation is older than an apply whose record the reset erased, they are not its values"),
     Rule("superseded-deletions", ERROR, "deletions of fields only an older configuration set",
          "with -f: the next apply deletes fields that an older configuration of the applier set (an earlier tool or "
-         "manager name) and its latest one did not: that later apply could not prune them, so they stayed, and "
+         "manager name) and a later one did not: its own, or another manager's whole configuration that shares at "
+         "least half of the manifest both ways; that later apply could not prune them, so they stayed, and "
          "whether they are still wanted no manifest since has said"),
     Rule("unclaimed-fields-stay", ERROR, "fields of an earlier configuration stay",
          "with -f: the engine's simulation of the next apply keeps fields the manifest does not set that only another "

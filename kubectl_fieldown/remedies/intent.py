@@ -52,7 +52,8 @@ from ..typed.tofieldset import to_field_set
 
 __all__ = ["Intent", "annotation_is_its", "is_own_identity", "same_configuration", "under_leaf"]
 
-_LAC = FieldSet([path_from_fields("metadata", "annotations", LAST_APPLIED_ANNOTATION)])
+_LAC_PATH = path_from_fields("metadata", "annotations", LAST_APPLIED_ANNOTATION)
+_LAC = FieldSet([_LAC_PATH])
 
 
 def _annotation(live: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -121,9 +122,13 @@ def annotation_is_its(live: Mapping[str, Any], applier: Applier, manifest: Mappi
         if not own:
             return True
         mine = own[0].fields.difference(STRIPPED_METADATA)
-    # an empty map (kubectl records ``annotations: {}``) is no field anyone sets
-    return same_configuration(FieldSet(q for q in la.leaves().sorted_paths() if value_at(doc, q) not in ({}, [])),
-                              mine)
+    return same_configuration(_valued(doc, la), mine)
+
+
+def _valued(doc: Mapping[str, Any], fs: FieldSet) -> FieldSet:
+    """The leaves of ``fs`` that hold a value in ``doc``: an empty map (kubectl records ``annotations:
+    {}``) is no field anyone sets."""
+    return FieldSet(q for q in fs.leaves().sorted_paths() if value_at(doc, q) not in ({}, []))
 
 
 #: what the server sets and no manifest does: an annotation holding them was written from a read copy
@@ -244,7 +249,9 @@ class Intent:
         entries = _entries(live)
         by_content, certain = FieldSet(), FieldSet()
         records: list[tuple[int, FieldSet]] = []
-        la_certain = its and _annotation_always_its(applier) and not _saved_from_a_read(_annotation(live))
+        possible: list[tuple[int, FieldSet]] = []
+        la_certain = its and _annotation_always_its(applier) and not _saved_from_a_read(_annotation(live)) \
+            and _annotation_recorded(entries)
         for e in entries:
             if e.manager == KUBECTL_LAST_APPLIED and e.operation == APPLY:
                 continue  # owns the annotation only: bookkeeping
@@ -264,6 +271,9 @@ class Intent:
             else:
                 others = others.union(fs)
                 other_entries.append(e)
+                maybe = _possible_configuration(e, fs, live, applier, mine, root)
+                if maybe is not None:
+                    possible.append((e.unix_time, maybe))
         if la_fields is not None:
             own = own.union(la_fields)
             # a value that differs from the one the applier last applied was written by someone
@@ -278,7 +288,7 @@ class Intent:
             # read off the same records (inferred_manifest): as certain as they are
             own = own.union(prev)
         return cls(own, others, tuple(other_entries), root, by_content.difference(certain),
-                   _superseded(own, records))
+                   _superseded(own, records + possible) if records else FieldSet())
 
     def inferred_set(self, p: Path) -> bool:
         """Is ``p`` the applier's only by the content of another writer's record?"""
@@ -302,6 +312,37 @@ class Intent:
         out = {e.manager + (f" (subresource {e.subresource})" if e.subresource else "")
                for e in self.other_entries if e.fields.has_prefix(p) or under_leaf(e.fields, p, self.root)}
         return tuple(sorted(out))
+
+
+def _annotation_recorded(entries: Sequence[ManagedFieldsEntry]) -> bool:
+    """Does an entry record who wrote the last-applied annotation? After a managedFields reset none does,
+    and the annotation may be older than a server-side apply whose record the reset erased: the object
+    no longer says whether the annotation is the latest configuration."""
+    return any(e.fields.has(_LAC_PATH) for e in entries)
+
+
+def _possible_configuration(e: ManagedFieldsEntry, fs: FieldSet, live: Mapping[str, Any], applier: Applier,
+                            manifest_fields: FieldSet | None, root: Type) -> FieldSet | None:
+    """Another writer's whole configuration (an Apply entry, the client-side manager's annotation) that
+    shares at least half of the next manifest's fields and holds at least half of its own among them:
+    not clearly the applier's (:func:`same_configuration` wants more than half), not clearly another
+    configuration either. If it was the applier's, under another tool, what its older records set and
+    this one did not was dropped then and only stayed because that apply could not prune it."""
+    if manifest_fields is None or e.subresource or e.manager in _UNKNOWN_WRITERS:
+        return None
+    if e.operation == APPLY:
+        theirs: FieldSet | None = fs.difference(STRIPPED_METADATA)
+    elif e.manager == KUBECTL_CLIENT_SIDE_APPLY:
+        doc = _annotation(live)
+        la = _fields(doc, root)
+        theirs = _valued(doc, la) if doc is not None and la is not None else None
+    else:
+        return None
+    if theirs is None:
+        return None
+    a, b = theirs.leaves(), manifest_fields.leaves()
+    shared = len(a.intersection(b))
+    return theirs if shared and shared * 2 >= len(a) and shared * 2 >= len(b) else None
 
 
 def _configuration_record(e: ManagedFieldsEntry, fs: FieldSet, la_fields: FieldSet | None, applier: Applier,

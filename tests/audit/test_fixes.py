@@ -3,6 +3,7 @@ verified fix, for the applier the user names or the one in use."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from remedies.states import (
@@ -17,7 +18,7 @@ from remedies.states import (
     stored,
 )
 
-from kubectl_fieldown.appliers import Applier
+from kubectl_fieldown.appliers import Applier, run_applier
 from kubectl_fieldown.audit import AuditContext, audit_object
 from kubectl_fieldown.audit.fixes import detected_applier
 from kubectl_fieldown.audit.rules import ObjectFacts
@@ -181,3 +182,41 @@ def test_a_deletion_only_an_older_configuration_asks_for_is_said() -> None:
                 "helm", "2026-11-24T09:00:00Z")
     found, _ = the_fix(first, _with_manifest(Applier.of("argocd"), nxt))
     assert not [f for f in found if f.id == "superseded-deletions"], [f.message for f in found]
+
+
+def test_a_deletion_after_a_later_half_matching_configuration_is_said() -> None:
+    # deployer applied containers; a client-side kubectl apply followed whose annotation shares exactly
+    # half of the next manifest's fields both ways (not clearly deployer's configuration, not clearly
+    # another one); deployer applies again without containers: only its older apply set them, and the
+    # later one may have been its own under another tool that could not prune them (lab seed-4500341)
+    older = manifest(labels={"a": "x", "b": "y", "c": "z"},
+                     containers=[{"name": "main", "image": "img:1"}])
+    live = server_side_applied("deployer", older)
+    later = manifest(labels={"a": "x", "b": "y", "c": "z", "d": "w"})
+    run = run_applier(Applier.of("kubectl-client-side"), live, later, RULES, now=NOW)
+    assert run.ok and run.result is not None
+    nxt = manifest(replicas=None, color=None, labels={"a": "x", "b": "y", "c": "z"})
+    found, fix = the_fix(stored(run.result, 2), _with_manifest(Applier.of("kubectl", "deployer"), nxt))
+    (sup,) = [f for f in found if f.id == "superseded-deletions"]
+    assert sup.details["fields"] == [".spec.containers"], sup.details
+    assert not any(n.startswith("nothing to run") for n in fix.notes)
+    # the client-side apply came first: deployer's own apply is the latest configuration
+    first = _at(_at(stored(run.result, 2), "deployer", "2026-11-24T09:30:00Z"),
+                "kubectl-client-side-apply", "2026-11-24T09:00:00Z")
+    found, _ = the_fix(first, _with_manifest(Applier.of("kubectl", "deployer"), nxt))
+    assert not [f for f in found if f.id == "superseded-deletions"], [f.message for f in found]
+
+
+def test_after_a_reset_a_deletion_resting_on_the_annotation_alone_is_a_guess() -> None:
+    # a client-side object whose managedFields were reset: nothing records who wrote the annotation,
+    # which may be older than a server-side apply the reset erased (lab seed-4500525); kubectl's next
+    # server-side apply folds the untracked fields and deletes what the annotation alone says it set
+    live = client_side_created()
+    nxt = manifest(color=None)
+    found, _ = the_fix(live, _with_manifest(Applier.of("kubectl"), nxt))
+    assert not [f for f in found if f.id == "inferred-deletions"], [f.message for f in found]
+    reset = copy.deepcopy(live)
+    del reset["metadata"]["managedFields"]
+    found, _ = the_fix(reset, _with_manifest(Applier.of("kubectl"), nxt))
+    (inf,) = [f for f in found if f.id == "inferred-deletions"]
+    assert inf.details["fields"] == [".spec.color"], inf.details
