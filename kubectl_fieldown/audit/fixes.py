@@ -77,9 +77,20 @@ def _object_fix(f: ObjectFacts, applier: Applier, named: bool, chosen: Fix, find
                 manifest: Mapping[str, Any] | None = None, root: Any = None) -> ObjectFix:
     notes: list[str] = []
     problems = tuple(chosen.verification.problems()) + ((chosen.refusal,) if chosen.refusal else ())
+    v = chosen.verification
+    inferred = tuple(path_string(p) for p in v.dropped_removed if v.intent is not None and v.intent.inferred_set(p))
+    latest = _superseded_by(v.intent, chosen, f.obj, applier, manifest, root) \
+        if v.intent is not None and v.dropped_removed else None
+    superseded = tuple(path_string(p) for p in v.dropped_removed if latest is not None
+                       and latest.superseded_set(p) and path_string(p) not in inferred)
     if chosen.ok and chosen.command is None and not chosen.stays():
-        notes.append(f"nothing to run: {applier.describe()} keeps every value on its own"
-                     + (" once the fields above leave the manifest" if chosen.drop else ""))
+        if manifest is not None and (inferred or superseded):
+            # the deletions may not be what the user means: no word here may call them kept or asked
+            notes.append(f"no command to run, but {applier.describe()}'s next apply deletes "
+                         f"{', '.join((*inferred, *superseded))}: add them to the manifest if they are still wanted")
+        else:
+            notes.append(f"nothing to run: {applier.describe()} keeps every value on its own"
+                         + (" once the fields above leave the manifest" if chosen.drop else ""))
     if not named and applier.kind is ApplierKind.kubectl_client_side and any(
             x.id in ("client-side-apply", "mixed-appliers", "secret-last-applied", "last-applied-size")
             for x in findings):
@@ -103,12 +114,6 @@ def _object_fix(f: ObjectFacts, applier: Applier, named: bool, chosen: Fix, find
     alone: tuple[tuple[str, tuple[str, ...]], ...] = ()
     if not after and chosen.ok and chosen.command is not None and chosen.alone is not None:
         alone = tuple((path_string(p), owners) for p, owners in stays(chosen.alone))
-    v = chosen.verification
-    inferred = tuple(path_string(p) for p in v.dropped_removed if v.intent is not None and v.intent.inferred_set(p))
-    latest = _superseded_by(v.intent, chosen, f.obj, applier, manifest, root) \
-        if v.intent is not None and v.dropped_removed else None
-    superseded = tuple(path_string(p) for p in v.dropped_removed if latest is not None
-                       and latest.superseded_set(p) and path_string(p) not in inferred)
     args: tuple[str, ...] = ()
     if chosen.command is not None and chosen.ok:
         args = tuple(chosen.command.args())
