@@ -26,7 +26,7 @@ from .catalogue import (
     Rule,
     Severity,
 )
-from .context import AuditContext, ObjectKey, object_key
+from .context import AuditContext, ObjectKey, object_key, same_object
 from .drift import Drift, last_applied_drift
 from .findings import Finding, ObjectFix, sort_findings, type_finding
 from .rules import RULE_FUNCTIONS, ObjectFacts
@@ -51,6 +51,7 @@ __all__ = [
     "object_key",
     "object_ref",
     "object_rules",
+    "same_object",
     "sort_findings",
     "type_finding",
 ]

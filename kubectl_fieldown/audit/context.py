@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from ..appliers import Applier
     from ..fieldmanager import ResourceRules
 
-__all__ = ["AuditContext", "ObjectKey", "object_key"]
+__all__ = ["AuditContext", "ObjectKey", "object_key", "same_object"]
 
 ObjectKey = tuple[str, str, str, str]
 """(apiVersion, kind, namespace or "", name): how ``-f`` manifests are matched to live objects."""
@@ -25,6 +25,12 @@ def object_key(obj: Mapping[str, Any], default_namespace: str = "") -> ObjectKey
     md = md if isinstance(md, Mapping) else {}
     return (str(obj.get("apiVersion") or ""), str(obj.get("kind") or ""),
             str(md.get("namespace") or default_namespace), str(md.get("name") or ""))
+
+
+def same_object(key: ObjectKey) -> ObjectKey:
+    """The key without the version: one object, whichever served version it is read at (a CRD served
+    at several versions, ``autoscaling/v1`` and ``v2``)."""
+    return (key[0].rpartition("/")[0], key[1], key[2], key[3])
 
 
 def _no_rules(api_version: str, kind: str) -> ResourceRules | None:

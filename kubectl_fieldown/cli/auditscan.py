@@ -184,6 +184,9 @@ class ScanResult:
     objects_by_type: dict[str, int] = field(default_factory=dict)
     complete_types: set[str] = field(default_factory=set)
     seen_manifests: set[ObjectKey] = field(default_factory=set)
+    elsewhere: set[ObjectKey] = field(default_factory=set)
+    """Manifests whose object the scan listed at another served version: counted, not audited there —
+    the manifest's apply is at its own version, so the object is read and audited at that one."""
     interrupted: bool = False
 
 
@@ -221,7 +224,7 @@ class _Progress:
 def scan(client: ClusterClient, types: Sequence[ResourceInfo], namespace: str | AllNamespaces | None,
          selector: str | None, ctx: AuditContext, workers: int, progress_bar: bool = True) -> ScanResult:
     """Stream every page of ``types`` through the rules; Ctrl-C ends it with what was found."""
-    from ..audit import audit_object, object_key, type_finding
+    from ..audit import audit_object, object_key, same_object, type_finding
     from ..kube.errors import Forbidden
     from ..kube.stream import PageStream
     from ..render.common import counted
@@ -230,6 +233,7 @@ def scan(client: ClusterClient, types: Sequence[ResourceInfo], namespace: str | 
     findings = result.findings
     by_type = result.objects_by_type
     manifests = ctx.manifests
+    versions = {same_object(k): k for k in manifests} if manifests else {}
     scope_ns = None if not isinstance(namespace, str) else namespace
     progress = _Progress(len(types) if progress_bar else 0)
     stream = PageStream(client, types, namespace, label_selector=selector, workers=workers)
@@ -239,13 +243,18 @@ def scan(client: ClusterClient, types: Sequence[ResourceInfo], namespace: str | 
             res = ev.resource
             if ev.items is not None:
                 for obj in ev.items:
-                    found = audit_object(obj, ctx)
-                    if found:
-                        findings.extend(found)
                     if manifests:
                         key = object_key(obj)
                         if key in manifests:
                             result.seen_manifests.add(key)
+                        else:
+                            wanted = versions.get(same_object(key))
+                            if wanted is not None:
+                                result.elsewhere.add(wanted)
+                                continue
+                    found = audit_object(obj, ctx)
+                    if found:
+                        findings.extend(found)
                 n = len(ev.items)
                 result.objects += n
                 by_type[res.group_resource] = by_type.get(res.group_resource, 0) + n
@@ -272,10 +281,11 @@ def scan(client: ClusterClient, types: Sequence[ResourceInfo], namespace: str | 
 
 
 def _unseen_manifests(client: ClusterClient, m: Manifests, result: ScanResult, ctx: AuditContext,
-                      namespace: str | AllNamespaces | None, selector: str | None) -> None:
-    """The objects of manifests the scan did not meet (outside ``-n``, ``-l`` or ``--kinds``): read one
-    by one and audited like the scanned ones — every finding and the fix — since ``-f`` names them. An
-    object of a type listed completely in its namespace does not exist."""
+                      namespace: str | AllNamespaces | None, selector: str | None, unseen: bool = True) -> None:
+    """The objects of manifests the scan did not meet (outside ``-n``, ``-l`` or ``--kinds``; with
+    ``unseen``), and those it met at another served version than the manifest's (always): read one by
+    one at the manifest's version and audited like the scanned ones — every finding and the fix — since
+    ``-f`` names them. An object of a type listed completely in its namespace does not exist."""
     from ..audit import audit_object, type_finding
     from ..kube.errors import Forbidden, KubeError, NotFound
     from ..kube.stream import FATAL_ERRORS
@@ -285,7 +295,10 @@ def _unseen_manifests(client: ClusterClient, m: Manifests, result: ScanResult, c
             continue
         res = m.resources[key]
         in_scope = not res.namespaced or not isinstance(namespace, str) or namespace == key[2]
-        if res.group_resource in result.complete_types and in_scope and selector is None:
+        met = key in result.elsewhere
+        if not met and not unseen:
+            continue
+        if res.group_resource in result.complete_types and in_scope and selector is None and not met:
             continue
         try:
             live = client.get(res, key[3], key[2] or None)
@@ -300,5 +313,6 @@ def _unseen_manifests(client: ClusterClient, m: Manifests, result: ScanResult, c
             continue
         result.findings.extend(audit_object(live, ctx))
         result.seen_manifests.add(key)
-        result.objects += 1
-        result.objects_by_type[res.group_resource] = result.objects_by_type.get(res.group_resource, 0) + 1
+        if not met:
+            result.objects += 1
+            result.objects_by_type[res.group_resource] = result.objects_by_type.get(res.group_resource, 0) + 1

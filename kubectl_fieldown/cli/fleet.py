@@ -157,9 +157,10 @@ def audit_cluster(spec: AuditSpec, cluster: options.ClusterArgs, progress: bool)
                            rules_for=_RulesByKind(client, kind_rules, manifests.rules), now=_now(),
                            ignore=spec.ignored)
         result = scan(client, types, ns, spec.selector, ctx, spec.workers, progress)
-        if manifests.by_key and not result.interrupted and "predicted-conflict" not in spec.ignored:
+        if manifests.by_key and not result.interrupted:
             try:
-                _unseen_manifests(client, manifests, result, ctx, ns, spec.selector)
+                _unseen_manifests(client, manifests, result, ctx, ns, spec.selector,
+                                  unseen="predicted-conflict" not in spec.ignored)
             except KeyboardInterrupt:
                 result.interrupted = True
     finally:

@@ -54,11 +54,12 @@ import upstream_oracle
 from engine.conformance_cases import entries_of, object_view
 from engine.conformance_cases import rules_for as case_rules
 from engine.scenarios import (
+    ADDRESSABLE,
     APPLY_CT,
     JSON_CT,
     JSON_PATCH_CT,
-    KINDS,
     MERGE_CT,
+    VERSION,
     Api,
     Response,
     object_path,
@@ -431,15 +432,17 @@ class Target:
     kind: str
     name: str
     namespace: str | None
+    version: str = VERSION
+    """The version the applier writes at (the manifest's)."""
 
     @property
     def path(self) -> str:
-        return object_path(self.kind, self.namespace, self.name)
+        return object_path(self.kind, self.namespace, self.name, version=self.version)
 
     @property
     def resource(self) -> list[str]:
         """kubectl's name for the object (``widgets.example.com/NAME -n NS``)."""
-        out = [f"{KINDS[self.kind].crd_name}/{self.name}"]
+        out = [f"{ADDRESSABLE[self.kind].crd_name}/{self.name}"]
         return out + (["-n", self.namespace] if self.namespace else [])
 
 

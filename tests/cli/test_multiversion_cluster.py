@@ -259,3 +259,28 @@ def test_migrate_for_kubectl_of_a_client_side_object_of_the_other_version(
     after = wire.get(path(V1, namespace, name))
     assert after is not None
     assert after["spec"] == manifest["spec"] and after["metadata"]["resourceVersion"] == rv
+
+
+def test_audit_reads_the_object_at_the_manifests_version(
+        cluster: lab.Cluster, namespace: str, env: dict[str, str], tmp_path: Path) -> None:
+    """``audit --kinds multis`` lists Multis at the preferred version (v2); a manifest at v1 is the same
+    object. The audit used to match manifests to listed objects by apiVersion too, so the v1 manifest
+    matched nothing, the object was audited without it, and the next apply's 409 went unsaid (a lab
+    generated case: a server-side applier owned ``.spec.labels.ring``, ``kubectl apply --server-side``
+    of a manifest changing it). Now the object is read at the manifest's version and predicted like
+    ``conflicts`` does, and still counted once."""
+    wire = Wire(str(cluster.kubeconfig))
+    name = "audit-at-v1"
+    ok(wire.send("PATCH", path(V1, namespace, name), body(V1, namespace, name, {"labels": {"ring": "x"}}),
+                 APPLY_CT, query=[("fieldManager", "deployer")]))
+    f = tmp_path / "next.yaml"
+    f.write_text(json.dumps(body(V1, namespace, name, {"labels": {"ring": "y"}})))
+    c = cli(env, "conflicts", "-f", str(f), "--applier", "kubectl", "-o", "json")
+    assert c.code == 1, c.out + c.err
+    a = cli(env, "audit", "--kinds", "multis", "-n", namespace, "--applier", "kubectl", "-f", str(f), "-o", "json")
+    assert a.code == 1, a.out + a.err
+    doc = a.json()
+    (pc,) = [i for i in doc["items"] if i["id"] == "predicted-conflict"]
+    assert [x["path"] for x in pc["details"]["conflicts"]] == [".spec.labels.ring"], pc["details"]
+    assert pc["apiVersion"] == V1, pc
+    assert doc["summary"]["objects"] == 1, doc["summary"]

@@ -720,9 +720,15 @@ def _warning_text(header: str) -> str:
     return m.group(1).replace('\\"', '"').replace("\\\\", "\\") if m else header
 
 
-def object_path(kind: str, namespace: str | None, name: str | None = None, sub: str = "") -> str:
-    info = KINDS[kind]
-    base = f"/apis/{GROUP}/{VERSION}"
+#: every kind a test addresses by path: the generated kinds, and Multi (the CRD the lab serves at v1 and
+#: v2, conversion None: tests/conformance/multiversion/crd-multi.yaml)
+ADDRESSABLE: dict[str, KindInfo] = {**KINDS, "Multi": KindInfo("Multi", "multis", True, True, True, True)}
+
+
+def object_path(kind: str, namespace: str | None, name: str | None = None, sub: str = "",
+                version: str = VERSION) -> str:
+    info = ADDRESSABLE[kind]
+    base = f"/apis/{GROUP}/{version}"
     if info.namespaced:
         base += f"/namespaces/{namespace}"
     base += f"/{info.plural}"

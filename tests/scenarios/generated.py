@@ -37,6 +37,13 @@ from dataclasses import dataclass
 from typing import Any
 
 GV = "example.com/v1"
+GROUP = "example.com"
+#: the kinds a case is about, and the versions the lab serves each at: Multi is served at v1 and v2
+#: (conversion None), so its writers write at either, and its managedFields entries record both
+VERSIONS: dict[str, tuple[str, ...]] = {"Widget": ("v1",), "Multi": ("v1", "v2")}
+PLURALS = {"Widget": "widgets", "Multi": "multis"}
+MULTI_SHARE = 0.3
+"""The share of cases about a Multi (the rest: a Widget)."""
 LA = "kubectl.kubernetes.io/last-applied-configuration"
 NAME = "w"
 
@@ -270,18 +277,52 @@ APPLIER_CHOICES = ("kubectl", "kubectl:ci", "kubectl:hotfix", "kubectl-client-si
 PARTIAL_APPLIERS = ("kubectl:hotfix", "ssa:tuner", "kubectl:tuner")
 
 
-def _doc(spec: dict[str, Any], labels: dict[str, str] | None = None) -> dict[str, Any]:
+def _doc(spec: dict[str, Any], labels: dict[str, str] | None = None, kind: str = "Widget",
+         version: str = "v1") -> dict[str, Any]:
     md: dict[str, Any] = {"name": NAME}
     if labels:
         md["labels"] = dict(labels)
-    return {"apiVersion": GV, "kind": "Widget", "metadata": md, "spec": spec}
+    return {"apiVersion": f"{GROUP}/{version}", "kind": kind, "metadata": md, "spec": spec}
+
+
+def version_of(doc: Mapping[str, Any]) -> str:
+    return str(doc.get("apiVersion", GV)).rpartition("/")[2]
+
+
+#: the Widget-only fields the history's other writers touch, and what they touch on a Multi instead
+#: (the same kind of writer: a controller's map entry, a defaulter's atomic list, an edit)
+_MULTI_BODIES: dict[str, dict[str, Any]] = {
+    "config": {"labels": {"ca": "injected"}},
+    "strategy": {"args": ["--defaulted"]},
+}
+
+
+#: a Multi's fields the generator writes (its ``tags`` is an atomic list at v1 and a set at v2: left out,
+#: the judge reads objects without a schema)
+MULTI_FIELDS = ("replicas", "color", "args", "labels", "finalizers", "containers")
 
 
 class Gen:
     """Values from small pools, so that writers meet on the same fields often."""
 
-    def __init__(self, r: random.Random) -> None:
+    def __init__(self, r: random.Random, kind: str = "Widget") -> None:
         self.r = r
+        self.kind = kind
+        self.fields = self.FIELDS if kind == "Widget" else MULTI_FIELDS
+
+    def version(self) -> str:
+        """A version to write at (drawn only where the kind has several: Widget cases stay as they were)."""
+        vs = VERSIONS[self.kind]
+        return vs[0] if len(vs) == 1 else self.r.choice(vs)
+
+    def fit(self, body: dict[str, Any]) -> dict[str, Any]:
+        """A writer's body for a Widget, made a Multi's (its fields only)."""
+        if self.kind == "Widget" or not isinstance(body.get("spec"), dict):
+            return body
+        spec: dict[str, Any] = {}
+        for k, v in body["spec"].items():
+            spec.update(copy.deepcopy(_MULTI_BODIES[k]) if k in _MULTI_BODIES else {k: v})
+        return {**body, "spec": spec}
 
     def container(self, name: str) -> dict[str, Any]:
         r = self.r
@@ -313,9 +354,9 @@ class Gen:
 
     def manifest(self) -> dict[str, Any]:
         r = self.r
-        names = r.sample(self.FIELDS, r.choice([3, 4, 5, 6]))
+        names = r.sample(self.fields, r.choice([3, 4, 5, 6]))
         labels = {"app": "web"} if r.random() < 0.5 else None
-        return _doc({n: self.field(n) for n in names}, labels)
+        return _doc({n: self.field(n) for n in names}, labels, self.kind, self.version())
 
     def mutate(self, doc: dict[str, Any], times: int) -> dict[str, Any]:
         """The user's edit: values changed, fields and items dropped and added."""
@@ -324,11 +365,11 @@ class Gen:
         spec = out["spec"]
         for _ in range(times):
             what = r.random()
-            present = [n for n in self.FIELDS if n in spec]
+            present = [n for n in self.fields if n in spec]
             if what < 0.3 and len(present) > 1:
                 spec.pop(r.choice(present))  # a field dropped
             elif what < 0.5:
-                n = r.choice(self.FIELDS)
+                n = r.choice(self.fields)
                 spec[n] = self.field(n)  # changed or added
             elif what < 0.65 and spec.get("containers"):
                 cs = spec["containers"]
@@ -365,12 +406,25 @@ class Gen:
                     md["labels"] = {"app": "web", "team": r.choice(["a", "b"])}
         if not spec:
             spec["color"] = "red"
+        if len(VERSIONS[self.kind]) > 1 and r.random() < 0.4:
+            out["apiVersion"] = f"{GROUP}/{self.version()}"  # the manifest moved to another served version
         return out
 
     # --- the history's writers ---
 
     def other_step(self, doc: dict[str, Any]) -> dict[str, Any]:
-        """A step by someone else than the user's applier."""
+        """A step by someone else than the user's applier; on a kind served at several versions a raw
+        request goes to one of them (kubectl's own commands use the preferred one)."""
+        step = self._other_step(doc)
+        if self.kind == "Widget":
+            return step
+        if "body" in step:
+            step["body"] = self.fit(step["body"])
+        if step["op"] in ("merge-patch", "many-updaters", "reset"):
+            step["version"] = self.version()
+        return step
+
+    def _other_step(self, doc: dict[str, Any]) -> dict[str, Any]:
         r = self.r
         w = r.random()
         n = r.choice([2, 4, 6, 7])
@@ -415,7 +469,7 @@ class Gen:
                 part["containers"] = [{"name": r.choice(["main", "proxy"]), "image": "proxy:1"}]
             mgr = r.choice(["ci-hotfix", "team-b", "sidecar-injector"])
             return {"op": "apply", "class": "other-ssa", "manager": mgr, "force": r.random() < 0.5,
-                    "doc": _doc(part)}
+                    "doc": _doc(part, None, self.kind, version_of(doc))}
         if w < 0.92:
             return {"op": "many-updaters", "class": "many-updaters", "count": r.choice([10, 11, 12])}
         return {"op": "reset", "class": "reset"}
@@ -450,7 +504,9 @@ TOOLS = ("csa", "csa", "csa", "kubectl-ssa", "kubectl-ssa:ci", "helm3", "helm4-p
 def generate(seed: int) -> dict[str, Any]:
     """A case from its seed alone."""
     r = random.Random(seed)
-    g = Gen(r)
+    # drawn apart, so that a Widget case is the same with or without Multi cases in the grammar
+    kind = "Multi" if random.Random(seed * 7919 + 17).random() < MULTI_SHARE else "Widget"
+    g = Gen(r, kind)
     doc = g.manifest()
     tool = r.choice(TOOLS)
     steps: list[dict[str, Any]] = []
@@ -473,16 +529,24 @@ def generate(seed: int) -> dict[str, Any]:
         # nothing, and everything its manifest does not set must keep its value
         applier = r.choice(PARTIAL_APPLIERS)
         part = {k: copy.deepcopy(v) for k, v in doc["spec"].items() if r.random() < 0.4}
-        name = r.choice(Gen.FIELDS)
+        name = r.choice(g.fields)
         part[name] = g.field(name) if r.random() < 0.6 or name not in part else part[name]
-        nxt, previous = _doc(part), None
+        nxt, previous = _doc(part, None, kind, version_of(doc)), None
     else:
         nxt = g.mutate(doc, r.choice([1, 2, 3]))
         applier = r.choice(APPLIER_CHOICES)
     return {"id": f"seed-{seed}", "seed": seed, "steps": steps, "previous": previous, "manifest": nxt,
-            "applier": applier, "tools": tools}
+            "applier": applier, "tools": tools, **({"kind": kind} if kind != "Widget" else {})}
 
 
 def writer_classes(case: Mapping[str, Any]) -> Iterator[str]:
+    """The history's writer classes, for the run's counts; a Multi case also counts as ``kind:Multi``,
+    and as ``several-versions`` when its writes (and the next manifest) name more than one version."""
     for s in case["steps"]:
         yield str(s.get("class", s["op"]))
+    if case.get("kind"):
+        yield f"kind:{case['kind']}"
+        versions = {version_of(s["doc"]) for s in case["steps"] if "doc" in s}
+        versions |= {str(s["version"]) for s in case["steps"] if "version" in s}
+        if len(versions | {version_of(case["manifest"])}) > 1:
+            yield "several-versions"

@@ -123,6 +123,11 @@ class Played:
     the history's last apply failed, the one before it is what the object holds."""
 
 
+def case_kind(case: dict[str, Any]) -> str:
+    """The kind a case is about (cases from before Multi was in the grammar name none: a Widget)."""
+    return str(case.get("kind", "Widget"))
+
+
 class Lab:
     def __init__(self, cluster: lab.Cluster, wire: Wire, tmp: Path) -> None:
         self.cluster = cluster
@@ -141,8 +146,9 @@ class Lab:
 
     def play(self, case: dict[str, Any], ns: str) -> Played:
         out = Played(case, ns)
-        path = object_path("Widget", ns, gen.NAME)
-        res = ["widgets.example.com/" + gen.NAME, "-n", ns]
+        kind = case_kind(case)
+        path = object_path(kind, ns, gen.NAME)
+        res = [f"{gen.PLURALS[kind]}.{gen.GROUP}/{gen.NAME}", "-n", ns]
         last_doc: dict[str, Any] | None = None
         live = self.wire.get(path) or {}
         # With more than 10 Update managers the server folds the oldest into ancient-changes, and
@@ -158,6 +164,9 @@ class Lab:
             if "doc" in step:
                 doc = copy.deepcopy(step["doc"])
                 doc["metadata"]["namespace"] = ns
+            # a raw request goes to the version its body (or the step) names; kubectl's to the one it picks
+            version = gen.version_of(doc) if doc is not None else step.get("version", "v1")
+            at = object_path(kind, ns, gen.NAME, version=version)
             sent: dict[gen.Path, Any] = gen.leaves(doc) if doc is not None else {}
             ok = True
             if op == "kubectl-apply":
@@ -177,16 +186,16 @@ class Lab:
                 ok = self.kubectl(*argv, "-f", "-", input=json.dumps(doc)) == 0
             elif op == "helm3":
                 if not live:
-                    ok = self.send("POST", object_path("Widget", ns), doc, JSON_CT, "helm") < 300
+                    ok = self.send("POST", object_path(kind, ns, version=version), doc, JSON_CT, "helm") < 300
                 else:
                     body = _merge_patch(last_doc or {}, doc)
-                    ok = self.send("PATCH", path, body, MERGE_CT, "helm") < 300
+                    ok = self.send("PATCH", at, body, MERGE_CT, "helm") < 300
             elif op == "play":
-                kind, _, mgr = step["applier"].partition(":")
-                rep = self.appliers.play(Applier.of(kind, mgr or None), Target("Widget", gen.NAME, ns), doc or {})
+                tool, _, mgr = step["applier"].partition(":")
+                rep = self.appliers.play(Applier.of(tool, mgr or None), Target(kind, gen.NAME, ns, version), doc or {})
                 ok = rep.rc == 0 and not any(s.status >= 400 and not s.dry_run for s in rep.sent)
             elif op == "apply":
-                ok = self.send("PATCH", path, doc, APPLY_CT, step["manager"], step["force"]) < 300
+                ok = self.send("PATCH", at, doc, APPLY_CT, step["manager"], step["force"]) < 300
             elif op == "kubectl-scale":
                 ok = self.kubectl("scale", *res, f"--replicas={step['replicas']}") == 0
                 sent = {("spec", "replicas"): step["replicas"]}
@@ -199,7 +208,7 @@ class Lab:
                 sent = gen.leaves(step["body"])
             elif op == "merge-patch":
                 sub = f"/{step['sub']}" if step.get("sub") else ""
-                ok = self.send("PATCH", path + sub, step["body"], MERGE_CT, step["manager"]) < 300
+                ok = self.send("PATCH", at + sub, step["body"], MERGE_CT, step["manager"]) < 300
                 sent = gen.leaves(step["body"])
             elif op == "replace-from-get":
                 got = copy.deepcopy(live)
@@ -215,10 +224,10 @@ class Lab:
                 for i in range(step["count"]):
                     wait_past_newest_entry(self.wire, self.wire.get(path), cap)
                     body = {"metadata": {"annotations": {f"u{i:02d}": "1"}}}
-                    ok = self.send("PATCH", path, body, MERGE_CT, f"updater-{i:02d}") < 300 and ok
+                    ok = self.send("PATCH", at, body, MERGE_CT, f"updater-{i:02d}") < 300 and ok
                     sent.update(gen.leaves(body))
             elif op == "reset":
-                ok = self.send("PATCH", path, {"metadata": {"managedFields": [{}]}}, MERGE_CT, None) < 300
+                ok = self.send("PATCH", at, {"metadata": {"managedFields": [{}]}}, MERGE_CT, None) < 300
             else:
                 raise AssertionError(f"unknown step {op}")
             if not ok:
@@ -273,7 +282,7 @@ def ask_and_follow(played: Played, tmp: Path, fieldown: Tool) -> Asked:
     f = tmp / f"{case['id']}-{ns}.yaml"
     f.write_text(json.dumps(nxt))
     flags, _ = _applier_flags(case["applier"])
-    a = fieldown("audit", "--kinds", "widgets", "-n", ns, *flags, "-f", str(f), "-o", "json")
+    a = fieldown("audit", "--kinds", gen.PLURALS[case_kind(case)], "-n", ns, *flags, "-f", str(f), "-o", "json")
     c = fieldown("conflicts", "-f", str(f), "--applier", case["applier"], "-o", "json")
     asked = Asked(a.code, _json(a.out), a.err, c.code, _json(c.out), c.err)
     fix = _fix(asked.audit)
@@ -315,7 +324,7 @@ class Outcome:
 def apply_and_judge(labx: Lab, played: Played, asked: Asked) -> Outcome:
     case, ns = played.case, played.ns
     _, applier = _applier_flags(case["applier"])
-    target = Target("Widget", gen.NAME, ns)
+    target = Target(case_kind(case), gen.NAME, ns, gen.version_of(asked.applied))
     live = labx.wire.get(target.path)
     wait_past_newest_entry(labx.wire, live)
     rep = labx.appliers.play(applier, target, asked.applied)
