@@ -1,5 +1,6 @@
 """Generated scenarios for tests/scenarios/test_generated.py: seeded histories of real writers on a
-Widget, a next manifest and the applier that applies it — and the user's intent, judged from the
+Widget or a Multi (served at v1 and v2: each writer writes at a version of its own), a next manifest
+and the applier that applies it — and the user's intent, judged from the
 objects alone (no kubectl_fieldown code here).
 
 A case is plain JSON (it is what a regression file under ``generated-regressions/`` holds):

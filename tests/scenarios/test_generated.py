@@ -1,7 +1,7 @@
 """Generated scenarios on the real API server: the tool's printed words, followed literally, against
 the user's intent (issue 17).
 
-Each case (tests/scenarios/generated.py: a seeded history of real writers on a Widget, a next
+Each case (tests/scenarios/generated.py: a seeded history of real writers on a Widget or a Multi at two served versions, a next
 manifest and an applier) is played on the lab server, then, as a user would:
 
 1. ``kubectl fieldown audit --applier X -f next.yaml -o json`` and ``kubectl fieldown conflicts -f
