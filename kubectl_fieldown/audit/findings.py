@@ -19,7 +19,7 @@ def type_ref(api_version: str, kind: str) -> str:
     return type_name(group_of(api_version), kind)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ObjectFix:
     """The one remedy of an object, for one applier, checked by the engine (see
     :func:`kubectl_fieldown.remedies.choose.choose_fix`). The renderer turns :meth:`argv` into a
@@ -80,7 +80,7 @@ class ObjectFix:
                 "notes": list(self.notes)}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Finding:
     """One problem of one object (or, for ``type-*`` ids, of one resource type: name is None).
 

@@ -24,3 +24,38 @@ def test_control_characters_from_the_cluster_are_escaped() -> None:
         assert "kubectl-label\\u001b[31m owns" in text
         assert label in text.splitlines()
         assert "fix: kubectl fieldown handover" in text
+
+
+def _reports() -> list[AuditReport]:
+    from remedies.states import NOW, RULES, client_side_created, labelled, scaled, server_side_applied
+
+    from kubectl_fieldown.audit import AuditContext, audit_object
+    from kubectl_fieldown.audit.fleet import ContextPart
+
+    c = AuditContext(applier=None, rules_for=lambda a, k: RULES if k == "Widget" else None, now=NOW)
+    objs = [labelled(scaled(client_side_created(), 7), "team", "payments"), client_side_created(),
+            scaled(server_side_applied(), 3)]
+    found = [f for o in objs for f in audit_object(o, c)]
+    assert found
+    types = ["widgets.example.com"]
+    big = Finding("imperative-writer", Severity.warning, "example.com/v1", "Widget", "shop", "w", "é ✓ \u2028",
+                  details={"value": 2**70}, resource="widget.example.com")
+    parts = [ContextPart("a", findings=found[:2], objects=2, types=types, complete_types=types),
+             ContextPart("b", error="unreachable")]
+    return [
+        AuditReport([], 0, types, types),
+        AuditReport([], 0, [], [], nothing_audited=True),
+        AuditReport(found, 3, types, types, namespace="shop", selector="a=b"),
+        AuditReport(found[:1], 1, types, [], interrupted=True),
+        AuditReport([*found, big], 4, types, types),  # orjson refuses 2**70: the standard encoder writes it all
+        AuditReport(found, 3, types, types, contexts=parts),
+    ]
+
+
+def test_json_is_written_as_it_is_made_and_reads_as_the_whole_document() -> None:
+    from kubectl_fieldown.render.audit import _dumps, render_json, to_document
+
+    for report in _reports():
+        out = io.StringIO()
+        render_json(report, out)
+        assert out.getvalue() == _dumps(to_document(report))
