@@ -9,6 +9,7 @@ for the next object whose content is the same but for its name (:func:`_shape`).
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -78,8 +79,8 @@ def _object_fix(f: ObjectFacts, applier: Applier, named: bool, chosen: Fix, find
     notes: list[str] = []
     problems = tuple(chosen.verification.problems()) + ((chosen.refusal,) if chosen.refusal else ())
     if chosen.ok and chosen.command is None and not chosen.stays():
-        notes.append(f"nothing to run: {applier.describe()} keeps every value on its own"
-                     + (" once the fields above leave the manifest" if chosen.drop else ""))
+        notes.append(sys.intern(f"nothing to run: {applier.describe()} keeps every value on its own"
+                                + (" once the fields above leave the manifest" if chosen.drop else "")))
     if not named and applier.kind is ApplierKind.kubectl_client_side and any(
             x.id in ("client-side-apply", "mixed-appliers", "secret-last-applied", "last-applied-size")
             for x in findings):
@@ -117,7 +118,7 @@ def _object_fix(f: ObjectFacts, applier: Applier, named: bool, chosen: Fix, find
             # run as printed, the command checks the next apply of the applier this fix was verified for
             args += ("--applier", applier.spec())
     return ObjectFix(
-        f.resource, f.name, f.namespace, applier.describe(), named,
+        f.resource, f.name, f.namespace, sys.intern(applier.describe()), named,
         command=chosen.command.name if chosen.command is not None and chosen.ok else None,
         args=args,
         drop=tuple(path_string(p) for p in chosen.drop),

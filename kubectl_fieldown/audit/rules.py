@@ -14,6 +14,7 @@ import fnmatch
 import functools
 import json
 import re
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -164,12 +165,13 @@ class ObjectFacts:
         self._la_doc: Any = MISSING
         self._la_error: str | None = None
         self.trapped: list[dict[str, Any]] = []
-        self.api_version = str(obj.get("apiVersion") or "")
-        self.kind = str(obj.get("kind") or "")
+        # the findings of a large audit are kept to the end: one copy of each repeated string
+        self.api_version = sys.intern(str(obj.get("apiVersion") or ""))
+        self.kind = sys.intern(str(obj.get("kind") or ""))
         self.name = str(md.get("name") or "")
         ns = md.get("namespace")
-        self.namespace = str(ns) if ns else None
-        self.resource = type_ref(self.api_version, self.kind)
+        self.namespace = sys.intern(str(ns)) if ns else None
+        self.resource = sys.intern(type_ref(self.api_version, self.kind))
         self.is_secret = is_secret(self.api_version, self.kind)
 
     def quiet(self, ctx: AuditContext) -> bool:
