@@ -133,20 +133,70 @@ def _objects(findings: Sequence[Finding]) -> list[dict[str, Any]]:
     return list(_iter_objects(findings))
 
 
+_Key = tuple[str | None, str, str, str | None, str]
+
+
+def _key(f: Finding) -> _Key:
+    return (f.context, f.api_version, f.kind, f.namespace, f.name or "")
+
+
+def _object_json(f: Finding, ids: list[str]) -> dict[str, Any]:
+    assert f.fix is not None
+    return {"apiVersion": f.api_version, "kind": f.kind, "namespace": f.namespace, "name": f.name,
+            "resource": f.resource, "findings": ids, **({"context": f.context} if f.context is not None else {}),
+            "fix": {**f.fix.to_json(), "commandLine": command_line(f.fix.argv())}}
+
+
 def _iter_objects(findings: Sequence[Finding]) -> Iterator[dict[str, Any]]:
-    ids: dict[tuple[str | None, str, str, str | None, str], list[str]] = {}
-    first: dict[tuple[str | None, str, str, str | None, str], Finding] = {}
+    """The entries of :func:`_objects`, in the order of each object's first finding with a fix."""
+    if _grouped_by_object(findings):
+        # the usual case (findings sorted by object): one object at a time, nothing kept
+        return _iter_groups(findings)
+    ids: dict[_Key, list[str]] = {}
+    first: dict[_Key, Finding] = {}
     for f in findings:
         if f.name is None:
             continue
-        key = (f.context, f.api_version, f.kind, f.namespace, f.name)
+        key = _key(f)
         ids.setdefault(key, []).append(f.id)
         if f.fix is not None:
             first.setdefault(key, f)
-    return ({"apiVersion": f.api_version, "kind": f.kind, "namespace": f.namespace, "name": f.name,
-             "resource": f.resource, "findings": ids[key], **({"context": f.context} if f.context is not None else {}),
-             "fix": {**f.fix.to_json(), "commandLine": command_line(f.fix.argv())}}
-            for key, f in first.items() if f.fix is not None)
+    return (_object_json(f, ids[key]) for key, f in first.items())
+
+
+def _grouped_by_object(findings: Sequence[Finding]) -> bool:
+    """Whether each object's findings are next to each other (the type findings aside)."""
+    seen: set[_Key] = set()
+    last: _Key | None = None
+    for f in findings:
+        if f.name is None:
+            continue
+        key = _key(f)
+        if key != last:
+            if key in seen:
+                return False
+            seen.add(key)
+            last = key
+    return True
+
+
+def _iter_groups(findings: Sequence[Finding]) -> Iterator[dict[str, Any]]:
+    last: _Key | None = None
+    ids: list[str] = []
+    first: Finding | None = None
+    for f in findings:
+        if f.name is None:
+            continue
+        key = _key(f)
+        if key != last:
+            if first is not None:
+                yield _object_json(first, ids)
+            last, ids, first = key, [], None
+        ids.append(f.id)
+        if first is None and f.fix is not None:
+            first = f
+    if first is not None:
+        yield _object_json(first, ids)
 
 
 def _dumps(doc: Any) -> str:
