@@ -384,6 +384,15 @@ def stale_applier(f: ObjectFacts, ctx: AuditContext) -> list[Finding]:
 
 def update_manager_keeps_fields(f: ObjectFacts, ctx: AuditContext) -> list[Finding]:
     """Update managers that are neither kubectl's nor the server's, co-owning fields the applier sets."""
+    candidates = []
+    for e in f.special:
+        manager = e.get("manager") or ""
+        if e.get("subresource") or manager in SERVER_MANAGERS or matches(manager, ctx.imperative_managers) \
+                or matches(manager, ctx.autoscaler_managers) or manager in f.apply_names:
+            continue
+        candidates.append((manager, e))
+    if not candidates:
+        return []  # the usual case: the applier's fields are not even read
     applier_fields: set[str] = set()
     for e in f.entries:
         manager = e.get("manager")
@@ -394,11 +403,7 @@ def update_manager_keeps_fields(f: ObjectFacts, ctx: AuditContext) -> list[Findi
     if not applier_fields:
         return []
     out = []
-    for e in f.special:
-        manager = e.get("manager") or ""
-        if e.get("subresource") or manager in SERVER_MANAGERS or matches(manager, ctx.imperative_managers) \
-                or matches(manager, ctx.autoscaler_managers) or manager in f.apply_names:
-            continue
+    for manager, e in candidates:
         shared = sorted(applier_fields.intersection(field_paths(e.get("fieldsV1"))))
         if not shared:
             continue
