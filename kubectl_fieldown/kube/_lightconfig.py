@@ -4,7 +4,8 @@
 client, pydantic and requests with it): more than an ``audit`` of 10,000 objects spends on them.
 A kubeconfig whose context uses a client certificate, a bearer token (``token``, ``tokenFile``) or
 nothing, with a server, CA, ``insecure-skip-tls-verify``, ``tls-server-name`` and ``proxy-url``,
-needs none of it. :func:`load` reads such a kubeconfig into a :class:`LightConfiguration`
+needs none of it (their ``extensions``, minikube's for one, are ignored, as the library ignores them).
+:func:`load` reads such a kubeconfig into a :class:`LightConfiguration`
 with what the library's ``KubeConfigMerger`` + ``KubeConfigLoader`` would have set, attribute for
 attribute; anything else (exec plugins, auth providers, basic auth, ``--cluster``/``--user``,
 an unknown key, an entry that is not well-formed, a file that does not parse, data that does not
@@ -140,6 +141,8 @@ def merged_context_names(paths: Sequence[str]) -> list[str]:
 
 def _strings(entry: Mapping[str, Any], allowed: frozenset[str], what: str) -> None:
     for key, value in entry.items():
+        if key == "extensions" and what != "user":
+            continue  # minikube's, for instance: the library reads nothing of them either
         if key not in allowed:
             raise Unsupported(f"{what}: {key}")
         if key == "insecure-skip-tls-verify":

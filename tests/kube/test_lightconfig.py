@@ -73,6 +73,11 @@ VARIANTS: dict[str, Any] = {
                                   "tls-server-name": "kubernetes"}, {"tokenFile": "pki/token"}),
     "token and token file": lambda d: _doc({"server": SERVER}, {"token": "inline", "tokenFile": "pki/token"}),
     "no user": lambda d: _doc({"server": SERVER, "insecure-skip-tls-verify": False}, None),
+    "minikube's extensions": lambda d: _doc(
+        {"server": SERVER, "certificate-authority": "pki/ca.crt", "extensions": [
+            {"name": "cluster_info", "extension": {"provider": "minikube.sigs.k8s.io", "version": "v1.30.1"}}]},
+        {"client-certificate": "pki/admin.crt", "client-key": "pki/admin.key"},
+        {"namespace": "default", "extensions": [{"name": "context_info", "extension": {"provider": "m"}}]}),
     "plain http": lambda d: _doc({"server": "http://127.0.0.1:8080", "certificate-authority": "missing.crt"},
                                  {"client-certificate": "missing.crt", "token": "t"}),
     "proxy": lambda d: _doc({"server": "https://api.example.com", "proxy-url": "http://proxy.example.com:3128"},
