@@ -335,13 +335,21 @@ def mixed_appliers(f: ObjectFacts, ctx: AuditContext) -> list[Finding]:
 def client_side_apply(f: ObjectFacts, ctx: AuditContext) -> list[Finding]:
     if not (f.csa or (f.la is not None and not f.kubectl_applies)):
         return []
+    # a third of a large audit's findings: one message and one details map for each of the 3 cases
+    message, details = _CSA_TEXTS[(f.la is not None, f.csa)]
+    return [f.finding("client-side-apply", message, details)]
+
+
+def _csa_text(la: bool, csa: bool) -> tuple[str, Mapping[str, Any]]:
     how = []
-    if f.la is not None:
+    if la:
         how.append("the last-applied annotation")
-    if f.csa:
+    if csa:
         how.append(f"manager {KUBECTL_CLIENT_SIDE_APPLY}")
-    return [f.finding("client-side-apply", f"managed by client-side kubectl apply ({' and '.join(how)})",
-                      {"lastApplied": f.la is not None, "manager": f.csa})]
+    return f"managed by client-side kubectl apply ({' and '.join(how)})", {"lastApplied": la, "manager": csa}
+
+
+_CSA_TEXTS = {(la, csa): _csa_text(la, csa) for la in (False, True) for csa in (False, True)}
 
 
 def apply_and_update_same_manager(f: ObjectFacts, ctx: AuditContext) -> list[Finding]:
