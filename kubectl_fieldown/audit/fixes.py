@@ -77,9 +77,10 @@ def object_fix(f: ObjectFacts, findings: Sequence[Finding], ctx: AuditContext) -
 def _object_fix(f: ObjectFacts, applier: Applier, named: bool, chosen: Fix, findings: Sequence[Finding],
                 manifest: Mapping[str, Any] | None = None, root: Any = None) -> ObjectFix:
     notes: list[str] = []
+    described = sys.intern(applier.describe())
     problems = tuple(chosen.verification.problems()) + ((chosen.refusal,) if chosen.refusal else ())
     if chosen.ok and chosen.command is None and not chosen.stays():
-        notes.append(sys.intern(f"nothing to run: {applier.describe()} keeps every value on its own"
+        notes.append(sys.intern(f"nothing to run: {described} keeps every value on its own"
                                 + (" once the fields above leave the manifest" if chosen.drop else "")))
     if not named and applier.kind is ApplierKind.kubectl_client_side and any(
             x.id in ("client-side-apply", "mixed-appliers", "secret-last-applied", "last-applied-size")
@@ -118,7 +119,7 @@ def _object_fix(f: ObjectFacts, applier: Applier, named: bool, chosen: Fix, find
             # run as printed, the command checks the next apply of the applier this fix was verified for
             args += ("--applier", applier.spec())
     return ObjectFix(
-        f.resource, f.name, f.namespace, sys.intern(applier.describe()), named,
+        f.resource, f.name, f.namespace, described, named,
         command=chosen.command.name if chosen.command is not None and chosen.ok else None,
         args=args,
         drop=tuple(path_string(p) for p in chosen.drop),
