@@ -29,6 +29,9 @@ if TYPE_CHECKING:
 
 __all__ = ["detected_applier", "object_fix"]
 
+#: fixes remembered by object shape at most (the objects of one pipeline share one)
+MEMO_LIMIT = 256
+
 #: findings that need the last-applied annotation gone
 _ANNOTATION_MUST_GO = frozenset({"secret-last-applied", "last-applied-size"})
 
@@ -70,6 +73,10 @@ def object_fix(f: ObjectFacts, findings: Sequence[Finding], ctx: AuditContext) -
     chosen = choose_fix(f.obj, rules, applier, now=ctx.now, manifest=manifest, drop_last_applied=drop_la,
                         reset_fields=rules.reset(""), autoscalers=ctx.autoscaler_managers)
     if key is not None:
+        if len(ctx.memo) >= MEMO_LIMIT:
+            # bounded: a shape is the whole object but for its identity, so objects that differ in
+            # any value never hit, and a remembered fix holds its simulated objects (tens of KB)
+            ctx.memo.clear()
         ctx.memo[key] = chosen
     return _object_fix(f, applier, named, chosen, findings, manifest, rules.root)
 
