@@ -181,3 +181,18 @@ def test_a_deletion_only_an_older_configuration_asks_for_is_said() -> None:
                 "helm", "2026-11-24T09:00:00Z")
     found, _ = the_fix(first, _with_manifest(Applier.of("argocd"), nxt))
     assert not [f for f in found if f.id == "superseded-deletions"], [f.message for f in found]
+
+
+def test_with_fix_keeps_every_other_field() -> None:
+    import dataclasses
+
+    from kubectl_fieldown.audit import Finding, Severity
+    from kubectl_fieldown.audit.findings import ObjectFix
+
+    fix = ObjectFix("widget.example.com", "w", "shop", "kubectl", False, command=None)
+    f = Finding("imperative-writer", Severity.warning, "example.com/v1", "Widget", "shop", "w", "m", None,
+                "widget.example.com", {"manager": "x"}, "ctx")
+    got = f.with_fix(fix)
+    want = dataclasses.replace(f, fix=fix)
+    assert [getattr(got, x.name) for x in dataclasses.fields(Finding)] == \
+        [getattr(want, x.name) for x in dataclasses.fields(Finding)]
