@@ -15,7 +15,8 @@ so that its behaviour and its error messages stay what they were.
 The library's rules kept here: files merged in order, the first cluster, context and user of each
 name winning; ``current-context`` from the first file that sets it (as kubectl, see
 :func:`._kubeconfig.load_config`); relative paths against the directory of the file the entry
-comes from; ``*-data`` preferred to the file whenever the key is there; the CA and the client
+comes from (the user's certificate and key: the cluster's file, a quirk of the library);
+``*-data`` preferred to the file whenever the key is there; the CA and the client
 certificate and key only for an ``https`` server; the server without trailing slashes.
 """
 
@@ -43,7 +44,9 @@ class Unsupported(Exception):
 
 class LightConfiguration:
     """The attributes of ``kubernetes.client.Configuration`` that the transport and the flags use,
-    with the library's defaults, and its ``auth_settings``."""
+    with the library's defaults, and its ``auth_settings``. No ``refresh_api_key_hook``: for the
+    kubeconfigs read here the library's hook only sets the same token again (it reloads nothing
+    without an exec plugin's or an auth provider's expiry), and ``auth_settings`` answers alike."""
 
     def __init__(self) -> None:
         self.host = "http://localhost"
@@ -99,10 +102,11 @@ class _Entry:
 def _read(path: str) -> dict[str, Any]:
     import yaml
 
-    loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        with open(path, "rb") as f:
-            doc = yaml.load(f.read(), Loader=loader)  # CSafeLoader or SafeLoader
+        # exactly as the library's merger reads it (text in the locale's encoding, PyYAML's own
+        # SafeLoader): libyaml's CSafeLoader accepts some texts the pure loader refuses
+        with open(path) as f:
+            doc = yaml.safe_load(f)
     except Exception as e:  # the library reports it, in its words
         raise Unsupported(str(e)) from None
     if not isinstance(doc, dict):
@@ -120,8 +124,8 @@ def _merge(docs: Sequence[tuple[str, dict[str, Any]]]) -> tuple[dict[str, dict[s
             if not isinstance(items, list):
                 raise Unsupported(f"{kind} is not a list")
             for item in items:
-                if not isinstance(item, dict) or not isinstance(item.get("name"), str):
-                    raise Unsupported(f"an entry of {kind} without a name")
+                if not isinstance(item, dict) or not isinstance(item.get("name"), str) or not item["name"]:
+                    raise Unsupported(f"an entry of {kind} without a name")  # (context_names skips those)
                 value = item.get(inner)
                 if not isinstance(value, dict):
                     raise Unsupported(f"{kind} {item['name']}: no {inner}")
@@ -179,7 +183,9 @@ def load(paths: Sequence[str], context: str | None, credential_file: Callable[[b
     if not name or ctx is None:
         raise Unsupported("no such context")  # _kubeconfig reports it
     _strings(ctx.value, _CONTEXT_KEYS, "context")
-    cluster = merged["clusters"].get(str(ctx.value.get("cluster")))
+    if "cluster" not in ctx.value:
+        raise Unsupported("a context without a cluster")  # the library's error
+    cluster = merged["clusters"].get(ctx.value["cluster"])
     user = merged["users"].get(str(ctx.value["user"])) if "user" in ctx.value else None
     if cluster is None or ("user" in ctx.value and user is None):
         raise Unsupported("the context's cluster or user is missing")
@@ -206,7 +212,10 @@ def load(paths: Sequence[str], context: str | None, credential_file: Callable[[b
     if cfg.host.startswith("https"):
         files = [(cluster, "certificate-authority", "ssl_ca_cert")]
         if user is not None:
-            files += [(user, "client-certificate", "cert_file"), (user, "client-key", "key_file")]
+            # the library resolves the user's relative files against the directory of the file the
+            # *cluster* comes from (not the user's own, as kubectl would): so do we
+            in_cluster_dir = _Entry(user.value, cluster.path)
+            files += [(in_cluster_dir, "client-certificate", "cert_file"), (in_cluster_dir, "client-key", "key_file")]
         # everything is checked before any key material is written
         found = [(attr, _file_or_data(entry, key)) for entry, key, attr in files]
         for attr, value in found:

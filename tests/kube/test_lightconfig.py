@@ -216,3 +216,50 @@ def test_a_plain_kubeconfig_does_not_import_kubernetes(tmp_path: Path) -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "True"]
+
+
+def test_the_users_files_are_relative_to_the_clusters_file_as_in_the_library(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    # the library resolves a user's client-certificate and client-key against the directory of the
+    # file its context's *cluster* comes from; the token file against the user's own
+    for where in ("a", "b"):
+        pki = tmp_path / where / "pki"
+        pki.mkdir(parents=True)
+        (pki / "admin.crt").write_bytes(CERT + where.encode())
+        (pki / "admin.key").write_bytes(KEY + where.encode())
+        (pki / "token").write_text(f"token-{where}")
+    first = _write(tmp_path / "a" / "config", {
+        "current-context": "c",
+        "clusters": [{"name": "k", "cluster": {"server": SERVER, "certificate-authority-data": _b64(CA)}}],
+        "contexts": [{"name": "c", "context": {"cluster": "k", "user": "u"}},
+                     {"name": "t", "context": {"cluster": "k", "user": "t"}}]})
+    second = _write(tmp_path / "b" / "config", {
+        "users": [{"name": "u", "user": {"client-certificate": "pki/admin.crt", "client-key": "pki/admin.key"}},
+                  {"name": "t", "user": {"tokenFile": "pki/token"}}]})
+    monkeypatch.setenv("KUBECONFIG", os.pathsep.join([first, second]))
+    for context in ("c", "t"):
+        light, library = _both(monkeypatch, lambda c=context: _snapshot(load_config(None, c)))
+        assert light[0] == "ok" and light == library
+    (tmp_path / "a" / "pki" / "admin.crt").unlink()  # only the user's own directory has it now
+    with pytest.raises(_lightconfig.Unsupported):
+        _lightconfig.load([first, second], "c", _kubeconfig._credential_file)
+    light, library = _both(monkeypatch, lambda: _snapshot(load_config(None, "c")))
+    assert light == library and light[0] == "error"
+
+
+@pytest.mark.parametrize("variant", ["context without a cluster", "unnamed context"])
+def test_what_the_library_would_refuse_or_skip_goes_to_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          variant: str) -> None:
+    doc = _doc({"server": SERVER}, {"token": "t"})
+    if variant == "context without a cluster":
+        doc["clusters"].append({"name": "None", "cluster": {"server": SERVER}})
+        del doc["contexts"][0]["context"]["cluster"]
+    else:
+        doc["contexts"].append({"name": "", "context": {"cluster": "k"}})
+    path = _write(tmp_path / "config", doc)
+    with pytest.raises(_lightconfig.Unsupported):
+        _lightconfig.load([path], None, _kubeconfig._credential_file)
+    light, library = _both(monkeypatch, lambda: _snapshot(load_config(path, None)))
+    assert light == library
+    names = _both(monkeypatch, lambda: _kubeconfig.context_names(path))
+    assert names[0] == names[1]
