@@ -9,8 +9,9 @@ engine itself, then times in the same process:
 * ``plan_apply`` for every (live, manifest) pair with the built-in schema of apps/v1 Deployment,
   the analysis behind ``kubectl fieldown conflicts --live FILE -f MANIFEST``.
 
-Goal (issue 3): <= 2 s for the 1,000 objects on the project machine. Prints µs per object and the
-ratio to the parse baseline.
+Goals: <= 2 s for the 1,000 objects (issue 3); <= 0.5 ms per Deployment-sized prediction (issue 24).
+Prints µs per object (wall and CPU time, best of the runs) and the ratio to the parse baseline; exits 1
+when a goal is missed (the per-object goal judged on CPU time, which load on the machine disturbs less).
 
     python bench/bench_conflicts.py [--objects 1000] [--repeat 3]
 """
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import statistics
 import sys
@@ -108,7 +110,7 @@ def scenario(i: int, r: ResourceRules, rnd: random.Random) -> tuple[dict[str, An
     return live, manifest, manager
 
 
-def main() -> None:
+def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--objects", type=int, default=1000)
     ap.add_argument("--repeat", type=int, default=3)
@@ -122,14 +124,14 @@ def main() -> None:
     texts = [(json.dumps(live), json.dumps(manifest), m) for live, manifest, m in pairs]
     input_bytes = sum(len(a) + len(b) for a, b, _ in texts)
 
-    parse_times, plan_times = [], []
+    parse_times, plan_times, plan_cpu = [], [], []
     outcome: dict[str, int] = {}
     for _ in range(args.repeat):
         t0 = time.perf_counter()
         parsed = [(json.loads(a), json.loads(b), m) for a, b, m in texts]
         parse_times.append(time.perf_counter() - t0)
 
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         outcome = {"conflicts": 0, "clean": 0, "errors": 0}
         for live, manifest, m in parsed:
             plan = plan_apply(live, manifest, m, r, now=NOW)
@@ -140,6 +142,7 @@ def main() -> None:
             else:
                 outcome["clean"] += 1
         plan_times.append(time.perf_counter() - t0)
+        plan_cpu.append(time.process_time() - c0)
 
     parse_s, plan_s = min(parse_times), min(plan_times)
     n = args.objects
@@ -147,11 +150,17 @@ def main() -> None:
     print(f"input                      {input_bytes / 1e6:.1f} MB of JSON (live objects + manifests)")
     print(f"outcomes                   {outcome}")
     print(f"parse input (baseline)     {parse_s:.3f} s   {parse_s / n * 1e6:8.0f} µs/object")
-    print(f"predict (plan_apply)       {plan_s:.3f} s   {plan_s / n * 1e6:8.0f} µs/object")
+    print(f"predict (plan_apply)       {plan_s:.3f} s   {plan_s / n * 1e6:8.0f} µs/object"
+          f"   (CPU {min(plan_cpu):.3f} s, {min(plan_cpu) / n * 1e6:.0f} µs/object)")
     print(f"ratio predict/parse        {plan_s / parse_s:.1f}x")
+    # judged on CPU time: on a shared machine the wall time also measures the scheduler
+    per_object = min(plan_cpu) / n
     print(f"goal: predict <= 2 s total  {'met' if plan_s <= 2.0 else 'NOT met'}"
           f"   (median of runs {statistics.median(plan_times):.3f} s)")
+    print(f"goal: <= 0.5 ms per object  {'met' if per_object <= 0.0005 else 'NOT met'}"
+          f"   ({per_object * 1000:.2f} ms of CPU; load average {' '.join(f'{x:.1f}' for x in os.getloadavg())})")
+    return 0 if plan_s <= 2.0 and per_object <= 0.0005 else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -75,8 +75,11 @@ try:
                              "(once, a few seconds)...\\n" % sys.version_info[:2])
             sys.stderr.flush()
         try:
-            import kubectl_fieldown.cli.main
+            import kubectl_fieldown.cli.main as cli_main
+            import kubectl_fieldown.kube._kubeconfig as kubeconfig
             import kubectl_fieldown.kube._transport  # noqa: F401
+            cli_main.build_app()  # typer and every command (the bare root help imports neither)
+            kubeconfig.library()  # the kubernetes package: for exec plugins, auth providers, in-cluster
             open(ready, "w").close()
         except Exception:  # the command that needs it reports what is wrong, as one error line
             pass

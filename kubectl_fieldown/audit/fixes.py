@@ -9,6 +9,7 @@ for the next object whose content is the same but for its name (:func:`_shape`).
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +28,9 @@ if TYPE_CHECKING:
     from . import AuditContext
 
 __all__ = ["detected_applier", "object_fix"]
+
+#: fixes remembered by object shape at most (the objects of one pipeline share one)
+MEMO_LIMIT = 256
 
 #: findings that need the last-applied annotation gone
 _ANNOTATION_MUST_GO = frozenset({"secret-last-applied", "last-applied-size"})
@@ -69,6 +73,10 @@ def object_fix(f: ObjectFacts, findings: Sequence[Finding], ctx: AuditContext) -
     chosen = choose_fix(f.obj, rules, applier, now=ctx.now, manifest=manifest, drop_last_applied=drop_la,
                         reset_fields=rules.reset(""), autoscalers=ctx.autoscaler_managers)
     if key is not None:
+        if len(ctx.memo) >= MEMO_LIMIT:
+            # bounded: a shape is the whole object but for its identity, so objects that differ in
+            # any value never hit, and a remembered fix holds its simulated objects (tens of KB)
+            ctx.memo.clear()
         ctx.memo[key] = chosen
     return _object_fix(f, applier, named, chosen, findings, manifest, rules.root)
 
@@ -76,6 +84,7 @@ def object_fix(f: ObjectFacts, findings: Sequence[Finding], ctx: AuditContext) -
 def _object_fix(f: ObjectFacts, applier: Applier, named: bool, chosen: Fix, findings: Sequence[Finding],
                 manifest: Mapping[str, Any] | None = None, root: Any = None) -> ObjectFix:
     notes: list[str] = []
+    described = sys.intern(applier.describe())
     problems = tuple(chosen.verification.problems()) + ((chosen.refusal,) if chosen.refusal else ())
     v = chosen.verification
     inferred = tuple(path_string(p) for p in v.dropped_removed if v.intent is not None and v.intent.inferred_set(p))
@@ -86,11 +95,11 @@ def _object_fix(f: ObjectFacts, applier: Applier, named: bool, chosen: Fix, find
     if chosen.ok and chosen.command is None and not chosen.stays():
         if manifest is not None and (inferred or superseded):
             # the deletions may not be what the user means: no word here may call them kept or asked
-            notes.append(f"no command to run, but {applier.describe()}'s next apply deletes "
+            notes.append(f"no command to run, but {described}'s next apply deletes "
                          f"{', '.join((*inferred, *superseded))}: add them to the manifest if they are still wanted")
         else:
-            notes.append(f"nothing to run: {applier.describe()} keeps every value on its own"
-                         + (" once the fields above leave the manifest" if chosen.drop else ""))
+            notes.append(sys.intern(f"nothing to run: {described} keeps every value on its own"
+                                    + (" once the fields above leave the manifest" if chosen.drop else "")))
     if not named and applier.kind is ApplierKind.kubectl_client_side and any(
             x.id in ("client-side-apply", "mixed-appliers", "secret-last-applied", "last-applied-size")
             for x in findings):
@@ -122,7 +131,7 @@ def _object_fix(f: ObjectFacts, applier: Applier, named: bool, chosen: Fix, find
             # run as printed, the command checks the next apply of the applier this fix was verified for
             args += ("--applier", applier.spec())
     return ObjectFix(
-        f.resource, f.name, f.namespace, applier.describe(), named,
+        f.resource, f.name, f.namespace, described, named,
         command=chosen.command.name if chosen.command is not None and chosen.ok else None,
         args=args,
         drop=tuple(path_string(p) for p in chosen.drop),

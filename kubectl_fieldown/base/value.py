@@ -366,6 +366,8 @@ _GO_QUOTE_SHORT = {7: "\\a", 8: "\\b", 12: "\\f", 10: "\\n", 13: "\\r", 9: "\\t"
 
 def go_quote(s: str) -> str:
     """Go ``strconv.Quote`` (what ``%q`` prints in conflict paths)."""
+    if s.isascii() and s.isprintable() and '"' not in s and "\\" not in s:
+        return f'"{s}"'  # the usual case: printable ASCII (0x20-0x7e) is its own quote
     out = ['"']
     for ch in s:
         c = ord(ch)

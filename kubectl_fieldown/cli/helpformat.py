@@ -10,39 +10,17 @@ continued with ``\\`` so that it can still be pasted into a shell.
 
 from __future__ import annotations
 
-import textwrap
 from typing import Any
 
 from typer._click import Context
 from typer._click.formatting import HelpFormatter, wrap_text
 
+from .helptext import fit_lines
+
 __all__ = ["HelpContext", "WrappingFormatter", "fit_lines", "install_help_formatter"]
 
 #: no upper bound of our own: the terminal decides, as in kubectl
 _NO_LIMIT = 1_000_000
-
-
-def fit_lines(text: str, width: int) -> str:
-    """``text`` with every line longer than ``width`` wrapped at spaces (never inside a word): a
-    command line continues with `` \\`` on lines indented 4 more, a ``#`` comment on lines that
-    start with ``#`` again, other text at its own indentation."""
-    out: list[str] = []
-    for line in text.split("\n"):
-        if len(line) <= width:
-            out.append(line)
-            continue
-        body = line.lstrip(" ")
-        lead = " " * (len(line) - len(body))
-        if body.startswith(("kubectl ", "cd ")):
-            first, rest, tail = lead, lead + "    ", " \\"
-        elif body.startswith("# "):
-            first, rest, tail, body = lead + "# ", lead + "# ", "", body[2:]
-        else:
-            first, rest, tail = lead, lead, ""
-        parts = textwrap.wrap(body, width=width - len(tail), initial_indent=first, subsequent_indent=rest,
-                              break_long_words=False, break_on_hyphens=False)
-        out += [p + (tail if i < len(parts) - 1 else "") for i, p in enumerate(parts)]
-    return "\n".join(out)
 
 
 class WrappingFormatter(HelpFormatter):

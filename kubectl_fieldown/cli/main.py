@@ -9,7 +9,9 @@ for help and errors (rich_markup_mode=None; rich costs ~0.1 s to import and is o
 human-readable outputs), command modules import nothing heavy at module level, plain string,
 list and Enum parameters bypass typer's pydantic-based coercion (see :func:`install_fast_coercion`),
 and running a command imports only that command's module (see :func:`build_app`): the app grows
-by a module per command, and ``show -i`` should not pay for all of them.
+by a module per command, and ``show -i`` should not pay for all of them. The bare root help
+(``kubectl fieldown``, ``--help``, ``help``) needs no typer at all: :func:`root_help` lays it out
+as typer would (:mod:`.helptext`), which tests/cli/test_main_help.py checks at every width.
 """
 
 from __future__ import annotations
@@ -21,14 +23,12 @@ import os
 import sys
 import types
 from collections.abc import Iterator, Sequence
-from typing import Any, Union, get_args, get_origin
-
-import typer
+from typing import TYPE_CHECKING, Any, Union, get_args, get_origin
 
 from . import _restore_interrupts
-from .errors import EXIT_FAILURE, EXIT_USAGE, debug_enabled, one_line, print_error
-from .globalflags import ConnectionFlags, GlobalFlagError, print_warnings, set_current, split_global_flags
-from .helpformat import install_help_formatter
+
+if TYPE_CHECKING:
+    import typer
 
 __all__ = ["PROG_NAME", "app", "complete_for_kubectl", "main", "run", "run_kubectl_completion"]
 
@@ -84,6 +84,22 @@ COMMAND_SUMMARIES: tuple[tuple[str, str], ...] = (
 )
 
 
+#: the root's own options, as typer lists them (tests/cli/test_main_help.py)
+ROOT_OPTIONS: tuple[tuple[str, str], ...] = (
+    ("--install-completion", "Install completion for the current shell."),
+    ("--show-completion", "Show completion for the current shell, to copy it or customize the installation."),
+    ("-h, --help", "Show this message and exit."),
+)
+ROOT_USAGE = "[OPTIONS] COMMAND [ARGS]..."
+
+
+def root_help(width: int) -> str:
+    """The bare root help as typer prints it at ``width`` (see :mod:`.helptext`), without typer."""
+    from .helptext import render_group_help
+
+    return render_group_help(PROG_NAME, ROOT_USAGE, HELP, ROOT_OPTIONS, COMMAND_SUMMARIES, EPILOG, width)
+
+
 def root_help_app() -> typer.Typer:
     """The app as the bare root help shows it: the commands as one-line stand-ins."""
     new_app = build_app(())
@@ -99,6 +115,8 @@ def _root() -> None:
 
 def build_app(modules: Sequence[str] = COMMAND_MODULES) -> typer.Typer:
     """The typer app with the commands of ``modules`` (all of them by default)."""
+    import typer
+
     new_app = typer.Typer(
         name=PROG_NAME,
         help=HELP,
@@ -194,6 +212,8 @@ def install_fast_coercion(command: Any) -> None:
     every other annotation keeps typer's own coercion. This uses typer internals
     (``_TyperParameter._runtime_param``); with a typer that lacks them it does nothing.
     """
+    import typer
+
     try:
         from typer._coercion import RuntimeParam
     except ImportError:
@@ -237,6 +257,8 @@ def install_fast_coercion(command: Any) -> None:
 
 
 def _enum_member(cls: type[enum.Enum], value: Any, case_sensitive: bool, param: Any, ctx: Any) -> enum.Enum:
+    import typer
+
     if isinstance(value, cls):
         return value
     text = str(value)
@@ -262,8 +284,19 @@ def tolerant_output() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI with ``argv`` (default: ``sys.argv[1:]``) and return the exit code."""
     tolerant_output()
-    _reset_output_flags()
     args = list(sys.argv[1:] if argv is None else argv)
+    if not os.environ.get(COMPLETE_VAR) and args in ([], ["-h"], ["--help"], ["help"]):
+        # the bare root help, without typer: a third of the start-up (tests/cli/test_main_help.py)
+        from .helptext import help_width
+
+        return _print_help(root_help(help_width()))
+    import typer
+
+    from .errors import EXIT_USAGE, print_error
+    from .globalflags import ConnectionFlags, GlobalFlagError, print_warnings, set_current, split_global_flags
+    from .helpformat import install_help_formatter
+
+    _reset_output_flags()
     if not os.environ.get(COMPLETE_VAR):
         try:
             flags, args = split_global_flags(args)
@@ -292,6 +325,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run_command(command, args)
     finally:
         set_current(ConnectionFlags())  # main() may run again in this process (tests, library use)
+
+
+def _print_help(text: str) -> int:
+    try:
+        sys.stdout.write(text.rstrip("\n") + "\n")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        from .errors import silence_stdout
+
+        silence_stdout()
+        return 1
+    return 0
 
 
 def _reset_output_flags() -> None:
@@ -344,6 +389,8 @@ def _kubectl_spellings(args: list[str]) -> list[str]:
 
 
 def _run_command(command: Any, args: list[str]) -> int:
+    from .errors import EXIT_FAILURE, debug_enabled
+
     try:
         rv = command.main(
             args=args, prog_name=_prog_name(args), complete_var=COMPLETE_VAR, standalone_mode=False
@@ -367,6 +414,8 @@ def _run_command(command: Any, args: list[str]) -> int:
 
 def _framework_error(e: BaseException, args: Sequence[str] = ()) -> int | None:
     """Report a typer/click exception (bad flags, missing arguments) like kubectl: one line."""
+    from .errors import EXIT_USAGE, one_line, print_error
+
     if isinstance(e, KeyboardInterrupt) or type(e).__name__ == "Abort":
         sys.stderr.write("\n")
         return 130
@@ -402,6 +451,8 @@ def run() -> None:
 def complete_for_kubectl(argv: Sequence[str] | None = None) -> int:
     """kubectl's plugin completion: ``kubectl fieldown <TAB>`` runs ``kubectl_complete-fieldown``
     with the plugin's words, the one being completed last (see :mod:`.completion`)."""
+    import typer
+
     from .completion import kubectl_plugin_complete
 
     tolerant_output()

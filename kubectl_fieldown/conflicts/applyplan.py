@@ -44,6 +44,7 @@ from ..ownership.managedfields import (
     UPDATE,
     ManagedFieldsEntry,
     ManagedFieldsError,
+    ManagerIdentity,
     decode_entries,
 )
 from ..typed.tofieldset import to_field_set
@@ -271,32 +272,40 @@ def _without_mf(obj: Mapping[str, Any]) -> dict[str, Any]:
 def _all_planned(conflicts: Sequence[FieldConflict], live: Mapping[str, Any] | None,
                  manifest: Mapping[str, Any]) -> list[PlannedConflict]:
     lives, manifests = (Lookup(live) if live is not None else None), Lookup(manifest)
-    return [_planned(c, live, lives, manifests) for c in conflicts]
+    # a few managers with many paths each: each identity's version and words are found once
+    who: dict[ManagerIdentity, tuple[str, str]] = {}
+    out = []
+    for c in conflicts:
+        ident = c.identity
+        known = who.get(ident)
+        if known is None:
+            known = who[ident] = (_entry_version(ident, live), ident.describe())
+        lv = lives.at(c.path) if lives is not None else MISSING
+        av = manifests.at(c.path)
+        out.append(PlannedConflict(
+            manager=ident.manager,
+            operation=ident.operation,
+            api_version=known[0],
+            subresource=ident.subresource,
+            path=c.path,
+            live_value=None if lv is MISSING else lv,
+            applied_value=None if av is MISSING else av,
+            describe=known[1],
+        ))
+    return out
 
 
-def _planned(c: FieldConflict, live: Mapping[str, Any] | None, lives: Lookup | None,
-             manifests: Lookup) -> PlannedConflict:
-    entry_version = c.identity.api_version
+def _entry_version(ident: ManagerIdentity, live: Mapping[str, Any] | None) -> str:
+    entry_version = ident.api_version
     if live is not None and not entry_version:
         # an Apply identity has no apiVersion: take the entry's, from the raw list (no decoding)
         for raw in (live.get("metadata") or {}).get("managedFields") or ():
-            if (isinstance(raw, Mapping) and raw.get("manager") == c.identity.manager
-                    and raw.get("operation") == c.identity.operation
-                    and (raw.get("subresource") or "") == c.identity.subresource):
+            if (isinstance(raw, Mapping) and raw.get("manager") == ident.manager
+                    and raw.get("operation") == ident.operation
+                    and (raw.get("subresource") or "") == ident.subresource):
                 entry_version = str(raw.get("apiVersion") or "")
                 break
-    lv = lives.at(c.path) if lives is not None else MISSING
-    av = manifests.at(c.path)
-    return PlannedConflict(
-        manager=c.identity.manager,
-        operation=c.identity.operation,
-        api_version=entry_version,
-        subresource=c.identity.subresource,
-        path=c.path,
-        live_value=None if lv is MISSING else lv,
-        applied_value=None if av is MISSING else av,
-        describe=c.identity.describe(),
-    )
+    return entry_version
 
 
 def _entries(obj: Mapping[str, Any]) -> list[ManagedFieldsEntry]:
@@ -335,11 +344,18 @@ def _explain(
         plan.deleted = _topmost(result.comparison.removed)
 
     before = FieldSet()
+    live_entries: list[ManagedFieldsEntry] | None = None
     if live is not None:
-        # only the applier's own Apply entries matter; the simulation decoded the rest already
-        raw = [e for e in (live.get("metadata") or {}).get("managedFields") or ()
-               if isinstance(e, Mapping) and e.get("manager") == manager and e.get("operation") == APPLY]
-        for e in _decoded(raw):
+        # decoded once, for the applier's own Apply entries here and everyone's in _never_pruned
+        all_raw = (live.get("metadata") or {}).get("managedFields")
+        live_entries = _decoded(all_raw)
+        if live_entries or not all_raw:
+            own = [e for e in live_entries if e.manager == manager and e.operation == APPLY]
+        else:  # some entry does not decode: the applier's own may still
+            raw = [e for e in all_raw or () if isinstance(e, Mapping) and e.get("manager") == manager
+                   and e.get("operation") == APPLY]
+            own = _decoded(raw)
+        for e in own:
             before = before.union(e.fields)
         la = ((live.get("metadata") or {}).get("annotations") or {}).get(LAST_APPLIED_ANNOTATION)
         # the annotation is this applier's previous manifest only for kubectl's own manager
@@ -369,14 +385,16 @@ def _explain(
             retained.append(RetainedField(p, owners))
     plan.retained = retained
     listed = {r.path for r in retained}
-    plan.never_pruned = [r for r in _never_pruned(result, manifest, manager, rules, live) if r.path not in listed]
+    plan.never_pruned = [r for r in _never_pruned(result, manifest, manager, rules, live, live_entries)
+                         if r.path not in listed]
 
 
 _STATUS = path_from_fields("status")
 
 
 def _never_pruned(result: WriteResult, manifest: Mapping[str, Any], manager: str,
-                  rules: ResourceRules, live: Mapping[str, Any] | None = None) -> list[RetainedField]:
+                  rules: ResourceRules, live: Mapping[str, Any] | None = None,
+                  live_entries: list[ManagedFieldsEntry] | None = None) -> list[RetainedField]:
     """Fields of the result the manifest does not set that only Update managers own (main resource,
     the status aside) — ``manager``'s own Update entry included (an operator that starts applying under
     its name: its apply never prunes what its Update entry owns) — or that only an earlier applier owns
@@ -390,27 +408,35 @@ def _never_pruned(result: WriteResult, manifest: Mapping[str, Any], manager: str
         present = to_field_set(result.object, rules.root)
     except ValueError:
         return []
-    owned_before = FieldSet()
-    if live is not None:
-        for e in _entries(live):
-            if not e.subresource:
-                owned_before = owned_before.union(e.fields)
-    mine = in_manifest.difference(STRIPPED_METADATA).leaves()
-    old_names = {e.identity for e in result.entries if e.operation == APPLY and not e.subresource
-                 and e.manager not in (manager, KUBECTL_LAST_APPLIED)
-                 and _same_configuration(e.fields.difference(STRIPPED_METADATA).leaves(), mine)}
+    owned_before: FieldSet | None = None  # what live's entries own, decoded on first need
+    old_names: set[ManagerIdentity] | None = None  # likewise
     out: list[RetainedField] = []
-    for p in present.leaves().sorted_paths():
-        if p[:1] == _STATUS or in_manifest.has(p) or STRIPPED_METADATA.has(p) or _is_key_field(p):
+    # the result's leaves that the manifest does not set (the difference: exact paths, as has())
+    for p in present.leaves().difference(in_manifest).sorted_paths():
+        if p[:1] == _STATUS or STRIPPED_METADATA.has(p) or _is_key_field(p):
             continue
         if p == _LAST_APPLIED:
             continue
         owners = [e for e in result.entries if e.fields.has(p) and not e.subresource]
-        if not owners and owned_before.has(p) and not any(e.fields.has(p) for e in result.entries):
-            out.append(RetainedField(p, ()))
+        if not owners:
+            if not any(e.fields.has(p) for e in result.entries):
+                if owned_before is None:
+                    owned_before = FieldSet()
+                    if live is not None:
+                        for e in live_entries if live_entries is not None else _entries(live):
+                            if not e.subresource:
+                                owned_before = owned_before.union(e.fields)
+                if owned_before.has(p):
+                    out.append(RetainedField(p, ()))
             continue
-        if not owners or any(e.operation == APPLY and e.identity not in old_names for e in owners):
-            continue
+        if any(e.operation == APPLY for e in owners):
+            if old_names is None:
+                mine = in_manifest.difference(STRIPPED_METADATA).leaves()
+                old_names = {e.identity for e in result.entries if e.operation == APPLY and not e.subresource
+                             and e.manager not in (manager, KUBECTL_LAST_APPLIED)
+                             and _same_configuration(e.fields.difference(STRIPPED_METADATA).leaves(), mine)}
+            if any(e.operation == APPLY and e.identity not in old_names for e in owners):
+                continue
         out.append(RetainedField(p, tuple(sorted({e.identity.describe() for e in owners}))))
     return out
 

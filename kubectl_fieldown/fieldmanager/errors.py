@@ -6,6 +6,7 @@ server would answer; :func:`conflict_message` is apimachinery's ``NewConflictErr
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..fieldpath import Path, path_string
@@ -56,15 +57,20 @@ class ApplyConflict(FieldManagerError):
 
     def __init__(self, conflicts: list[FieldConflict]) -> None:
         self.conflicts = conflicts
-        super().__init__(conflict_message(conflicts), [
-            {"reason": "FieldManagerConflict", "message": f"conflict with {c.identity.describe()}",
+        described: dict[ManagerIdentity, str] = {}  # a few managers, many paths each
+        for c in conflicts:
+            if c.identity not in described:
+                described[c.identity] = c.identity.describe()
+        super().__init__(conflict_message(conflicts, described), [
+            {"reason": "FieldManagerConflict", "message": f"conflict with {described[c.identity]}",
              "field": c.path_string}
             for c in conflicts
         ])
 
 
-def conflict_message(conflicts: list[FieldConflict]) -> str:
-    """The server's 409 message (AM ``NewConflictError``): managers sorted by identity JSON."""
+def conflict_message(conflicts: list[FieldConflict], described: Mapping[ManagerIdentity, str] | None = None) -> str:
+    """The server's 409 message (AM ``NewConflictError``): managers sorted by identity JSON
+    (``described``: each identity's :meth:`~ManagerIdentity.describe`, when known already)."""
     if len(conflicts) == 1:
         c = conflicts[0]
         return f"Apply failed with 1 conflict: conflict with {c.identity.describe()}: {c.path_string}"
@@ -73,6 +79,7 @@ def conflict_message(conflicts: list[FieldConflict]) -> str:
         by.setdefault(c.identity, []).append(c)
     lines = []
     for ident in sorted(by, key=lambda i: i.json()):
-        lines.append(f"conflicts with {ident.describe()}:")
+        text = described.get(ident) if described is not None else None
+        lines.append(f"conflicts with {text if text is not None else ident.describe()}:")
         lines.extend(f"- {c.path_string}" for c in by[ident])
     return f"Apply failed with {len(conflicts)} conflicts: " + "\n".join(lines)

@@ -2,7 +2,8 @@
 contexts, kubectl's generic flags over them, the in-cluster service account, and the key material of
 a kubeconfig kept in memory (never on disk). With :mod:`._transport` (raw HTTP over it), the only
 modules that import ``kubernetes``: imported lazily, when a client is created (``import kubernetes``
-costs about half a second). :mod:`._transport` re-exports :func:`load_config` and
+costs about half a second), and only for what :mod:`._lightconfig` does not read itself (exec plugins,
+auth providers, the in-cluster account, ...). :mod:`._transport` re-exports :func:`load_config` and
 :func:`context_names`.
 """
 
@@ -20,25 +21,12 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
-from kubernetes.client.configuration import Configuration
-from kubernetes.config import incluster_config as _incluster
-from kubernetes.config import kube_config as _kube_config
-from kubernetes.config.config_exception import ConfigException
-
-from . import incluster
+from . import _lightconfig, incluster
 from .credentials import bearer_header
 from .errors import ConfigError
 from .proxy import proxy_for
 from .types import ConnectionOverrides
 
-# the library is untyped: give its entry points explicit Any types once, here
-KubeConfigMerger: Any = _kube_config.KubeConfigMerger
-KubeConfigLoader: Any = _kube_config.KubeConfigLoader
-InClusterConfigLoader: Any = _incluster.InClusterConfigLoader
-SERVICE_HOST_ENV_NAME: str = _incluster.SERVICE_HOST_ENV_NAME
-SERVICE_TOKEN_FILENAME: str = _incluster.SERVICE_TOKEN_FILENAME
-SERVICE_CERT_FILENAME: str = _incluster.SERVICE_CERT_FILENAME
 SERVICE_NAMESPACE_FILENAME = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 DEFAULT_KUBECONFIG = "~/.kube/config"
 
@@ -84,14 +72,46 @@ def _empty_file(path: str) -> bool:
         return False
 
 
+class _Library:
+    """The kubernetes library's loaders, imported on first use (about 0.4 s of CPU); untyped, so
+    given explicit Any types here."""
+
+    def __init__(self) -> None:
+        import yaml
+        from kubernetes.client.configuration import Configuration
+        from kubernetes.config import incluster_config, kube_config
+        from kubernetes.config.config_exception import ConfigException
+
+        self.Configuration: Any = Configuration
+        self.kube_config: Any = kube_config
+        self.KubeConfigMerger: Any = kube_config.KubeConfigMerger
+        self.KubeConfigLoader: Any = kube_config.KubeConfigLoader
+        self.InClusterConfigLoader: Any = incluster_config.InClusterConfigLoader
+        self.read_errors: tuple[type[BaseException], ...] = (ConfigException, yaml.YAMLError, OSError)
+        self.ConfigException: type[Exception] = ConfigException
+
+
+_library: _Library | None = None
+
+
+def library() -> _Library:
+    global _library
+    if _library is None:
+        _library = _Library()
+    return _library
+
+
 def context_names(kubeconfig: str | None) -> list[str]:
     """The context names of the kubeconfig files kubectl would merge, in their order."""
     paths, _ = kubeconfig_paths(kubeconfig)
     if not paths:
         return []
+    with contextlib.suppress(_lightconfig.Unsupported):
+        return _lightconfig.merged_context_names(paths)
+    lib = library()
     try:
-        merger = KubeConfigMerger(os.pathsep.join(paths))
-    except (ConfigException, yaml.YAMLError, OSError) as e:
+        merger = lib.KubeConfigMerger(os.pathsep.join(paths))
+    except lib.read_errors as e:
         raise ConfigError(f"cannot read kubeconfig {os.pathsep.join(paths)}: {_short(e)}") from None
     contexts = [_node_value(c) for c in (_node_value(merger.config or {}).get("contexts") or [])]
     return [str(c["name"]) for c in contexts if isinstance(c, Mapping) and c.get("name")]
@@ -156,7 +176,7 @@ def _remove_private_dir() -> None:
 
 def _keep_key_material_in_memory() -> None:
     # the loader calls the module-level function by name, for CA, certificate and key data alike
-    _kube_config._create_temp_file_with_content = _credential_file
+    library().kube_config._create_temp_file_with_content = _credential_file
 
 
 def load_config(kubeconfig: str | None, context: str | None,
@@ -178,13 +198,17 @@ def load_config(kubeconfig: str | None, context: str | None,
         if flags.server:
             # kubectl needs no kubeconfig when the flags say where the server is
             return _overridden(LoadedConfig(server="", context=None, namespace=None, source="the command-line flags",
-                                            configuration=Configuration()), flags)
+                                            configuration=library().Configuration()), flags)
         where = f"KUBECONFIG={os.environ['KUBECONFIG']}" if os.environ.get("KUBECONFIG") else DEFAULT_KUBECONFIG
         raise ConfigError(f"no kubeconfig found ({where}: no such file) and not running in a pod; "
                           "use --kubeconfig or set KUBECONFIG")
+    if not flags.cluster and not flags.user:
+        with contextlib.suppress(_lightconfig.Unsupported):
+            return _load_light(paths, context, flags)
+    lib = library()
     try:
-        merger = KubeConfigMerger(os.pathsep.join(paths))
-    except (ConfigException, yaml.YAMLError, OSError) as e:
+        merger = lib.KubeConfigMerger(os.pathsep.join(paths))
+    except lib.read_errors as e:
         raise ConfigError(f"cannot read kubeconfig {os.pathsep.join(paths)}: {_short(e)}") from None
     if merger.config is None:
         raise ConfigError(f"kubeconfig {os.pathsep.join(paths)} has no configuration")
@@ -198,13 +222,13 @@ def load_config(kubeconfig: str | None, context: str | None,
     if not any(isinstance(c, Mapping) and c.get("name") == name for c in contexts):
         raise ConfigError(f'context "{name}" does not exist in kubeconfig {os.pathsep.join(paths)}')
     _point_context(merger.config, name, flags, os.pathsep.join(paths))
-    cfg = Configuration()
+    cfg = lib.Configuration()
     _keep_key_material_in_memory()
     try:
         with _captured_log() as logged:
-            loader = KubeConfigLoader(config_dict=merger.config, active_context=name, config_base_path=None)
+            loader = lib.KubeConfigLoader(config_dict=merger.config, active_context=name, config_base_path=None)
             loader.load_and_set(cfg)
-    except (ConfigException, OSError, ValueError, KeyError) as e:
+    except (lib.ConfigException, OSError, ValueError, KeyError) as e:
         raise ConfigError(f'cannot use context "{name}" of kubeconfig {os.pathsep.join(paths)}: {_short(e)}') from None
     user = _node_value(getattr(loader, "_user", None)) or {}
     token_file = str(user["tokenFile"]) if isinstance(user, Mapping) and user.get("tokenFile") \
@@ -227,6 +251,32 @@ def load_config(kubeconfig: str | None, context: str | None,
     return _overridden(
         LoadedConfig(server=server, context=name, namespace=namespace, source=f"kubeconfig {os.pathsep.join(paths)}",
                      configuration=cfg,
+                     proxy=proxy_for(server, os.environ, str(kubeconfig_proxy) if kubeconfig_proxy else None),
+                     token_file=token_file, token_origin=token_origin),
+        flags, str(kubeconfig_proxy) if kubeconfig_proxy else None)
+
+
+def _load_light(paths: list[str], context: str | None, flags: ConnectionOverrides) -> LoadedConfig:
+    """:func:`load_config` for a kubeconfig :mod:`._lightconfig` reads (the same result, without
+    importing ``kubernetes``); :class:`._lightconfig.Unsupported` for the others."""
+    light, name = _lightconfig.load(paths, context, _credential_file)
+    cfg = light.configuration
+    user = light.user
+    token_file = str(user["tokenFile"]) if user is not None and user.get("tokenFile") and not user.get("token") \
+        else None
+    token_origin = f'the user of context "{name}"'
+    where = os.pathsep.join(paths)
+    try:
+        if cfg.api_key.get("BearerToken"):
+            bearer_header(str(cfg.api_key["BearerToken"]), token_file=token_file, where=token_origin)
+    except ConfigError:
+        _release_key_material(cfg)
+        raise
+    server = str(cfg.host).rstrip("/")
+    kubeconfig_proxy = light.cluster.get("proxy-url")
+    return _overridden(
+        LoadedConfig(server=server, context=name, namespace=light.context.get("namespace") or None,
+                     source=f"kubeconfig {where}", configuration=cfg,
                      proxy=proxy_for(server, os.environ, str(kubeconfig_proxy) if kubeconfig_proxy else None),
                      token_file=token_file, token_origin=token_origin),
         flags, str(kubeconfig_proxy) if kubeconfig_proxy else None)
@@ -319,11 +369,12 @@ def _captured_log() -> Iterator[list[str]]:
 def _load_in_cluster() -> LoadedConfig:
     """The pod's service account (:mod:`.incluster`), through the library's loader, which reads the
     token file again as it rotates."""
-    cfg = Configuration()
+    lib = library()
+    cfg = lib.Configuration()
     account = incluster.service_account()
     try:
-        InClusterConfigLoader(token_filename=account.token, cert_filename=account.ca).load_and_set(cfg)
-    except (ConfigException, OSError) as e:
+        lib.InClusterConfigLoader(token_filename=account.token, cert_filename=account.ca).load_and_set(cfg)
+    except (lib.ConfigException, OSError) as e:
         raise ConfigError(f"cannot use the in-cluster service account ({account.directory}): {_short(e)}") from None
     server = str(cfg.host).rstrip("/")
     return LoadedConfig(server=server, context=None, namespace=incluster.pod_namespace(), source="in-cluster",

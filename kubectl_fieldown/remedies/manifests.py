@@ -18,6 +18,7 @@ last, and the check assumes it applies the same again (minus what the fix says t
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -55,8 +56,13 @@ def detected_applier(obj: Mapping[str, Any]) -> Applier | None:
         return applier_for_manager(newest[1])
     annotations = md.get("annotations")
     if csa or (isinstance(annotations, Mapping) and isinstance(annotations.get(LAST_APPLIED_ANNOTATION), str)):
-        return Applier.of("kubectl-client-side")
+        return _client_side_kubectl()
     return None
+
+
+@functools.cache
+def _client_side_kubectl() -> Applier:
+    return Applier.of("kubectl-client-side")  # (appliers are values: one serves every object)
 
 
 def inferred_manifest(live: Mapping[str, Any], applier: Applier, root: Type,

@@ -21,9 +21,10 @@ interrupted. Clean objects do not appear: a cluster of 100,000 objects would oth
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 from xml.sax.saxutils import escape as xml_escape
@@ -73,6 +74,10 @@ def _where(f: Finding) -> str:
 
 
 def to_document(report: AuditReport) -> dict[str, Any]:
+    return _document(report, [finding_json(f) for f in report.findings], _objects(report.findings))
+
+
+def _document(report: AuditReport, items: list[dict[str, Any]], objects: list[dict[str, Any]]) -> dict[str, Any]:
     findings = report.findings
     by_severity = Counter(f.severity.value for f in findings)
     from .envelope import envelope
@@ -99,8 +104,8 @@ def to_document(report: AuditReport) -> dict[str, Any]:
             "byKind": dict(Counter(f.kind for f in findings)),
             "byNamespace": dict(Counter(_where(f) for f in findings)),
         },
-        "items": [finding_json(f) for f in findings],
-        "objects": _objects(findings),
+        "items": items,
+        "objects": objects,
         # several contexts in one run (docs/fleet.md): a summary each, and the context of every item
         **({"contexts": [context_summary(c, findings) for c in report.contexts]} if report.contexts else {}),
     })
@@ -125,19 +130,73 @@ def finding_json(f: Finding) -> dict[str, Any]:
 
 def _objects(findings: Sequence[Finding]) -> list[dict[str, Any]]:
     """One entry per object with findings: its fix in full (applier, command, edits, checks)."""
-    ids: dict[tuple[str | None, str, str, str | None, str], list[str]] = {}
-    first: dict[tuple[str | None, str, str, str | None, str], Finding] = {}
+    return list(_iter_objects(findings))
+
+
+_Key = tuple[str | None, str, str, str | None, str]
+
+
+def _key(f: Finding) -> _Key:
+    return (f.context, f.api_version, f.kind, f.namespace, f.name or "")
+
+
+def _object_json(f: Finding, ids: list[str]) -> dict[str, Any]:
+    assert f.fix is not None
+    return {"apiVersion": f.api_version, "kind": f.kind, "namespace": f.namespace, "name": f.name,
+            "resource": f.resource, "findings": ids, **({"context": f.context} if f.context is not None else {}),
+            "fix": {**f.fix.to_json(), "commandLine": command_line(f.fix.argv())}}
+
+
+def _iter_objects(findings: Sequence[Finding]) -> Iterator[dict[str, Any]]:
+    """The entries of :func:`_objects`, in the order of each object's first finding with a fix."""
+    if _grouped_by_object(findings):
+        # the usual case (findings sorted by object): one object at a time, nothing kept
+        return _iter_groups(findings)
+    ids: dict[_Key, list[str]] = {}
+    first: dict[_Key, Finding] = {}
     for f in findings:
         if f.name is None:
             continue
-        key = (f.context, f.api_version, f.kind, f.namespace, f.name)
+        key = _key(f)
         ids.setdefault(key, []).append(f.id)
         if f.fix is not None:
             first.setdefault(key, f)
-    return [{"apiVersion": f.api_version, "kind": f.kind, "namespace": f.namespace, "name": f.name,
-             "resource": f.resource, "findings": ids[key], **({"context": f.context} if f.context is not None else {}),
-             "fix": {**f.fix.to_json(), "commandLine": command_line(f.fix.argv())}}
-            for key, f in first.items() if f.fix is not None]
+    return (_object_json(f, ids[key]) for key, f in first.items())
+
+
+def _grouped_by_object(findings: Sequence[Finding]) -> bool:
+    """Whether each object's findings are next to each other (the type findings aside)."""
+    seen: set[_Key] = set()
+    last: _Key | None = None
+    for f in findings:
+        if f.name is None:
+            continue
+        key = _key(f)
+        if key != last:
+            if key in seen:
+                return False
+            seen.add(key)
+            last = key
+    return True
+
+
+def _iter_groups(findings: Sequence[Finding]) -> Iterator[dict[str, Any]]:
+    last: _Key | None = None
+    ids: list[str] = []
+    first: Finding | None = None
+    for f in findings:
+        if f.name is None:
+            continue
+        key = _key(f)
+        if key != last:
+            if first is not None:
+                yield _object_json(first, ids)
+            last, ids, first = key, [], None
+        ids.append(f.id)
+        if first is None and f.fix is not None:
+            first = f
+    if first is not None:
+        yield _object_json(first, ids)
 
 
 def _dumps(doc: Any) -> str:
@@ -152,7 +211,50 @@ def _dumps(doc: Any) -> str:
 
 
 def render_json(report: AuditReport, out: TextIO) -> None:
-    out.write(_dumps(to_document(report)))
+    """``_dumps(to_document(report))``, written as it is made: the items and objects one by one, so
+    that an audit of many objects never holds its whole document (a few KB per finding, as dicts and
+    as text) next to its findings. tests/render/test_audit.py checks that the text is the same."""
+    try:
+        import orjson
+    except ImportError:  # pragma: no cover - orjson is a dependency
+        out.write(_dumps(to_document(report)))
+        return
+    findings = report.findings
+    try:
+        # orjson writes the whole document unless it refuses a value (an integer beyond 64 bits):
+        # then the standard encoder writes all of it, as _dumps does
+        for x in itertools.chain(map(finding_json, findings), _iter_objects(findings)):
+            orjson.dumps(x)
+        head = bytes(orjson.dumps(_document(report, [], []), option=orjson.OPT_INDENT_2)).decode()
+    except TypeError:
+        out.write(_dumps(to_document(report)))
+        return
+    # the two lists are consecutive top-level keys: the only place this text (newlines included,
+    # which no JSON string holds) can be
+    before, sep, after = head.partition('\n  "items": [],\n  "objects": []')
+    if not sep:  # pragma: no cover - to_document's layout changed
+        out.write(_dumps(to_document(report)))
+        return
+    out.write(before + '\n  "items": ')
+    _write_list(out, map(finding_json, findings), orjson)
+    out.write(',\n  "objects": ')
+    _write_list(out, _iter_objects(findings), orjson)
+    out.write(after + "\n")
+
+
+def _write_list(out: TextIO, elements: Iterator[dict[str, Any]], orjson: Any) -> None:
+    """A top-level key's list as orjson's OPT_INDENT_2 lays it out: ``[]``, or one element per block,
+    indented 4, separated by commas."""
+    chunk: list[str] = []
+    first = True
+    for x in elements:
+        text = bytes(orjson.dumps(x, option=orjson.OPT_INDENT_2)).decode().replace("\n", "\n    ")
+        chunk.append(("[\n    " if first else ",\n    ") + text)
+        first = False
+        if len(chunk) >= 256:
+            out.write("".join(chunk))
+            chunk.clear()
+    out.write("".join(chunk) + ("[]" if first else "\n  ]"))
 
 
 # --- JUnit -------------------------------------------------------------------------------------------

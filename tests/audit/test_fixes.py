@@ -220,3 +220,18 @@ def test_after_a_reset_a_deletion_resting_on_the_annotation_alone_is_a_guess() -
     found, _ = the_fix(reset, _with_manifest(Applier.of("kubectl"), nxt))
     (inf,) = [f for f in found if f.id == "inferred-deletions"]
     assert inf.details["fields"] == [".spec.color"], inf.details
+
+
+def test_with_fix_keeps_every_other_field() -> None:
+    import dataclasses
+
+    from kubectl_fieldown.audit import Finding, Severity
+    from kubectl_fieldown.audit.findings import ObjectFix
+
+    fix = ObjectFix("widget.example.com", "w", "shop", "kubectl", False, command=None)
+    f = Finding("imperative-writer", Severity.warning, "example.com/v1", "Widget", "shop", "w", "m", None,
+                "widget.example.com", {"manager": "x"}, "ctx")
+    got = f.with_fix(fix)
+    want = dataclasses.replace(f, fix=fix)
+    assert [getattr(got, x.name) for x in dataclasses.fields(Finding)] == \
+        [getattr(want, x.name) for x in dataclasses.fields(Finding)]

@@ -202,12 +202,14 @@ def test_managers_of_the_objects_in_scope(cluster: lab.Cluster, namespace: str, 
 
 
 def _poisoned_kubernetes(tmp_path: Path) -> str:
-    """A directory for PYTHONPATH whose ``kubernetes`` package fails to import: a completion that
-    needs the cluster layer (a client, a request) then offers nothing."""
-    package = tmp_path / "poison" / "kubernetes"
-    package.mkdir(parents=True)
-    (package / "__init__.py").write_text('raise ImportError("the cluster layer was imported")\n')
-    return str(package.parent)
+    """A directory for PYTHONPATH whose ``kubernetes`` and ``urllib3`` packages fail to import: a
+    completion that needs the cluster layer (a client, a request) then offers nothing. (A kubeconfig
+    like the lab's is read without ``kubernetes`` since kube/_lightconfig.py; every request needs urllib3.)"""
+    for name in ("kubernetes", "urllib3"):
+        package = tmp_path / "poison" / name
+        package.mkdir(parents=True)
+        (package / "__init__.py").write_text('raise ImportError("the cluster layer was imported")\n')
+    return str(tmp_path / "poison")
 
 
 def test_resource_types_come_from_the_discovery_cache_without_the_cluster_layer(cluster: lab.Cluster,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 from contextlib import redirect_stdout
 
+import pytest
 import typer
 
 from kubectl_fieldown.cli import main as cli_main
@@ -43,15 +44,50 @@ def test_root_help_does_not_import_command_modules() -> None:
     code = (
         "import sys, io, contextlib\n"
         "from kubectl_fieldown.cli import main\n"
-        "with contextlib.redirect_stdout(io.StringIO()): main.main(['--help'])\n"
+        "for args in ([], ['--help'], ['-h'], ['help']):\n"
+        "    with contextlib.redirect_stdout(io.StringIO()): main.main(args)\n"
         "print(sorted(m for m in sys.modules if m.startswith('kubectl_fieldown.cli.')))\n"
+        "print('typer' in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    # globalflags is the parser of kubectl's generic flags, which main() runs before any command
-    # helpformat fits the help to the terminal
-    assert out.strip() == ("['kubectl_fieldown.cli.errors', 'kubectl_fieldown.cli.globalflags', "
-                           "'kubectl_fieldown.cli.helpformat', 'kubectl_fieldown.cli.main', "
-                           "'kubectl_fieldown.cli.outputformat']")
+    # the bare root help is laid out by helptext, without typer (a third of the start-up)
+    assert out.split() == ["['kubectl_fieldown.cli.helptext',", "'kubectl_fieldown.cli.main']", "False"]
+
+
+@pytest.mark.parametrize("columns", [*range(20, 140), 150, 175, 199, 200, 201, 250, 300, 1000])
+def test_root_help_without_typer_equals_typers(columns: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", str(columns))
+    from kubectl_fieldown.cli.helptext import help_width
+
+    assert help_width() == max(columns - 2, 50)
+    command = typer.main.get_command(cli_main.root_help_app())
+    from kubectl_fieldown.cli.helpformat import install_help_formatter
+
+    install_help_formatter(command)
+    buf = io.StringIO()
+    with redirect_stdout(buf):
+        command.main(args=["--help"], prog_name=cli_main.PROG_NAME, standalone_mode=False)
+    assert cli_main.root_help(help_width()).rstrip("\n") + "\n" == buf.getvalue()
+
+
+def test_root_help_texts_are_what_cleandoc_leaves() -> None:
+    import inspect
+
+    for text in (cli_main.HELP, cli_main.EPILOG, *(s for _, s in cli_main.COMMAND_SUMMARIES),
+                 *(s for _, s in cli_main.ROOT_OPTIONS)):
+        assert inspect.cleandoc(text) == text
+
+
+def test_root_options_are_typers() -> None:
+    command = typer.main.get_command(cli_main.root_help_app())
+    ctx = typer.Context(command, help_option_names=["-h", "--help"])
+    rows = [rv for p in command.get_params(ctx) if (rv := p.get_help_record(ctx)) is not None]
+    assert tuple(rows) == cli_main.ROOT_OPTIONS
+
+
+def test_bare_help_and_help_read_the_same() -> None:
+    assert _run([])[1] == _run(["--help"])[1] == _run(["-h"])[1] == _run(["help"])[1]
+    assert _run([])[0] == _run(["--help"])[0] == 0
 
 
 def _run(args: list[str]) -> tuple[int, str, str]:

@@ -371,6 +371,14 @@ def test_go_quote(s: str, quoted: str) -> None:
     assert go_quote(s) == quoted
 
 
+@given(st.text(alphabet=st.characters(max_codepoint=0x7F)) | st.text(alphabet=st.sampled_from('ab "\\\x7f\t')))
+def test_go_quote_of_ascii_is_gos(s: str) -> None:
+    # printable ASCII takes a shortcut: it must still be what Go prints (the oracle, char by char)
+    from fieldsv1_oracle import _go_quote
+
+    assert go_quote(s) == _go_quote(s)
+
+
 # --- JSON strings: HTML-escaped (encoding/json, jsoniter WriteStringWithHTMLEscaped) and plain ----
 
 JSON_HTML = [

@@ -24,3 +24,47 @@ def test_control_characters_from_the_cluster_are_escaped() -> None:
         assert "kubectl-label\\u001b[31m owns" in text
         assert label in text.splitlines()
         assert "fix: kubectl fieldown handover" in text
+
+
+def _reports() -> list[AuditReport]:
+    from remedies.states import NOW, RULES, client_side_created, labelled, scaled, server_side_applied
+
+    from kubectl_fieldown.audit import AuditContext, audit_object
+    from kubectl_fieldown.audit.fleet import ContextPart
+
+    c = AuditContext(applier=None, rules_for=lambda a, k: RULES if k == "Widget" else None, now=NOW)
+    objs = [labelled(scaled(client_side_created(), 7), "team", "payments"), client_side_created(),
+            scaled(server_side_applied(), 3)]
+    for i, o in enumerate(objs):
+        o["metadata"]["name"] = f"w{i}"
+    found = [f for o in objs for f in audit_object(o, c)]
+    assert found
+    types = ["widgets.example.com"]
+    many = [f for f in found if f.name == found[0].name]
+    others = [f for f in found if f.name != found[0].name]
+    assert len(many) > 1 and others
+    big = Finding("imperative-writer", Severity.warning, "example.com/v1", "Widget", "shop", "w", "é ✓ \u2028",
+                  details={"value": 2**70}, resource="widget.example.com")
+    parts = [ContextPart("a", findings=found[:2], objects=2, types=types, complete_types=types),
+             ContextPart("b", error="unreachable")]
+    return [
+        AuditReport([], 0, types, types),
+        AuditReport([], 0, [], [], nothing_audited=True),
+        AuditReport(found, 3, types, types, namespace="shop", selector="a=b"),
+        AuditReport(found[:1], 1, types, [], interrupted=True),
+        AuditReport([*found, big], 4, types, types),  # orjson refuses 2**70: the standard encoder writes it all
+        AuditReport(found, 3, types, types, contexts=parts),
+        # an object's findings apart from each other: the objects are gathered all the same
+        AuditReport([*many[:1], *others, *many[1:]], 3, types, types),
+    ]
+
+
+def test_json_is_written_as_it_is_made_and_reads_as_the_whole_document() -> None:
+    from kubectl_fieldown.render.audit import _dumps, _grouped_by_object, render_json, to_document
+
+    reports = _reports()
+    assert [_grouped_by_object(r.findings) for r in reports][-2:] == [True, False]
+    for report in reports:
+        out = io.StringIO()
+        render_json(report, out)
+        assert out.getvalue() == _dumps(to_document(report))

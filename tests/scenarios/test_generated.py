@@ -1,8 +1,9 @@
 """Generated scenarios on the real API server: the tool's printed words, followed literally, against
 the user's intent (issue 17).
 
-Each case (tests/scenarios/generated.py: a seeded history of real writers on a Widget or a Multi at two served versions, a next
-manifest and an applier) is played on the lab server, then, as a user would:
+Each case (tests/scenarios/generated.py: a seeded history of real writers on a Widget or on a Multi
+written at its two served versions, a next manifest and an applier) is played on the lab server,
+then, as a user would:
 
 1. ``kubectl fieldown audit --applier X -f next.yaml -o json`` and ``kubectl fieldown conflicts -f
    next.yaml --applier X -o json`` are asked about the object; they must agree (a conflict predicted
