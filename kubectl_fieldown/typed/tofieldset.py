@@ -9,10 +9,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..fieldpath.element import FIELD, PathElement
+from ..fieldpath.element import FIELD, KEY, PathElement
 from ..fieldpath.set import FieldSet
 from ..schema.types import Type
 from .items import LIST, MAP, index_items, side
+
+
+#: the element SMD gives a list item it cannot identify (no key, not a map: ``listItemToPathElement``'s
+#: zero value); only intermediate objects of a prune hold one (the server refuses such an object)
+UNKEYED: PathElement = (KEY, ())
 
 
 def to_field_set(value: Any, t: Type) -> FieldSet:
@@ -63,8 +68,16 @@ def _walk(v: Any, t: Type) -> FieldSet | None:
         members = set()
         children = {}
         it = lt.item
+        unkeyed = pes.count(None)
         for item, ipe in zip(v, pes, strict=True):
             if ipe is None:
+                # SMD ignores the error and files the item under the zero path element: the list
+                # then has a member below it, so it counts as present (a pruned item left null)
+                members.add(UNKEYED)
+                if unkeyed == 1 and not _is_leaf(item, it):
+                    sub = _walk(item, it)
+                    if sub is not None:
+                        children[UNKEYED] = sub
                 continue
             members.add(ipe)
             if ipe in dups:

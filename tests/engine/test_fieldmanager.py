@@ -172,3 +172,22 @@ def test_conflict_message_several_managers_sorted_by_identity() -> None:
         'Apply failed with 2 conflicts: conflicts with "bar":\n- .metadata.labels.app\n'
         'conflicts with "foo" using v1:\n- .spec.replicas'
     )
+
+
+def test_prune_of_an_item_another_manager_owns_bare_leaves_the_list_null() -> None:
+    # ci owns an item and its fields, hotfix only the item itself (what a hand-over of the item's
+    # fields leaves): ci's apply without the list removes the fields, SMD files the emptied item under
+    # its zero path element (it has no key now), so the list stays present and its last item goes:
+    # the list is null and the server refuses it (lab: generated seed-4700084, a 422, not a deletion)
+    live = apply(None, {"color": "red", "containers": [{"name": "proxy", "image": "p:1"}]}, "ci", now=T0)
+    version = live["metadata"]["managedFields"][0]["apiVersion"]
+    live["metadata"]["managedFields"].append(
+        {"manager": "hotfix", "operation": "Apply", "apiVersion": version, "time": T0, "fieldsType": "FieldsV1",
+         "fieldsV1": {"f:spec": {"f:containers": {'k:{"name":"proxy"}': {}}}}})
+    with pytest.raises(Invalid) as e:
+        apply(live, {"color": "red"}, "ci")
+    assert 'spec.containers: Invalid value: "null": spec.containers in body must be of type array: "null"' \
+        in e.value.message
+    # hotfix owning nothing there: the list goes
+    live["metadata"]["managedFields"].pop()
+    assert "containers" not in apply(live, {"color": "red"}, "ci")["spec"]
