@@ -14,7 +14,6 @@ from ..fieldpath.set import FieldSet
 from ..schema.types import Type
 from .items import LIST, MAP, index_items, side
 
-
 #: the element SMD gives a list item it cannot identify (no key, not a map: ``listItemToPathElement``'s
 #: zero value); only intermediate objects of a prune hold one (the server refuses such an object)
 UNKEYED: PathElement = (KEY, ())
