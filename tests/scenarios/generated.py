@@ -11,7 +11,8 @@ A case is plain JSON (it is what a regression file under ``generated-regressions
   client-side kubectl, ``create --save-config``, ``replace``, server-side names, Helm 3/4, Argo CD,
   Flux) and ``other`` for everyone else (scalers, controllers, imperative edits, other appliers);
 * ``previous``: the manifest the user's applier applied last (the user edits it into ``manifest``;
-  when that apply failed on the server, the judge takes the last one that succeeded);
+  when that apply failed on the server, or wrote nothing — Flux skips an apply whose dry-run shows no
+  drift — the judge takes the last one that left a record);
 * ``manifest``: the next manifest; ``applier``: ``KIND`` or ``KIND:MANAGER`` as ``--applier`` takes it.
 
 The intent (docs/development.md, *Fidelity*): the next manifest's values are applied; a field that

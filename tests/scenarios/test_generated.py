@@ -121,7 +121,8 @@ class Played:
     """Wait for a new second before a write once the object has this many Update entries."""
     previous: dict[str, Any] | None = None
     """The manifest the applier's history last applied with success (None for a new applier): when
-    the history's last apply failed, the one before it is what the object holds."""
+    the history's last apply failed, or wrote nothing (a Flux apply skipped for want of drift), the
+    one before it is what the object holds."""
 
 
 def case_kind(case: dict[str, Any]) -> str:
@@ -241,7 +242,11 @@ class Lab:
             gen.attribute(out.attr, gen.leaves(live), gen.leaves(new), sent if ok else {}, role,
                           records_unchanged=step.get("role") == "applier" or op == "apply",
                           untracked=not (new.get("metadata") or {}).get("managedFields"))
-            if step.get("role") == "applier" and ok:
+            # an apply that wrote nothing (Flux skips one its dry-run finds no drift in) leaves no
+            # record of its manifest: nothing on the object, and no tool, can know it was sent
+            wrote = (new.get("metadata") or {}).get("resourceVersion") != \
+                (live.get("metadata") or {}).get("resourceVersion")
+            if step.get("role") == "applier" and ok and (wrote or last_doc is None):
                 last_doc = doc
             live = new
         out.before = live
