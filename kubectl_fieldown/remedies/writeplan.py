@@ -19,11 +19,11 @@ from ..fieldpath import FieldSet, Path, path_string
 from ..fieldpath.lookup import MISSING, Lookup
 from ..ownership.managedfields import APPLY, ManagedFieldsEntry
 from .choose import Fix, choose_fix, scaled_fields
-from .commands import FixCommand, MigrateFor, PlanContext
+from .commands import FixCommand, MigrateFor, MigrateToServerSide, PlanContext
 from .forapplier import own_migration_notes
 from .manifests import inferred_manifest, with_live_fields, without_paths
 from .plans import Migration
-from .requests import WriteRequest, requests_for
+from .requests import RequestFailed, WriteRequest, requests_for, simulate_requests
 from .verify import Verification, verify
 
 __all__ = ["OwnershipMove", "WritePlan", "ownership_changes", "ownership_moves", "write_plan"]
@@ -74,6 +74,18 @@ def write_plan(
     edits: list[str] = []
     previous = inferred_manifest(obj, applier, ctx.root, ctx.manifest) if applier is not None else None
     nxt = ctx.manifest if ctx.manifest is not None else previous
+    if ctx.manifest is None and applier is not None and isinstance(command, MigrateToServerSide) \
+            and command.all_fields and command.target == applier.manager:
+        # --all-fields declares every field of the sources the applier's: without its manifest, what
+        # it applies next is what it owns after the fold — not a record the fold replaces (an older
+        # last-applied annotation, which the fold removes), or the check refuses what audit verified
+        # with the manifest
+        try:
+            folded = inferred_manifest(simulate_requests(obj, requests, rules, now=now), applier, ctx.root)
+        except RequestFailed:
+            folded = None
+        if folded is not None:
+            nxt = folded
     if applier is not None and nxt is not None:
         # what a scaler owns is left to it, as every fix the tool suggests says (choose_fix): the
         # next apply is checked without it, and its value must stay

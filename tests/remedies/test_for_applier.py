@@ -57,3 +57,28 @@ def test_a_scaled_replicas_is_left_out_of_the_checked_apply_and_the_user_told_to
     assert wp.expected is not None and wp.verification is not None
     final = wp.verification.final
     assert final is not None and final["spec"]["replicas"] == 7
+
+
+def test_a_fold_of_all_fields_is_checked_with_what_the_applier_owns_after_it() -> None:
+    # a client-side object (the annotation has color), then deployer's server-side apply with a
+    # finalizer the annotation lacks; `migrate --from-manager deployer --field-manager ci --all-fields`
+    # (audit's fix, verified with ci's manifest) declares deployer's fields ci's and removes the
+    # annotation. Without -f the check took the removed annotation for ci's next manifest, and the
+    # apply of it deleted the finalizer: the printed command refused (lab: generated seed-4700316)
+    from kubectl_fieldown.remedies.requests import simulate_requests
+
+    from .states import manifest, server_side_applied
+
+    live = server_side_applied("deployer", manifest(replicas=None, color=None, labels={"b": "y"}, finalizers=["f2"]),
+                               client_side_created())
+    fold = MigrateToServerSide(("deployer",), "ci", all_fields=True)
+    ci = Applier.of("ssa", "ci")
+    wp = write_plan(fold, live, CTX, RULES, now=NOW, applier=ci)
+    assert wp.problems == [], wp.problems
+    assert wp.verification is not None and wp.verification.run is not None
+    assert wp.verification.run.result is not None
+    assert wp.verification.run.result["spec"] == live["spec"]  # ci's next apply changes nothing
+    after = simulate_requests(live, wp.requests, RULES, now=NOW)
+    assert after["spec"]["finalizers"] == ["f2"]
+    assert [(e["manager"], e["operation"]) for e in after["metadata"]["managedFields"]
+            if e["manager"] in ("ci", "deployer")] == [("ci", APPLY)]
