@@ -17,7 +17,7 @@ from ..appliers import Applier
 from ..fieldmanager import ResourceRules
 from ..fieldpath import FieldSet, Path, path_string
 from ..fieldpath.lookup import MISSING, Lookup
-from ..ownership.managedfields import APPLY, ManagedFieldsEntry
+from ..ownership.managedfields import APPLY, ManagedFieldsEntry, ManagedFieldsError, decode_entries
 from .choose import Fix, choose_fix, scaled_fields
 from .commands import FixCommand, MigrateFor, MigrateToServerSide, PlanContext
 from .forapplier import own_migration_notes
@@ -51,6 +51,14 @@ class WritePlan:
         return self.verification.fixed if self.verification is not None else None
 
 
+def _has_apply_entry(obj: Mapping[str, Any], applier: Applier) -> bool:
+    try:
+        entries = decode_entries((obj.get("metadata") or {}).get("managedFields"))
+    except ManagedFieldsError:
+        return False
+    return any(e.manager == applier.manager and e.operation == APPLY and not e.subresource for e in entries)
+
+
 def write_plan(
     command: FixCommand,
     obj: Mapping[str, Any],
@@ -75,11 +83,12 @@ def write_plan(
     previous = inferred_manifest(obj, applier, ctx.root, ctx.manifest) if applier is not None else None
     nxt = ctx.manifest if ctx.manifest is not None else previous
     if ctx.manifest is None and applier is not None and isinstance(command, MigrateToServerSide) \
-            and command.all_fields and command.target == applier.manager:
-        # --all-fields declares every field of the sources the applier's: without its manifest, what
-        # it applies next is what it owns after the fold — not a record the fold replaces (an older
-        # last-applied annotation, which the fold removes), or the check refuses what audit verified
-        # with the manifest
+            and command.all_fields and command.target == applier.manager and not _has_apply_entry(obj, applier):
+        # --all-fields into an applier with no configuration record of its own: the moved fields become
+        # its only record, so without its manifest what it applies next is what it owns after the fold —
+        # not the last-applied annotation the fold removes, which only stood in for a record it lacked
+        # (else the check refuses what audit verified with the manifest). With a record of its own,
+        # that record is its manifest, and the check refuses what its next apply would delete.
         try:
             folded = inferred_manifest(simulate_requests(obj, requests, rules, now=now), applier, ctx.root)
         except RequestFailed:
