@@ -82,13 +82,14 @@ def write_plan(
     edits: list[str] = []
     previous = inferred_manifest(obj, applier, ctx.root, ctx.manifest) if applier is not None else None
     nxt = ctx.manifest if ctx.manifest is not None else previous
-    if ctx.manifest is None and applier is not None and isinstance(command, MigrateToServerSide) \
+    if nxt is not None and ctx.manifest is None and applier is not None and isinstance(command, MigrateToServerSide) \
             and command.all_fields and command.target == applier.manager and not _has_apply_entry(obj, applier):
         # --all-fields into an applier with no configuration record of its own: the moved fields become
         # its only record, so without its manifest what it applies next is what it owns after the fold —
         # not the last-applied annotation the fold removes, which only stood in for a record it lacked
         # (else the check refuses what audit verified with the manifest). With a record of its own,
-        # that record is its manifest, and the check refuses what its next apply would delete.
+        # that record is its manifest, and the check refuses what its next apply would delete; with no
+        # guess at all (no record, no annotation), there is no next apply to check, as before.
         try:
             folded = inferred_manifest(simulate_requests(obj, requests, rules, now=now), applier, ctx.root)
         except RequestFailed:
