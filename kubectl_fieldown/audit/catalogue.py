@@ -74,8 +74,8 @@ RULES: dict[str, Rule] = {r.id: r for r in (
          "it, or the annotation is older than an apply whose record the reset erased, they are not its values"),
     Rule("superseded-deletions", ERROR, "deletions of fields only an older configuration set",
          "with -f: the next apply deletes fields that an older configuration of the applier set (an earlier tool or "
-         "manager name) and a later one did not: its own, or another manager's whole configuration that shares at "
-         "least half of the manifest both ways; that later apply could not prune them, so they stayed, and "
+         "manager name) and a later one did not: its own, or another manager's whole configuration that holds at "
+         "least half of the manifest's fields; that later apply could not prune them, so they stayed, and "
          "whether they are still wanted no manifest since has said"),
     Rule("unclaimed-fields-stay", ERROR, "fields of an earlier configuration stay",
          "with -f: the engine's simulation of the next apply keeps fields the manifest does not set that only another "

@@ -324,10 +324,10 @@ def _annotation_recorded(entries: Sequence[ManagedFieldsEntry]) -> bool:
 def _possible_configuration(e: ManagedFieldsEntry, fs: FieldSet, live: Mapping[str, Any], applier: Applier,
                             manifest_fields: FieldSet | None, root: Type) -> FieldSet | None:
     """Another writer's whole configuration (an Apply entry, the client-side manager's annotation) that
-    shares at least half of the next manifest's fields and holds at least half of its own among them:
-    not clearly the applier's (:func:`same_configuration` wants more than half), not clearly another
-    configuration either. If it was the applier's, under another tool, what its older records set and
-    this one did not was dropped then and only stayed because that apply could not prune it."""
+    holds at least half of the next manifest's fields: not clearly the applier's (:func:`same_configuration`
+    wants more than half both ways), not clearly another configuration either — the manifest may have
+    shrunk since. If it was the applier's, under another tool, what its older records set and this one
+    did not was dropped then and only stayed because that apply could not prune it."""
     if manifest_fields is None or e.subresource or e.manager in _UNKNOWN_WRITERS:
         return None
     if e.operation == APPLY:
@@ -340,9 +340,8 @@ def _possible_configuration(e: ManagedFieldsEntry, fs: FieldSet, live: Mapping[s
         return None
     if theirs is None:
         return None
-    a, b = theirs.leaves(), manifest_fields.leaves()
-    shared = len(a.intersection(b))
-    return theirs if shared and shared * 2 >= len(a) and shared * 2 >= len(b) else None
+    shared = len(theirs.leaves().intersection(manifest_fields.leaves()))
+    return theirs if shared and shared * 2 >= len(manifest_fields.leaves()) else None
 
 
 def _configuration_record(e: ManagedFieldsEntry, fs: FieldSet, la_fields: FieldSet | None, applier: Applier,

@@ -235,3 +235,18 @@ def test_with_fix_keeps_every_other_field() -> None:
     want = dataclasses.replace(f, fix=fix)
     assert [getattr(got, x.name) for x in dataclasses.fields(Finding)] == \
         [getattr(want, x.name) for x in dataclasses.fields(Finding)]
+
+
+def test_a_later_configuration_holding_the_shrunk_manifest_makes_an_older_field_a_guess() -> None:
+    # ci applied color; a client-side kubectl apply of the same configuration without color followed
+    # (it could not prune ci's color); ci applies a manifest of one field the annotation holds: its
+    # apply deletes color, which only ci's older configuration set (lab: generated seed-4802459)
+    live = server_side_applied("ci", manifest())
+    later = manifest(color=None, finalizers=["f1", "f2"])  # it holds the next manifest, and more
+    run = run_applier(Applier.of("kubectl-client-side"), live, later, RULES, now=NOW)
+    assert run.ok and run.result is not None
+    nxt = manifest(color=None, labels=None)
+    found, fix = the_fix(stored(run.result, 2), _with_manifest(Applier.of("ssa", "ci"), nxt))
+    (sup,) = [f for f in found if f.id == "superseded-deletions"]
+    assert sup.details["fields"] == [".spec.color"], sup.details
+    assert not any(n.startswith("nothing to run") for n in fix.notes)
