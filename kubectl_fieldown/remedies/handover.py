@@ -211,10 +211,18 @@ def applied_fields(obj: Mapping[str, Any], paths: Sequence[Path], root: Type) ->
 def _manifest_of(look: Lookup, path: Path) -> dict[str, Any]:
     """The smallest document that sets ``path`` to its value in ``obj`` (list items reduced to
     their keys along the way)."""
+    body: dict[str, Any] = {}
+    set_live(body, look, path)
+    return body
+
+
+def set_live(doc: dict[str, Any], look: Lookup, path: Path) -> None:
+    """Make ``doc`` set ``path`` to its value in ``look``'s object, in place. A list item on the way is
+    found in ``doc``'s list by its key (a set item by its value), not by equality — two fields of one
+    item are one item — and added reduced to its key where ``doc`` lacks it."""
     from ..fieldpath import KEY, VALUE, key_fields
 
-    body: dict[str, Any] = {}
-    node: Any = body
+    node: Any = doc
     live: Any = look.obj
     for i, pe in enumerate(path):
         last = i == len(path) - 1
@@ -224,23 +232,22 @@ def _manifest_of(look: Lookup, path: Path) -> dict[str, Any]:
         if pe[0] == FIELD:
             if last:
                 node[pe[1]] = copy_json(child)
-            else:
-                node = node.setdefault(pe[1], {} if isinstance(child, dict) else [])
-        elif pe[0] == KEY:
-            keys = key_fields(pe)
+                return
+            if not isinstance(node.get(pe[1]), (dict, list)):
+                node[pe[1]] = {} if isinstance(child, dict) else []
+            node = node[pe[1]]
+        elif pe[0] == KEY or (pe[0] == VALUE and last):
+            mine = child_value(node, pe)
+            if mine is MISSING:
+                mine = copy_json(child) if last else dict(key_fields(pe))
+                node.append(mine)
             if last:
-                node.append(copy_json(child))
-            else:
-                item = dict(keys)
-                node.append(item)
-                node = item
-        elif pe[0] == VALUE and last:
-            node.append(copy_json(child))
+                return
+            node = mine
         else:
             raise MigrationError(f"{path_string(path)}: a list index cannot be handed over (the whole list is one "
                                  "field: hand over the list)")
         live = child
-    return body
 
 
 # --- reset and dropping managers -----------------------------------------------------------------

@@ -159,43 +159,10 @@ def with_live_fields(manifest: Mapping[str, Any], obj: Mapping[str, Any], paths:
     applier itself: from now on its manifest sets them). A list item is found by its key (or value) in
     the manifest's list, not by equality: two fields of one item are one item."""
     from ..fieldpath.lookup import Lookup
+    from .handover import set_live
 
     doc = copy.deepcopy(dict(manifest))
     look = Lookup(obj)
     for p in paths:
-        _set_live(doc, look, p)
+        set_live(doc, look, p)
     return doc
-
-
-def _set_live(doc: dict[str, Any], look: Any, path: Any) -> None:
-    from ..fieldmanager.jsondata import copy_json
-    from ..fieldpath import FIELD, KEY, VALUE, key_fields, path_string
-    from ..fieldpath.lookup import MISSING, child_value
-    from .migration import MigrationError
-
-    node: Any = doc
-    live: Any = look.obj
-    for i, pe in enumerate(path):
-        last = i == len(path) - 1
-        child = look.child(live, pe)
-        if child is MISSING:
-            raise MigrationError(f"{path_string(path)} is not set on the object")
-        if pe[0] == FIELD:
-            if last or not isinstance(node.get(pe[1]), (dict, list)):
-                if last:
-                    node[pe[1]] = copy_json(child)
-                    return
-                node[pe[1]] = {} if isinstance(child, dict) else []
-            node = node[pe[1]]
-        elif pe[0] in (KEY, VALUE):
-            mine = child_value(node, pe)
-            if mine is MISSING:
-                mine = copy_json(child) if last or pe[0] == VALUE else dict(key_fields(pe))
-                node.append(mine)
-            if last:
-                return
-            node = mine
-        else:
-            raise MigrationError(f"{path_string(path)}: a list index cannot be handed over (the whole list is one "
-                                 "field: hand over the list)")
-        live = child
