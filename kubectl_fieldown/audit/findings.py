@@ -57,6 +57,9 @@ class ObjectFix:
     stays_alone: tuple[tuple[str, tuple[str, ...]], ...] = ()
     """The same for the applier's next apply alone, when the fix's command makes them go: the
     ``dropped-fields-stay`` warning (run the fix first)."""
+    manifest_file: str | None = None
+    """The ``-f`` file holding the manifest the fix was checked with: the command names it
+    (``--manifest``), so that it checks the same next apply."""
 
     @property
     def runnable(self) -> bool:
@@ -68,7 +71,8 @@ class ObjectFix:
             return []
         assert self.command is not None
         target = [f"{self.resource}/{self.name}"] + (["-n", self.namespace] if self.namespace else [])
-        return [self.command, *target, *self.args]
+        manifest = ["--manifest", self.manifest_file] if self.manifest_file is not None else []
+        return [self.command, *target, *self.args, *manifest]
 
     def edits(self) -> list[str]:
         return [f"remove {p} from the manifest (its writer keeps it)" for p in self.drop] if self.verified else []

@@ -70,19 +70,22 @@ def object_fix(f: ObjectFacts, findings: Sequence[Finding], ctx: AuditContext) -
         remembered = ctx.memo.get(key)
         if remembered is not None:
             return _object_fix(f, applier, named, remembered, findings)
+    manifest_file = ctx.manifest_files.get(object_key(f.obj)) if manifest is not None else None
     chosen = choose_fix(f.obj, rules, applier, now=ctx.now, manifest=manifest, drop_last_applied=drop_la,
-                        reset_fields=rules.reset(""), autoscalers=ctx.autoscaler_managers)
+                        reset_fields=rules.reset(""), autoscalers=ctx.autoscaler_managers,
+                        manifest_in_command=manifest_file is not None)
     if key is not None:
         if len(ctx.memo) >= MEMO_LIMIT:
             # bounded: a shape is the whole object but for its identity, so objects that differ in
             # any value never hit, and a remembered fix holds its simulated objects (tens of KB)
             ctx.memo.clear()
         ctx.memo[key] = chosen
-    return _object_fix(f, applier, named, chosen, findings, manifest, rules.root)
+    return _object_fix(f, applier, named, chosen, findings, manifest, rules.root, manifest_file)
 
 
 def _object_fix(f: ObjectFacts, applier: Applier, named: bool, chosen: Fix, findings: Sequence[Finding],
-                manifest: Mapping[str, Any] | None = None, root: Any = None) -> ObjectFix:
+                manifest: Mapping[str, Any] | None = None, root: Any = None,
+                manifest_file: str | None = None) -> ObjectFix:
     notes: list[str] = []
     described = sys.intern(applier.describe())
     problems = tuple(chosen.verification.problems()) + ((chosen.refusal,) if chosen.refusal else ())
@@ -138,7 +141,8 @@ def _object_fix(f: ObjectFacts, applier: Applier, named: bool, chosen: Fix, find
         verified=chosen.ok, problems=problems if not chosen.ok else (), notes=tuple(notes),
         at_risk=_at_risk(chosen, findings), stays=after, stays_alone=alone, unclaimed=unclaimed,
         inferred_deletions=inferred if manifest is not None else (),
-        superseded_deletions=superseded if manifest is not None else ())
+        superseded_deletions=superseded if manifest is not None else (),
+        manifest_file=manifest_file)
 
 
 def _superseded_by(intent: Intent, chosen: Fix, live: Mapping[str, Any], applier: Applier,

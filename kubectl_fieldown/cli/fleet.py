@@ -144,6 +144,7 @@ def audit_cluster(spec: AuditSpec, cluster: options.ClusterArgs, progress: bool)
         scan,
         select_types,
     )
+    from .files import STDIN_NAME
 
     client = ClusterClient(options.cluster_options(cluster))
     try:
@@ -154,6 +155,7 @@ def audit_cluster(spec: AuditSpec, cluster: options.ClusterArgs, progress: bool)
         kind_rules = KindRules(client=client)
         manifests = _load_manifests(client, spec.docs, spec.namespace, kind_rules) if spec.docs else Manifests()
         ctx = AuditContext(applier=spec.named, manifests=manifests.by_key,
+                           manifest_files={k: d.source for k, d in manifests.sources.items() if d.source != STDIN_NAME},
                            rules_for=_RulesByKind(client, kind_rules, manifests.rules), now=_now(),
                            ignore=spec.ignored)
         result = scan(client, types, ns, spec.selector, ctx, spec.workers, progress)

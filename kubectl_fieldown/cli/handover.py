@@ -70,8 +70,7 @@ def handover(
     def spec_for(obj: dict[str, Any]) -> FixCommand:
         return Handover(tuple(parse_paths(paths, obj)), to)
 
-    # the applier keeps the fields in its manifest only when it is the one taking them
-    return WriteJob(f"handover --to {to}", spec_for, keep=paths, receiver=to)
+    return WriteJob(f"handover --to {to}", spec_for)
 
 
 def register(app: typer.Typer) -> None:

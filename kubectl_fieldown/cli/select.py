@@ -9,8 +9,8 @@ could not be). Nothing heavy is imported at module level: ``show -i`` imports th
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from . import options
@@ -95,8 +95,12 @@ class Selection:
     selector: str | None
     cluster: options.ClusterArgs
     all_objects: bool = False
+    manifests: list[str] = field(default_factory=list)
+    """``--manifest FILE``: the applier's next manifests of objects named otherwise, for the check only."""
 
     def validate(self) -> None:
+        if self.manifests and self.filenames:
+            raise UsageError("--manifest cannot be used with -f: the -f manifests are the next ones already")
         if self.filenames and self.args:
             raise UsageError("when paths, URLs, or stdin is provided as input, you may not specify resource "
                              "arguments as well")
@@ -170,6 +174,16 @@ def select(client: ClusterClient, sel: Selection) -> Iterator[Selected]:
     if sel.filenames:
         yield from _from_manifests(client, sel, namespace)
         return
+    if sel.manifests:
+        yield from _with_next_manifests(client, sel, namespace, _named(client, sel, namespace, listed))
+        return
+    yield from _named(client, sel, namespace, listed)
+
+
+def _named(client: ClusterClient, sel: Selection, namespace: str,
+           listed: Callable[[ResourceInfo, str], Iterator[Selected]]) -> Iterator[Selected]:
+    from ..kube.writes import ObjectTarget
+
     if sel.args:
         request = parse_live_args(sel.args, sel.selector, sel.cluster.all_namespaces)
         for t in resolve_targets(client, request):
@@ -222,3 +236,63 @@ def _from_manifests(client: ClusterClient, sel: Selection, namespace: str) -> It
                 manifest["metadata"] = {**(manifest.get("metadata") or {}), "namespace": ns}
             yield Selected(doc.where, ObjectTarget(res, named.name, ns if res.namespaced else None,
                                                    manifest=manifest))
+
+
+#: (group, kind, namespace or "", name): one object whichever served version names it
+_ObjectName = tuple[str, str, str, str]
+
+
+def _with_next_manifests(client: ClusterClient, sel: Selection, namespace: str,
+                         selected: Iterator[Selected]) -> Iterator[Selected]:
+    """The objects ``selected`` names, each with its document of the ``--manifest`` files as the
+    manifest its applier applies next (what ``-f`` gives, without selecting by it). An object no
+    document names is an error of its own: checked without the manifest the user meant, a write
+    could be refused, or let through, on a guess."""
+    import dataclasses
+
+    from ..manifests.sources import SourceError
+
+    by_name = _next_manifests(client, sel, namespace)
+    named = ", ".join(sel.manifests)
+    for s in selected:
+        t = s.target
+        if t is None:
+            yield s
+            continue
+        manifest = by_name.get((t.res.group, t.res.kind, t.namespace or "", t.name))
+        if manifest is None:
+            yield Selected(t.describe(), error=SourceError(named, f"no document names {t.describe()}"))
+            continue
+        yield Selected(s.where, dataclasses.replace(t, manifest=manifest))
+
+
+def _next_manifests(client: ClusterClient, sel: Selection, namespace: str) -> dict[_ObjectName, dict[str, Any]]:
+    """The ``--manifest`` documents by the object they name; a document that cannot be read or
+    names no known type stops the command (nothing is written on a manifest half read)."""
+    from ..base.objects import group_of
+    from ..kube.errors import KubeError, is_fatal
+    from ..manifests.sources import SourceError, live_name
+    from .files import load_sources
+
+    out: dict[_ObjectName, dict[str, Any]] = {}
+    for path in sel.manifests:
+        result = load_sources(path, recursive=sel.recursive)
+        if result.errors:
+            raise UsageError(f"--manifest {result.errors[0]}")
+        for doc in result.documents:
+            try:
+                named = live_name(doc)
+                res = client.discovery.resolve_kind(named.api_version, named.kind)
+            except KubeError as e:
+                if is_fatal(e):
+                    raise
+                raise UsageError(f"--manifest {doc.where}: {e}") from None
+            except SourceError as e:
+                raise UsageError(f"--manifest {e}") from None
+            manifest = dict(doc.obj)
+            ns = ""
+            if res.namespaced:
+                ns = named.namespace or namespace
+                manifest["metadata"] = {**(manifest.get("metadata") or {}), "namespace": ns}
+            out[(group_of(named.api_version), named.kind, ns, named.name)] = manifest
+    return out

@@ -59,7 +59,7 @@ def strip_last_applied(
         return StripLastApplied(tuple(parse_paths(paths, obj)), managers)
 
     # the stripped fields go to another writer: client-side apply's next patch must leave their values
-    return WriteJob("strip-last-applied", spec_for, keep=paths)
+    return WriteJob("strip-last-applied", spec_for)
 
 
 def register(app: typer.Typer) -> None:

@@ -32,6 +32,7 @@ __all__ = [
     "BackupDir",
     "DryRunOption",
     "MaxRetries",
+    "NextManifest",
     "Output",
     "Resources",
     "Verbose",
@@ -122,6 +123,18 @@ ApplierOption = Annotated[
         "flux, helm or ssa, optionally with its manager (flux:helm-controller, ssa:ci) and, for Helm, the "
         "previous release's apply method (helm:previous=server-side). Default: the command's own, else the one "
         "managing the object.",
+        show_default=False,
+    ),
+]
+
+NextManifest = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--manifest",
+        metavar="FILE",
+        help="The manifests the applier applies next (file or directory, repeatable), for the check only: each "
+        "object named otherwise is checked against its document (one must name it). 'audit -f' prints it in "
+        "its fixes.",
         show_default=False,
     ),
 ]
@@ -235,6 +248,7 @@ class WriteArgs:
     resources: Resources = None
     applier: ApplierOption = None
     allow_value_changes: AllowValueChanges = False
+    manifest: NextManifest = None
     filename: options.Filename = None
     recursive: options.Recursive = False
     dry_run: DryRunOption = options.DryRunStrategy.none
@@ -266,4 +280,4 @@ class WriteArgs:
         from .select import Selection
 
         return Selection(list(self.resources or ()), list(self.filename or ()), self.recursive, self.selector,
-                         self.cluster(), self.all_objects)
+                         self.cluster(), self.all_objects, list(self.manifest or ()))

@@ -6,10 +6,8 @@ The run loop that calls it is :mod:`.writes`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
-
-from .writeflags import parse_paths
 
 if TYPE_CHECKING:
     from ..appliers import Applier
@@ -40,23 +38,20 @@ def write_planner(
     *,
     applier: Applier | None,
     default_applier: Callable[[dict[str, Any], FixCommand], Applier | None],
-    keep: Sequence[str] = (),
-    receiver: str | None = None,
     needs_schema: bool = True,
 ) -> Callable[[KindRules], Callable[[ObjectTarget], Callable[[dict[str, Any]], WritePlan]]]:
     """The planning function of a write command: for each object, the command's plan
     (:mod:`kubectl_fieldown.remedies.commands`), its requests, and the check that neither they nor
     the applier's next apply (``--applier``, else the command's own, else the one in use) lose a
-    value (:func:`kubectl_fieldown.remedies.writeplan.write_plan`). ``keep`` are fields handed to
-    another writer: the applier's next manifest leaves them out, and their values must stay — unless
-    the applier is that writer (``receiver``)."""
+    value (:func:`kubectl_fieldown.remedies.writeplan.command_plan`: fields handed to another writer
+    leave the applier's next manifest and their values must stay, unless the applier is that writer)."""
 
     def factory(kinds: KindRules) -> Callable[[ObjectTarget], Callable[[dict[str, Any]], WritePlan]]:
         from ..fieldpath import FieldSet, path_from_fields
         from ..kube.kindrules import rules_for
         from ..remedies.commands import PlanContext
         from ..remedies.plans import MigrationError
-        from ..remedies.writeplan import write_plan
+        from ..remedies.writeplan import command_plan
         from ..schema.types import DEDUCED, GroupVersionKind
 
         client = kinds.client
@@ -97,12 +92,8 @@ def write_planner(
                 root = schema.root if needs_schema else DEDUCED
                 # a write to the main resource cannot own the status of a kind with a status subresource
                 reset = FieldSet([path_from_fields("status")]) if "status" in res.subresources else None
-                ctx = PlanContext(root, reset, target.manifest)
-                paths = parse_paths(keep, obj) if keep else []
-                if receiver is not None and chosen is not None and chosen.manager == receiver:
-                    # handed to the applier itself: its manifest sets them from now on
-                    return write_plan(spec, obj, ctx, rules, now=_now(), applier=chosen, adds=paths)
-                return write_plan(spec, obj, ctx, rules, now=_now(), applier=chosen, keep=paths)
+                return command_plan(spec, obj, PlanContext(root, reset, target.manifest), rules, now=_now(),
+                                    applier=chosen)
 
             return plan
 

@@ -76,14 +76,12 @@ __all__ = [
 @dataclass(frozen=True)
 class WriteJob:
     """What a write command plans, for :func:`write_command` to run. ``command`` names the run in
-    backups and in -o json; ``spec_for`` is the command's plan for the object as read; ``keep``,
-    ``receiver`` and ``needs_schema`` are :func:`kubectl_fieldown.cli.writeplanner.write_planner`'s;
+    backups and in -o json; ``spec_for`` is the command's plan for the object as read;
+    ``needs_schema`` is :func:`kubectl_fieldown.cli.writeplanner.write_planner`'s;
     ``warning`` goes to stderr once the objects are named correctly, before anything is read."""
 
     command: str
     spec_for: Callable[[dict[str, Any]], FixCommand]
-    keep: Sequence[str] = ()
-    receiver: str | None = None
     needs_schema: bool = True
     warning: str | None = None
 
@@ -126,8 +124,8 @@ def run_job(args: WriteArgs, job: WriteJob) -> int:
         sys.stderr.write(f"warning: {job.warning}\n")
     cfg = WriteConfig(job.command, args.dry_run, args.output, args.verbose, args.backup_dir, retries,
                       args.allow_value_changes)
-    planner = write_planner(job.spec_for, applier=applier, default_applier=own_applier, keep=job.keep,
-                            receiver=job.receiver, needs_schema=job.needs_schema)
+    planner = write_planner(job.spec_for, applier=applier, default_applier=own_applier,
+                            needs_schema=job.needs_schema)
     return run_plans(args.cluster(), sel, cfg, planner)
 
 

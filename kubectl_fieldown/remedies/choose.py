@@ -163,11 +163,14 @@ def choose_fix(
     drop_last_applied: bool = False,
     reset_fields: FieldSet | None = None,
     autoscalers: Sequence[str] = AUTOSCALERS,
+    manifest_in_command: bool = False,
 ) -> Fix:
     """The first remedy (see the module docstring) that keeps every value; or the best failing
     one, with its problems, when none does. ``manifest`` is the one the applier will apply (``-f``);
     without it the applier is assumed to apply what it applied last. ``drop_last_applied``: the
-    annotation must go (a Secret's data in clear, the size limit)."""
+    annotation must go (a Secret's data in clear, the size limit). ``manifest_in_command``: the
+    printed command will name the manifest (``--manifest``), so it checks itself with it; else it
+    plans from the object alone, and a fix must hold that way too."""
     if manifest is None and not drop_last_applied and only_its_own(live, applier):
         # the applier re-applying what it applied to an object nobody else wrote changes nothing:
         # no simulation needed (most objects of a fleet audit are like this)
@@ -241,27 +244,34 @@ def choose_fix(
         v = verify_command(cand, live, rules, ctx, applier, now=now, next_manifest=nxt2, previous_manifest=prev,
                            keep=drop)
         if manifest is not None and cand is not None and v.ok:
-            # the printed command plans without -f: it must keep every value on its own terms, and
-            # then the applier applies the manifest the user gave — which is what will happen, so
-            # that run is the verdict
-            # as the command checks itself: with the manifest it reads off the object
-            bare_previous = inferred_manifest(live, applier, root)
-            own_next = without_paths(bare_previous, drop) if bare_previous is not None else None
-            own_keep: tuple[Path, ...] = drop
-            if isinstance(cand, Handover) and own_next is not None:
-                if cand.to == applier.manager:
-                    # as the handover command checks it: the applier's manifest sets them from now on
-                    own_next = with_live_fields(own_next, live, cand.paths)
-                else:
-                    # handed to another writer: the applier's manifest leaves them out, their values stay
-                    own_keep = (*drop, *cand.paths)
-                    own_next = without_paths(own_next, cand.paths)
-            own = verify_command(cand, live, rules, PlanContext(root, reset_fields, None), applier, now=now,
-                                 next_manifest=own_next, previous_manifest=bare_previous, keep=own_keep)
-            if own.ok:
+            if manifest_in_command:
+                # run as printed, the command checks itself with the same manifest, its own way
+                from .writeplan import command_plan  # built on this module (migrate --for's alternative)
+
+                own = command_plan(cand, live, ctx, rules, now=now, applier=applier).verification or v
+                v = own if not own.ok else v
+            else:
+                # the printed command plans without -f: it must keep every value on its own terms, and
+                # then the applier applies the manifest the user gave — which is what will happen, so
+                # that run is the verdict
+                # as the command checks itself: with the manifest it reads off the object
+                bare_previous = inferred_manifest(live, applier, root)
+                own_next = without_paths(bare_previous, drop) if bare_previous is not None else None
+                own_keep: tuple[Path, ...] = drop
+                if isinstance(cand, Handover) and own_next is not None:
+                    if cand.to == applier.manager:
+                        # as the handover command checks it: the applier's manifest sets them from now on
+                        own_next = with_live_fields(own_next, live, cand.paths)
+                    else:
+                        # handed to another writer: the applier's manifest leaves them out, their values stay
+                        own_keep = (*drop, *cand.paths)
+                        own_next = without_paths(own_next, cand.paths)
                 own = verify_command(cand, live, rules, PlanContext(root, reset_fields, None), applier, now=now,
-                                     next_manifest=nxt2, previous_manifest=prev, keep=drop)
-            v = own
+                                     next_manifest=own_next, previous_manifest=bare_previous, keep=own_keep)
+                if own.ok:
+                    own = verify_command(cand, live, rules, PlanContext(root, reset_fields, None), applier,
+                                         now=now, next_manifest=nxt2, previous_manifest=prev, keep=drop)
+                v = own
             if not own.ok:
                 if isinstance(cand, MigrateToServerSide) and nxt2 is not None:
                     # without -f the command moves only what the applier applied before, and the

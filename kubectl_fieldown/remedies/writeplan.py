@@ -19,14 +19,15 @@ from ..fieldpath import FieldSet, Path, path_string
 from ..fieldpath.lookup import MISSING, Lookup
 from ..ownership.managedfields import APPLY, ManagedFieldsEntry, ManagedFieldsError, decode_entries
 from .choose import Fix, choose_fix, scaled_fields
-from .commands import FixCommand, MigrateFor, MigrateToServerSide, PlanContext
+from .commands import FixCommand, Handover, MigrateFor, MigrateToServerSide, PlanContext, StripLastApplied
 from .forapplier import own_migration_notes
 from .manifests import inferred_manifest, with_live_fields, without_paths
 from .plans import Migration
 from .requests import RequestFailed, WriteRequest, requests_for, simulate_requests
 from .verify import Verification, verify
 
-__all__ = ["OwnershipMove", "WritePlan", "ownership_changes", "ownership_moves", "write_plan"]
+__all__ = ["OwnershipMove", "WritePlan", "command_plan", "handed_over", "ownership_changes", "ownership_moves",
+           "write_plan"]
 
 
 @dataclass
@@ -122,6 +123,27 @@ def write_plan(
             if alt.ok and alt.needed and alt.command != command:
                 wp.alternative = alt
     return wp
+
+
+def handed_over(command: FixCommand, applier: Applier | None) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
+    """The fields ``command`` hands to a writer, as its check takes them: ``(keep, adds)`` — left out
+    of the applier's next manifest with their values kept (another writer has them now), or set in it
+    at their live values (the applier itself took them: its manifest sets them from now on)."""
+    if isinstance(command, Handover):
+        if applier is not None and applier.manager == command.to:
+            return (), command.paths
+        return command.paths, ()
+    if isinstance(command, StripLastApplied):
+        return command.paths, ()
+    return (), ()
+
+
+def command_plan(command: FixCommand, obj: Mapping[str, Any], ctx: PlanContext, rules: ResourceRules | None, *,
+                 now: str, applier: Applier | None) -> WritePlan:
+    """:func:`write_plan` as the command line runs it (and as audit checks a fix it prints with the
+    manifest it names): the fields the command hands over are its own (:func:`handed_over`)."""
+    keep, adds = handed_over(command, applier)
+    return write_plan(command, obj, ctx, rules, now=now, applier=applier, keep=keep, adds=adds)
 
 
 def ownership_changes(before: Sequence[ManagedFieldsEntry], after: Sequence[ManagedFieldsEntry],

@@ -422,13 +422,13 @@ def test_predicted_conflicts_match_the_server(objs: Objects, env: dict[str, str]
         {"path": ".spec.color", "manager": "kubectl-edit", "operation": "Update", "subresource": ""}]
     assert predicted["hpa"]["details"]["conflicts"] == [
         {"path": ".spec.replicas", "manager": "kubectl", "operation": "Update", "subresource": "scale"}]
-    # the fix hands the manifest's fields that others own (the imperative edit, the previous applier) to
-    # flux: a migrate line run without -f would move only what flux applied before (nothing), so the
-    # engine checks the printed command on its own and then flux's apply of the manifest; run, the
-    # command checks the applier the audit was for (--applier), not the one in use
+    # the fix folds the owners of the manifest's fields (the imperative edit, the previous applier) into
+    # flux, and names the manifest it was checked with: run without it, a migrate line would move only
+    # what flux applied before (nothing) — the fix used to be a handover for that reason
     fix = predicted["edit"]["fix"]
-    assert fix == (f"kubectl fieldown handover widget.example.com/edit -n {objs.ns} --field .spec.color "
-                   "--field .spec.replicas --to flux --applier ssa:flux")
+    assert fix == (f"kubectl fieldown migrate widget.example.com/edit -n {objs.ns} --to server-side "
+                   "--from-manager argocd-controller --from-manager kubectl-edit --field-manager flux "
+                   f"--manifest {d / 'widgets.yaml'}")
     assert r.json()["scope"]["fieldManager"] == "flux"
 
     # the server agrees: a dry-run apply of each manifest by flux fails on exactly those fields

@@ -284,3 +284,40 @@ def test_audit_reads_the_object_at_the_manifests_version(
     assert [x["path"] for x in pc["details"]["conflicts"]] == [".spec.labels.ring"], pc["details"]
     assert pc["apiVersion"] == V1, pc
     assert doc["summary"]["objects"] == 1, doc["summary"]
+
+
+def test_a_printed_fix_names_the_manifest_audit_checked_it_with(
+        cluster: lab.Cluster, namespace: str, env: dict[str, str], tmp_path: Path) -> None:
+    """Soak seed 49's seed-4900131 and seed-4900990, made small: client-side ``kubectl apply`` at v1
+    (the annotation holds ``args``), ``ci`` applies server-side at v2, ``kubectl edit`` changes
+    ``args`` at v1. ``audit -f next.yaml --applier kubectl`` (a v2 manifest without ``args``) verified
+    a fold of ci into kubectl with the manifest; the printed command had none, took the old
+    annotation for kubectl's next manifest, predicted a conflict on ``args`` and refused. The fix now
+    names the file (``--manifest``): run as printed it checks the same next apply and writes, and
+    kubectl's real apply then keeps every value it did not drop."""
+    wire = Wire(str(cluster.kubeconfig))
+    name = "fix-names-manifest"
+    f = tmp_path / "m.yaml"
+    f.write_text(json.dumps(body(V1, namespace, name, {"args": ["-q"], "color": "green", "labels": {"zone": "a"}})))
+    cluster.kubectl("apply", "-f", str(f))
+    f.write_text(json.dumps(body(V2, namespace, name, {"color": "green", "labels": {"zone": "a"}, "replicas": 2})))
+    cluster.kubectl("apply", "--server-side", "--field-manager", "ci", "-f", str(f))
+    ok(wire.send("PATCH", path(V1, namespace, name), {"spec": {"args": ["--defaulted"]}}, MERGE_CT,
+                 query=[("fieldManager", "kubectl-edit")]))
+    nxt = tmp_path / "next.yaml"
+    nxt.write_text(json.dumps(body(V2, namespace, name, {"color": "green", "labels": {"zone": "a"}})))
+
+    a = cli(env, "audit", "--kinds", "multis", "-n", namespace, "--applier", "kubectl", "-f", str(nxt), "-o", "json")
+    assert a.code in (0, 1), a.out + a.err
+    (obj,) = a.json()["objects"]
+    command = obj["fix"]["command"]
+    assert command[-2:] == ["--manifest", str(nxt)], obj["fix"]
+    refused = cli(env, *command[:-2], "--dry-run=client")
+    assert refused.code == 1 and "conflict" in refused.out and ".spec.args" in refused.out, refused.out
+    ran = cli(env, *command)
+    assert ran.code == 0, ran.out + ran.err
+
+    cluster.kubectl("apply", "--server-side", "-f", str(nxt))
+    after = wire.get(path(V2, namespace, name))
+    assert after is not None
+    assert after["spec"] == {"args": ["--defaulted"], "color": "green", "labels": {"zone": "a"}}

@@ -37,12 +37,7 @@ def widgets(cluster: lab.Cluster, namespace: str, tmp_path: Path) -> list[dict[s
                                      "metadata": {"name": name, "namespace": namespace},
                                      "spec": {"replicas": 1, "color": "red"}}))
         cluster.kubectl("apply", "-f", str(m))
-    client = ClusterClient(ClusterOptions(kubeconfig=str(cluster.kubeconfig)))
-    try:
-        res = client.discovery.resolve("widgets")
-        return [client.get(res, n, namespace) for n in ("a", "b")]
-    finally:
-        client.close()
+    return widgets_as_they_are(cluster, namespace)
 
 
 @pytest.mark.parametrize("scope", [["-n", "NS"], ["-A"], []], ids=["namespace", "all-namespaces", "context"])
@@ -77,8 +72,47 @@ def test_all_writes_every_object_of_every_type(cluster: lab.Cluster, namespace: 
     (["--all", "widgets", "a"], "name cannot be provided with --all: it selects every object of the type"),
     (["--all", "-l", "a=b"], "cannot set --all and --selector at the same time"),
     (["--all", "-f", "x.yaml"], "--all cannot be used with -f: the manifests name the objects"),
+    (["widgets/a", "--manifest", "m.yaml", "-f", "x.yaml"],
+     "--manifest cannot be used with -f: the -f manifests are the next ones already"),
 ])
 def test_all_with_names(args: list[str], message: str) -> None:
     r = run("reset", *args)
     assert r.code == 2, r.err
     assert r.err.splitlines() == [f"error: {message}"]
+
+
+def test_manifest_checks_an_object_named_otherwise_against_its_document(
+        cluster: lab.Cluster, namespace: str, tmp_path: Path, env: None) -> None:
+    """``--manifest FILE`` gives the applier's next manifest of an object named by TYPE/NAME (what
+    ``audit -f`` checked its fix with); an object no document names is an input error of its own
+    (exit 2), and nothing is written to it."""
+    before = widgets(cluster, namespace, tmp_path)
+    only_b = tmp_path / "next"
+    only_b.mkdir()
+    (only_b / "b.yaml").write_text(yaml.safe_dump({"apiVersion": "example.com/v1", "kind": "Widget",
+                                                   "metadata": {"name": "b", "namespace": namespace},
+                                                   "spec": {"color": "red"}}))
+    r = run("migrate", "widgets/a", "widgets/b", "-n", namespace, "--to", "server-side", "--manifest", str(only_b),
+            "-o", "json")
+    assert r.code == 2, r.out + r.err
+    results = {i["name"]: i for i in r.json()["items"]}
+    assert results["b"]["result"] == "changed", results
+    (failed,) = [i for i in results.values() if i["result"] == "failed"]
+    assert f"no document names widgets.example.com/a -n {namespace}" in failed["error"], failed
+    after = widgets_as_they_are(cluster, namespace)
+    assert after[0] == before[0]
+    assert after[1]["metadata"]["resourceVersion"] != before[1]["metadata"]["resourceVersion"]
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("apiVersion: example.com/v1\nkind: Nope\nmetadata: {name: a}\n")
+    r = run("migrate", "widgets/a", "-n", namespace, "--to", "server-side", "--manifest", str(bad))
+    assert r.code == 2 and r.err.startswith("error: --manifest "), r.err
+    assert "Nope" in r.err and len(r.err.splitlines()) == 1, r.err
+
+
+def widgets_as_they_are(cluster: lab.Cluster, namespace: str) -> list[dict[str, object]]:
+    client = ClusterClient(ClusterOptions(kubeconfig=str(cluster.kubeconfig)))
+    try:
+        res = client.discovery.resolve("widgets")
+        return [client.get(res, n, namespace) for n in ("a", "b")]
+    finally:
+        client.close()
