@@ -225,7 +225,7 @@ class Intent:
     root: Type | None = None
     """The schema: a prefix owned as a member covers what lies below only where it is atomic."""
     inferred: FieldSet = field(default_factory=FieldSet)
-    """The part of ``own`` that only records judged the applier's by their content set: another
+    """The part of ``own`` that records judged the applier's by their content set: another
     writer's entry, or the annotation of an applier under another name, that recorded the same
     configuration as the next manifest (:func:`same_configuration`). If the applier is in fact
     another writer beside them, these are that writer's fields."""
@@ -247,7 +247,7 @@ class Intent:
         la_fields = _fields(_annotation(live), root) if its else None
         mine = _fields(manifest, root)
         entries = _entries(live)
-        by_content, certain = FieldSet(), FieldSet()
+        by_content = FieldSet()
         records: list[tuple[int, FieldSet]] = []
         possible: list[tuple[int, FieldSet]] = []
         la_certain = its and _annotation_always_its(applier) and not _saved_from_a_read(_annotation(live)) \
@@ -264,9 +264,7 @@ class Intent:
                 record = _configuration_record(e, fs, la_fields, applier, mine)
                 if record is not None:
                     records.append((e.unix_time, record))
-                if is_own_identity(e, applier, la_certain, also):
-                    certain = certain.union(fs)
-                else:
+                if not is_own_identity(e, applier, la_certain, also):
                     by_content = by_content.union(fs)
             else:
                 others = others.union(fs)
@@ -279,19 +277,19 @@ class Intent:
             # a value that differs from the one the applier last applied was written by someone
             # since: another live writer, even where managedFields no longer say who (reset, untracked)
             others = others.union(_drifted(live, la_fields))
-            if la_certain:
-                certain = certain.union(la_fields)
-            else:
+            if not la_certain:
                 by_content = by_content.union(la_fields)
         prev = _fields(previous, root)
         if prev is not None:
             # read off the same records (inferred_manifest): as certain as they are
             own = own.union(prev)
-        return cls(own, others, tuple(other_entries), root, by_content.difference(certain),
+        # a field a record judged its own by content also set rests on that judgement even when a certain
+        # record of the applier set it too: were that writer another, its value would have to stay
+        return cls(own, others, tuple(other_entries), root, by_content,
                    _superseded(own, records + possible) if records else FieldSet())
 
     def inferred_set(self, p: Path) -> bool:
-        """Is ``p`` the applier's only by the content of another writer's record?"""
+        """Did a record judged the applier's only by its content (another writer's entry) set ``p``?"""
         return self.inferred.has_prefix(p) or under_leaf(self.inferred, p, self.root)
 
     def superseded_set(self, p: Path) -> bool:

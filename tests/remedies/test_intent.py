@@ -101,3 +101,24 @@ def test_without_a_manifest_nothing_of_another_writer_moves() -> None:
     m = MigrateToServerSide(("ancient-changes",), "newcomer").plan(obj, PlanContext(ROOT))
     assert not [e for e in m.after if e.manager == "newcomer"]
     assert any("no manifest of newcomer is known" in n for n in m.notes)
+
+
+def test_a_deletion_that_needs_another_writers_record_to_be_the_appliers_rests_on_a_guess() -> None:
+    """Soak seed 49's seed-4902860: helm applied its chart, team-b applied the same configuration
+    but for one field, helm applied again; the next chart drops ``color``. team-b's record is taken
+    for an older name of helm by its content (a pipeline that moved tools looks just like it), so
+    the deletion is allowed — but it rests on that judgement even though helm's own certain record
+    set ``color`` too: were team-b another writer, its value would have to stay. It is ``inferred``,
+    which audit reports (inferred-deletions) instead of calling the fix safe."""
+    helm = Applier.of("helm")
+    labels = {"a": "x", "b": "y", "c": "z"}
+    obj = server_side_applied("helm", manifest(labels=labels))
+    obj = server_side_applied("team-b", manifest(labels=labels, replicas=None), live=obj)
+    obj = server_side_applied("helm", manifest(labels=labels), live=obj)
+    intent = Intent.of(obj, helm, manifest(labels=labels, color=None), ROOT)
+    color = parse_path(".spec.color")
+    assert intent.own_set(color) and not intent.others_set(color)
+    assert intent.deletion_asked(color)
+    assert intent.inferred_set(color)
+    # a field only helm's own record set does not rest on team-b at all
+    assert intent.own_set(parse_path(".spec.replicas")) and not intent.inferred_set(parse_path(".spec.replicas"))
