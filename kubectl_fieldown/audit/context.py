@@ -52,6 +52,8 @@ class AuditContext:
     manifest_files: Mapping[ObjectKey, str] = field(default_factory=dict)
     """The file each manifest was read from, where it can be read again (not stdin): a fix names it
     with ``--manifest``, so that run as printed it is checked against the manifest audit checked with."""
+    connection: tuple[str, ...] = ()
+    """The ``--kubeconfig``/``--context`` flags that reach the audited cluster, for the fixes' commands."""
     rules_for: Callable[[str, str], ResourceRules | None] = _no_rules
     now: str = "1970-01-01T00:00:00Z"
     ignore: frozenset[str] = frozenset()

@@ -60,6 +60,9 @@ class ObjectFix:
     manifest_file: str | None = None
     """The ``-f`` file holding the manifest the fix was checked with: the command names it
     (``--manifest``), so that it checks the same next apply."""
+    connection: tuple[str, ...] = ()
+    """``--kubeconfig``/``--context`` as the audit was given them: the command names the cluster the
+    object was found in (several contexts in one audit, or another than the current one)."""
 
     @property
     def runnable(self) -> bool:
@@ -72,7 +75,7 @@ class ObjectFix:
         assert self.command is not None
         target = [f"{self.resource}/{self.name}"] + (["-n", self.namespace] if self.namespace else [])
         manifest = ["--manifest", self.manifest_file] if self.manifest_file is not None else []
-        return [self.command, *target, *self.args, *manifest]
+        return [self.command, *target, *self.args, *manifest, *self.connection]
 
     def edits(self) -> list[str]:
         return [f"remove {p} from the manifest (its writer keeps it)" for p in self.drop] if self.verified else []

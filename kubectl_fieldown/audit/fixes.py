@@ -42,6 +42,31 @@ def detected_applier(f: ObjectFacts) -> Applier | None:
 
 
 def object_fix(f: ObjectFacts, findings: Sequence[Finding], ctx: AuditContext) -> ObjectFix:
+    from ..base.value import MAX_DEPTH, nesting_depth
+    from ..ownership.managedfields import ManagedFieldsError
+
+    why = None
+    if nesting_depth(f.obj) > MAX_DEPTH:
+        why = f"nested more than {MAX_DEPTH} levels deep, more than the tool analyses: no fix can be checked"
+    else:
+        try:
+            fix = _fix_of(f, findings, ctx)
+        except ManagedFieldsError as e:
+            # anyone who may write the object can make its managedFields unreadable: that object gets no
+            # fix, and the audit of the others goes on
+            why = f"{e}: no fix can be checked"
+    if why is not None:
+        return ObjectFix(f.resource, f.name, f.namespace, ctx.applier.describe() if ctx.applier else "",
+                         ctx.applier is not None, command=None, verified=False, problems=(why,))
+    if ctx.connection and fix.runnable:
+        # run as printed, the command reaches the cluster this object was audited in
+        from dataclasses import replace
+
+        return replace(fix, connection=ctx.connection)
+    return fix
+
+
+def _fix_of(f: ObjectFacts, findings: Sequence[Finding], ctx: AuditContext) -> ObjectFix:
     named = ctx.applier is not None
     applier = ctx.applier or detected_applier(f)
 

@@ -129,6 +129,13 @@ class ClusterScan:
     server: str
 
 
+def connection_flags(cluster: options.ClusterArgs) -> tuple[str, ...]:
+    """The flags a printed command needs to reach the cluster audited (none for the current context
+    of the default kubeconfig, which the command reaches by itself)."""
+    return (*(("--kubeconfig", cluster.kubeconfig) if cluster.kubeconfig else ()),
+            *(("--context", cluster.context) if cluster.context else ()))
+
+
 def audit_cluster(spec: AuditSpec, cluster: options.ClusterArgs, progress: bool) -> ClusterScan:
     """The audit of one cluster (KubeError or UsageError: it could not be read)."""
     from ..audit import AuditContext
@@ -156,6 +163,7 @@ def audit_cluster(spec: AuditSpec, cluster: options.ClusterArgs, progress: bool)
         manifests = _load_manifests(client, spec.docs, spec.namespace, kind_rules) if spec.docs else Manifests()
         ctx = AuditContext(applier=spec.named, manifests=manifests.by_key,
                            manifest_files={k: d.source for k, d in manifests.sources.items() if d.source != STDIN_NAME},
+                           connection=connection_flags(cluster),
                            rules_for=_RulesByKind(client, kind_rules, manifests.rules), now=_now(),
                            ignore=spec.ignored)
         result = scan(client, types, ns, spec.selector, ctx, spec.workers, progress)

@@ -210,7 +210,9 @@ def test_findings_per_object(objs: Objects, env: dict[str, str]) -> None:
             assert "\n" not in i["message"]
             assert i["fix"] == "" or i["fix"].startswith("kubectl fieldown ")
     by = {(name, i["id"]): i for name, items in found.items() for i in items}
-    fixes = {o["name"]: o["fix"] for o in doc["objects"] if o["name"] in found}
+    # this module's objects only: an earlier run's, left on a shared lab, have the same names
+    fixes = {o["name"]: o["fix"] for o in doc["objects"]
+             if o["name"] in found and (o.get("namespace") == objs.ns or o["name"] == objs.gizmo)}
     ns = objs.ns
 
     # every finding of an object carries its one fix, checked for the applier in use
@@ -453,6 +455,35 @@ def test_predicted_conflicts_match_the_server(objs: Objects, env: dict[str, str]
     proc = objs.cluster.kubectl("apply", "--server-side", "--dry-run=server", "--field-manager=flux", "-f", "-",
                                 input=json.dumps(docs[0]), check=False)
     assert proc.returncode != 0 and ".spec.color" in proc.stderr
+
+
+def test_a_printed_fix_names_the_cluster_it_was_audited_in(objs: Objects, env: dict[str, str],
+                                                          tmp_path: Path) -> None:
+    """An audit of another context than the current one (``--context``, ``--kubeconfig``) printed its
+    fixes without them: run as printed they reached the current context — another cluster, where the
+    object is not, or worse, is. Now they carry the flags the audit was given."""
+    config = yaml.safe_load(objs.cluster.kubeconfig.read_text())
+    lab_context = config["current-context"]
+    user = config["contexts"][0]["context"]["user"]
+    config["clusters"].append({"name": "nowhere", "cluster": {"server": "https://127.0.0.1:9"}})
+    config["contexts"].append({"name": "other", "context": {"cluster": "nowhere", "user": user}})
+    config["current-context"] = "other"
+    kc = tmp_path / "two-contexts"
+    kc.write_text(yaml.safe_dump(config))
+    m = tmp_path / "edit.yaml"
+    m.write_text(yaml.safe_dump({"apiVersion": W, "kind": "Widget", "metadata": {"name": "edit", "namespace": objs.ns},
+                                 "spec": {"color": "red", "replicas": 2}}))
+    env = {k: v for k, v in env.items() if k != "KUBECONFIG"}
+    r = cli(env, "audit", "--kubeconfig", str(kc), "--context", lab_context, "-n", objs.ns, "--kinds", "widgets",
+            "--field-manager", "flux", "-f", str(m), "-o", "json")
+    assert r.code == 1, r.err
+    (fix,) = {o["fix"]["commandLine"] for o in r.json()["objects"] if o["name"] == "edit"}
+    assert fix.endswith(f" --manifest {m} --kubeconfig {kc} --context {lab_context}"), fix
+    ran = cli(env, *shlex.split(fix)[2:], "--dry-run=client")
+    assert ran.code == 0, ran.out + ran.err
+    # the current context of that kubeconfig is not the lab: the same command without the flags fails
+    bare = shlex.split(fix.removesuffix(f" --kubeconfig {kc} --context {lab_context}"))[2:]
+    assert cli({**env, "KUBECONFIG": str(kc)}, *bare, "--dry-run=client").code != 0
 
 
 def test_predicted_conflicts_outside_the_scan_are_fetched(objs: Objects, inproc: Any, tmp_path: Path) -> None:

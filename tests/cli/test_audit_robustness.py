@@ -441,3 +441,24 @@ def test_progress_bar_only_on_a_terminal(env: dict[str, str], namespace: str, cs
     # not a terminal: nothing on stderr at all
     r = subprocess.run([str(exe), "audit", "-n", namespace, "-o", "json"], capture_output=True, env=env, check=False)
     assert r.returncode == 0 and r.stderr == b""
+
+
+def test_an_object_nobody_can_analyse_gets_no_fix_and_the_audit_goes_on(
+        cluster: lab.Cluster, namespace: str, env: dict[str, str]) -> None:
+    """A tenant's object nested 400 levels deep (the server keeps 10,000 under
+    x-kubernetes-preserve-unknown-fields): with an applier named, its fix was planned, the decode of
+    its managedFields raised, and the whole audit ended with exit 2 and nothing else said. Now that
+    object's fix says why there is none, and every other object is audited."""
+    deep: Any = "x"
+    for _ in range(400):
+        deep = {"d": deep}
+    cluster.kubectl("apply", "--server-side", "--field-manager", "tenant", "-f", "-",
+                    input=widget(namespace, "deep", config=deep) + "\n" + widget(namespace, "shallow"))
+    r = run("-n", namespace, "--kinds", "widgets", "--field-manager", "flux", "-o", "json")
+    assert r.code == 0 and r.err == "", r.err  # warnings only: tenant's Apply entries (stale-applier)
+    objects = {o["name"]: o["fix"] for o in r.json()["objects"]}
+    assert set(objects) == {"deep", "shallow"}
+    assert objects["deep"]["command"] == [] and objects["deep"]["verified"] is False
+    assert objects["deep"]["problems"] == ["nested more than 100 levels deep, more than the tool analyses: "
+                                           "no fix can be checked"]
+    assert objects["shallow"]["verified"] is True, objects["shallow"]

@@ -74,7 +74,9 @@ def test_audit_sarif_points_at_the_conflicting_field(env: dict[str, str], edited
     assert path.read_text().splitlines()[line - 1].strip().startswith("color: blue")
     assert Path(uri.removeprefix("file://")) == path
     assert p["locations"][0]["logicalLocations"][0]["fullyQualifiedName"] == f"widget.example.com/{ns}/w"
-    assert p["properties"]["fix"].startswith("kubectl fieldown handover widget.example.com/w")
+    # the fold of the field's owners into flux, checked with (and naming) the manifest
+    assert p["properties"]["fix"].startswith("kubectl fieldown migrate widget.example.com/w")
+    assert p["properties"]["fix"].endswith(f" --manifest {path}")
     assert p["message"]["text"].endswith("\nfix: " + p["properties"]["fix"])
     # the imperative writer's finding names the same field it owns
     imperative = next(x for x in _results(doc) if x["ruleId"] == "imperative-writer")
