@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..appliers import Applier, ApplierKind
+from ..base.objects import group_of
 from ..base.value import values_equal
 from ..fieldpath import FieldSet, Path, path_from_fields
 from ..fieldpath.lookup import MISSING, value_at
@@ -65,8 +66,12 @@ def _annotation(live: Mapping[str, Any]) -> dict[str, Any] | None:
         doc = json.loads(la)
     except ValueError:
         return None
-    if not isinstance(doc, dict) or doc.get("apiVersion") != live.get("apiVersion"):
+    if not isinstance(doc, dict) or group_of(str(doc.get("apiVersion") or "")) != group_of(str(live.get("apiVersion")
+                                                                                               or "")):
         return None
+    # written at another served version of the object (a CRD served at several, a manifest that moved
+    # from one to the other), it is still the applier's last configuration: its fields are read with the
+    # schema of the version the object is read at, as the object's own are
     return doc
 
 

@@ -122,3 +122,20 @@ def test_a_deletion_that_needs_another_writers_record_to_be_the_appliers_rests_o
     assert intent.inferred_set(color)
     # a field only helm's own record set does not rest on team-b at all
     assert intent.own_set(parse_path(".spec.replicas")) and not intent.inferred_set(parse_path(".spec.replicas"))
+
+
+def test_an_annotation_written_at_another_served_version_is_still_the_last_configuration() -> None:
+    """Soak seed 51's seed-5102892: a Multi applied client-side at v2 and read at v1 (the next
+    manifest's version). The annotation was ignored for naming another apiVersion, so ci's older
+    ``replicas`` (its Apply entry's, at v2) was not seen as dropped since, and audit called the next
+    apply's deletion of it safe. Another group is another object's configuration: not read."""
+    import json
+
+    from kubectl_fieldown.ownership.managedfields import LAST_APPLIED_ANNOTATION
+
+    obj = client_side_created()
+    annotations = obj["metadata"]["annotations"]
+    doc = json.loads(annotations[LAST_APPLIED_ANNOTATION])
+    for version, its in (("example.com/v2", True), ("other.example.com/v1", False)):
+        annotations[LAST_APPLIED_ANNOTATION] = json.dumps({**doc, "apiVersion": version})
+        assert annotation_is_its(obj, Applier.of("kubectl-client-side"), None, ROOT) is its, version

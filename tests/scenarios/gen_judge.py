@@ -73,8 +73,16 @@ def _strings(doc: Any) -> Iterable[str]:
             yield from _strings(v)
 
 
-def _mentioned(path: gen.Path, tokens: set[str]) -> bool:
-    return any(gen.server_path(path[:i]) in tokens for i in range(1, len(path) + 1))
+def _mentioned(path: gen.Path, tokens: set[str], stayed: bool = False) -> bool:
+    """Did the tool name ``path`` or a field above it? For a field that stayed, a field below it
+    counts too: a list item's ``.image`` that stays means the item stays (soak seed 50's
+    seed-5001774: the tool named an item's two fields, the judge wanted the item)."""
+    if any(gen.server_path(path[:i]) in tokens for i in range(1, len(path) + 1)):
+        return True
+    if not stayed:
+        return False
+    here = gen.server_path(path)
+    return any(t.startswith(here) and t[len(here):len(here) + 1] in (".", "[") for t in tokens)
 
 
 def _under(leaves: Mapping[gen.Path, Any], text: str) -> list[gen.Path]:
@@ -159,7 +167,7 @@ def judge(previous: Mapping[str, Any] | None, before: Mapping[str, Any], attr: g
             v.add(APPLY_FAILED, "; ".join(failed))
         return v
     for m in gen.misses(before, asked.applied, previous, after, attr):
-        if announced and _mentioned(m.path, tokens):
+        if announced and _mentioned(m.path, tokens, stayed=m.kind == "stayed"):
             v.counts["announced"] += 1
             continue
         v.add(MISS_CLASSES[m.kind], m.text())
