@@ -166,3 +166,20 @@ def test_an_object_only_its_applier_wrote_needs_no_simulation_and_the_simulation
         m.setattr(choose, "verify_command", lambda *a, **kw: pytest.fail("simulated"))
         with pytest.raises(pytest.fail.Exception):
             choose_fix(scaled(client_side_created(), 3), RULES, Applier.of("kubectl-client-side"), now=NOW)
+
+
+def test_a_field_another_applier_keeps_after_a_skipped_flux_apply_is_unclaimed() -> None:
+    """Soak seed 52's seed-5200642: Flux applied, Helm applied the same configuration, and Flux's
+    next manifest drops fields without changing a value — Flux does not apply then, so
+    kustomize-controller's entry still holds them next to helm's. They stay with helm's values, which
+    is right if helm is another writer and never undone if it was this pipeline under another tool:
+    the object cannot tell, and unclaimed-fields-stay must say so (kustomize-controller's leftover
+    hold hid them)."""
+    labels = {"a": "x", "b": "y"}
+    obj = server_side_applied("kustomize-controller", manifest(labels=labels))
+    obj = server_side_applied("helm", manifest(labels=labels), live=obj)
+    nxt = manifest(labels=None)
+    fix = fix_for(obj, "flux", manifest=nxt)
+    assert fix.ok and fix.command is None
+    unclaimed = {path_string(p): owners for p, owners in fix.unclaimed(obj, nxt, RULES.root)}
+    assert unclaimed == {".spec.labels.a": ("helm",), ".spec.labels.b": ("helm",)}
