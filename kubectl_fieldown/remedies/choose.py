@@ -409,11 +409,8 @@ def unclaimed(live: Mapping[str, Any], v: Verification, manifest: Mapping[str, A
             continue  # an empty map or list (a defaulted template's metadata) holds no value anyone set
         owners = [e for e in entries if e.fields.has(p) or under_leaf(e.fields, p, root)]
         # the applier's own Apply entry still holding a field its manifest does not set is a skipped
-        # apply's leftover (Flux applies only when a value changes): its next apply that changes
-        # anything lets go, and the other owners are left
-        others = [e for e in owners if not (e.manager == applier.manager and e.operation == APPLY)]
-        if others:
-            owners = others
+        # apply's leftover (Flux applies only when a value changes): its next real apply lets go of it
+        owners = [e for e in owners if not (e.manager == applier.manager and e.operation == APPLY)] or owners
         if all(configuration_writer(e) for e in owners):  # nobody at all: never pruned either
             found.append((p, tuple(sorted({e.manager + ("" if e.operation == APPLY else " (Update)")
                                             for e in owners}))))
