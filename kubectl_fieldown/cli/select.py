@@ -206,36 +206,66 @@ def _named(client: ClusterClient, sel: Selection, namespace: str,
         yield from listed(res, res.group_resource)
 
 
-def _from_manifests(client: ClusterClient, sel: Selection, namespace: str) -> Iterator[Selected]:
+@dataclass(frozen=True)
+class _Document:
+    """A manifest document, resolved to its type; ``manifest`` has the namespace defaulted."""
+
+    where: str
+    name: str
+    namespace: str | None
+    res: ResourceInfo
+    manifest: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class _Unreadable:
+    """A file or document that names no object: ``where`` it is and the whole one-line ``message``."""
+
+    where: str
+    message: str
+    error: Exception
+
+
+def _documents(client: ClusterClient, paths: Sequence[str], recursive: bool,
+               namespace: str) -> Iterator[_Document | _Unreadable]:
+    """The documents of manifest files (``-f``, ``--manifest``), each resolved to a type, in file order."""
     from ..kube.errors import KubeError, is_fatal
-    from ..kube.writes import ObjectTarget
     from ..manifests.sources import SourceError, live_name
     from .files import load_sources
 
-    for path in sel.filenames:
-        result = load_sources(path, recursive=sel.recursive)
+    for path in paths:
+        result = load_sources(path, recursive=recursive)
         for err in result.errors:
-            # named by where it is; the message says the rest
-            yield Selected(str(err).removesuffix(f": {err.reason}"), error=err)
+            yield _Unreadable(str(err).removesuffix(f": {err.reason}"), str(err), err)
         for doc in result.documents:
             try:
                 named = live_name(doc)
             except SourceError as e:
-                yield Selected(doc.where, error=e)
+                yield _Unreadable(doc.where, str(e), e)
                 continue
             try:
                 res = client.discovery.resolve_kind(named.api_version, named.kind)
             except KubeError as e:
                 if is_fatal(e):
                     raise
-                yield Selected(doc.where, error=e)
+                yield _Unreadable(doc.where, f"{doc.where}: {e}", e)
                 continue
-            ns = named.namespace or namespace
             manifest = dict(doc.obj)
+            ns = None
             if res.namespaced:
+                ns = named.namespace or namespace
                 manifest["metadata"] = {**(manifest.get("metadata") or {}), "namespace": ns}
-            yield Selected(doc.where, ObjectTarget(res, named.name, ns if res.namespaced else None,
-                                                   manifest=manifest))
+            yield _Document(doc.where, named.name, ns, res, manifest)
+
+
+def _from_manifests(client: ClusterClient, sel: Selection, namespace: str) -> Iterator[Selected]:
+    from ..kube.writes import ObjectTarget
+
+    for doc in _documents(client, sel.filenames, sel.recursive, namespace):
+        if isinstance(doc, _Unreadable):
+            yield Selected(doc.where, error=doc.error)
+        else:
+            yield Selected(doc.where, ObjectTarget(doc.res, doc.name, doc.namespace, manifest=doc.manifest))
 
 
 #: (group, kind, namespace or "", name): one object whichever served version names it
@@ -269,30 +299,9 @@ def _with_next_manifests(client: ClusterClient, sel: Selection, namespace: str,
 def _next_manifests(client: ClusterClient, sel: Selection, namespace: str) -> dict[_ObjectName, dict[str, Any]]:
     """The ``--manifest`` documents by the object they name; a document that cannot be read or
     names no known type stops the command (nothing is written on a manifest half read)."""
-    from ..base.objects import group_of
-    from ..kube.errors import KubeError, is_fatal
-    from ..manifests.sources import SourceError, live_name
-    from .files import load_sources
-
     out: dict[_ObjectName, dict[str, Any]] = {}
-    for path in sel.manifests:
-        result = load_sources(path, recursive=sel.recursive)
-        if result.errors:
-            raise UsageError(f"--manifest {result.errors[0]}")
-        for doc in result.documents:
-            try:
-                named = live_name(doc)
-                res = client.discovery.resolve_kind(named.api_version, named.kind)
-            except KubeError as e:
-                if is_fatal(e):
-                    raise
-                raise UsageError(f"--manifest {doc.where}: {e}") from None
-            except SourceError as e:
-                raise UsageError(f"--manifest {e}") from None
-            manifest = dict(doc.obj)
-            ns = ""
-            if res.namespaced:
-                ns = named.namespace or namespace
-                manifest["metadata"] = {**(manifest.get("metadata") or {}), "namespace": ns}
-            out[(group_of(named.api_version), named.kind, ns, named.name)] = manifest
+    for doc in _documents(client, sel.manifests, sel.recursive, namespace):
+        if isinstance(doc, _Unreadable):
+            raise UsageError(f"--manifest {doc.message}")
+        out[(doc.res.group, doc.res.kind, doc.namespace or "", doc.name)] = doc.manifest
     return out

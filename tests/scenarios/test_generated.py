@@ -623,18 +623,25 @@ def test_judge_counts_a_miss_as_truthful_only_when_announced() -> None:
     assert v.classes == [gen_judge.MISS_CLASSES["stayed"]], v.problems
 
 
-def test_judge_takes_a_field_below_an_item_that_stays_for_the_item() -> None:
-    """Soak seed 50's seed-5001774: the tool said an item's ``.image`` and ``.name`` stay; the item
-    staying is what that means. A deletion is not announced by a field below it, though."""
+def _dropped_item_case(message: str) -> tuple[dict[str, Any], gen.Attribution, dict[str, Any], dict[str, Any],
+                                                dict[str, Any], list[gen.Miss]]:
+    """A container item the applier drops and that stays, with a finding saying ``message``:
+    (previous = before, attribution, applied, the conflicts item, the audit, the misses)."""
     previous = {"spec": {"containers": [{"name": "a", "image": "x"}], "color": "red"}}
-    before = previous
     attr: gen.Attribution = {("spec", "containers", '[name="a"]'): {"applier"},
                              ("spec", "containers", '[name="a"]', "image"): {"applier"}, ("spec", "color"): {"applier"}}
     applied = {"spec": {"color": "red"}}
     citem: dict[str, Any] = {"conflicts": [], "deleted": [], "retained": [], "neverPruned": [], "rejected": None}
     audit = {"items": [{"id": "dropped-fields-stay", "name": gen.NAME, "severity": "error",
-                        "message": 'keeps .spec.containers[name="a"].image', "details": {}}], "objects": []}
-    misses = gen.misses(before, applied, previous, before, attr)
+                        "message": message, "details": {}}], "objects": []}
+    return previous, attr, applied, citem, audit, gen.misses(previous, applied, previous, previous, attr)
+
+
+def test_judge_takes_a_field_below_an_item_that_stays_for_the_item() -> None:
+    """Soak seed 50's seed-5001774: the tool said an item's ``.image`` and ``.name`` stay; the item
+    staying is what that means. A deletion is not announced by a field below it, though."""
+    previous, attr, applied, citem, audit, misses = _dropped_item_case('keeps .spec.containers[name="a"].image')
+    before = previous
     assert {m.kind for m in misses} == {"stayed"}
     v = judge(previous, before, attr, _asked(1, audit, 0, citem, applied), [], before)
     assert v.classes == [] and v.counts["announced"] == len(misses), v.problems
@@ -647,15 +654,8 @@ def test_judge_takes_a_field_below_an_item_that_stays_for_the_item() -> None:
 
 def test_judge_reads_quoted_paths_in_findings() -> None:
     # a list item's path has quotes, escaped in JSON: named in a finding's message, it is announced
-    previous = {"spec": {"containers": [{"name": "a", "image": "x"}], "color": "red"}}
+    previous, attr, applied, citem, audit, misses = _dropped_item_case('keeps .spec.containers[name="a"]')
     before = previous
-    attr: gen.Attribution = {("spec", "containers", '[name="a"]'): {"applier"},
-                             ("spec", "containers", '[name="a"]', "image"): {"applier"}, ("spec", "color"): {"applier"}}
-    applied = {"spec": {"color": "red"}}
-    citem: dict[str, Any] = {"conflicts": [], "deleted": [], "retained": [], "neverPruned": [], "rejected": None}
-    audit = {"items": [{"id": "dropped-fields-stay", "name": gen.NAME, "severity": "error",
-                        "message": 'keeps .spec.containers[name="a"]', "details": {}}], "objects": []}
-    misses = gen.misses(before, applied, previous, before, attr)
     assert misses, "the dropped item stays: a miss"
     v = judge(previous, before, attr, _asked(1, audit, 0, citem, applied), [], before)
     assert v.classes == [] and v.counts["announced"] == len(misses), v.problems
