@@ -30,6 +30,8 @@ from . import _restore_interrupts
 if TYPE_CHECKING:
     import typer
 
+    from .showrun import ShowRequest
+
 __all__ = ["PROG_NAME", "app", "complete_for_kubectl", "main", "run", "run_kubectl_completion"]
 
 PROG_NAME = "kubectl fieldown"
@@ -290,11 +292,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .helptext import help_width
 
         return _print_help(root_help(help_width()))
-    import typer
-
     from .errors import EXIT_USAGE, print_error
     from .globalflags import ConnectionFlags, GlobalFlagError, print_warnings, set_current, split_global_flags
-    from .helpformat import install_help_formatter
 
     _reset_output_flags()
     if not os.environ.get(COMPLETE_VAR):
@@ -309,6 +308,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .outputformat import split_templates
 
         args = split_templates(args)
+        from .showfast import parse
+
+        request = parse(args)
+        if request is not None:
+            try:
+                return _run_show(request)
+            finally:
+                set_current(ConnectionFlags())
+    import typer
+
+    from .helpformat import install_help_formatter
+
     # completion must see every command and its options, never the root stand-ins
     bare_help = not os.environ.get(COMPLETE_VAR) and args in ([], ["-h"], ["--help"])
     modules = _modules_for(_completed_words() if os.environ.get(COMPLETE_VAR) else args)
@@ -325,6 +336,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run_command(command, args)
     finally:
         set_current(ConnectionFlags())  # main() may run again in this process (tests, library use)
+
+
+def _run_show(request: ShowRequest) -> int:
+    """``show`` as :mod:`.showfast` read it, reported as the typer command reports (errors.handle_errors)."""
+    from .errors import EXIT_FAILURE, debug_enabled, report, silence_stdout
+    from .showrun import show_objects
+
+    _restore_interrupts()
+    try:
+        return show_objects(request)
+    except BrokenPipeError:
+        silence_stdout()
+        return EXIT_FAILURE
+    except (Exception, KeyboardInterrupt) as e:
+        if debug_enabled():
+            raise
+        return report(e)
 
 
 def _print_help(text: str) -> int:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from . import options
+from .clusterargs import ClusterArgs
 from .errors import UsageError
 
 if TYPE_CHECKING:
@@ -93,7 +93,7 @@ class Selection:
     filenames: list[str]
     recursive: bool
     selector: str | None
-    cluster: options.ClusterArgs
+    cluster: ClusterArgs
     all_objects: bool = False
     manifests: list[str] = field(default_factory=list)
     """``--manifest FILE``: the applier's next manifests of objects named otherwise, for the check only."""

@@ -154,7 +154,7 @@ def test_usage_error_points_at_the_command_help() -> None:
 
 
 def test_unexpected_exception_is_one_line_unless_debug(monkeypatch: pytest.MonkeyPatch) -> None:
-    from kubectl_fieldown.cli import show as show_module
+    from kubectl_fieldown.cli import showrun as show_module
 
     def boom(*_a: Any, **_k: Any) -> Any:
         raise RuntimeError("kaput")
