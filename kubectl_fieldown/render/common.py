@@ -475,6 +475,15 @@ def make_console(stream: TextIO | None = None) -> Console:
     if not colour:
         plain: Any = styled.PlainConsole(out)
         return cast("Console", plain)
+    if sys.platform == "win32":
+        return _rich_console(out)
+    # rich's colour system: none on a dumb terminal; on any other, our named colours print the same
+    dumb = os.environ.get("TERM", "").lower() in ("dumb", "unknown")
+    ansi: Any = styled.AnsiConsole(out, None if dumb else "standard", lambda: _rich_console(out))
+    return cast("Console", ansi)
+
+
+def _rich_console(out: TextIO) -> Console:
     from rich.console import Console
 
     try:

@@ -10,6 +10,8 @@ the console it is printed on decides whether its styles are shown.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import unicodedata
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, TextIO
@@ -147,6 +149,121 @@ class PlainConsole:
 
     def print(self, *objects: Any, soft_wrap: bool = True, **_: Any) -> None:
         self.file.write(" ".join(str(o) for o in objects) + "\n")
+
+
+# The styles the renderers give, word by word, as rich's SGR parameters: rich prints the sixteen
+# named colours with the same 16-colour codes whatever the terminal supports (truecolor, 256, 16).
+_ATTRIBUTES = {"bold": (1, "1"), "dim": (2, "2"), "italic": (4, "3"), "underline": (8, "4")}
+_COLOUR_NAMES = ("black", "red", "green", "yellow", "blue", "magenta", "cyan", "white")
+_COLOURS = {**{name: str(30 + n) for n, name in enumerate(_COLOUR_NAMES)},
+            **{f"bright_{name}": str(90 + n) for n, name in enumerate(_COLOUR_NAMES)}}
+#: characters rich treats specially (tabs are expanded, control codes kept as they are): rich prints these
+_SPECIAL = frozenset(chr(c) for c in (*range(0x20), 0x7F)) - {"\n"}
+
+
+def _style_codes(style: str) -> tuple[int, str | None] | None:
+    """(attribute bits, colour code) of a style string, or None for one outside the words above."""
+    bits, colour = 0, None
+    for word in style.split():
+        if word in _ATTRIBUTES:
+            bits |= _ATTRIBUTES[word][0]
+        elif word in _COLOURS:
+            colour = _COLOURS[word]  # as rich parses: the last colour named wins
+        else:
+            return None
+    return bits, colour
+
+
+def _sgr(bits: int, colour: str | None) -> str:
+    codes = [code for bit, code in _ATTRIBUTES.values() if bits & bit]
+    if colour is not None:
+        codes.append(colour)
+    return ";".join(codes)
+
+
+def ansi_lines(text: PlainText, colour: bool) -> str | None:
+    """``text`` and a newline as a rich console prints it with ``soft_wrap=True`` on a terminal of
+    16 colours or more (``colour``) or with no colour system (TERM=dumb), or None when the text
+    needs rich (a style or a character outside what this follows).
+
+    As rich does it: the text is split into lines, each keeping the base style, the newlines
+    between them unstyled; within a line every stretch between span boundaries gets the styles of
+    the spans over it combined in span order (attributes add up, the last colour wins), printed as
+    ``ESC[<codes>m...ESC[0m``, or bare when it has no codes."""
+    raw = text._text
+    if not raw.isascii() or not raw.isprintable():
+        if any(ch in _SPECIAL for ch in raw):
+            return None
+    parsed: dict[str, tuple[int, str | None]] = {}
+    for style in {text._style, *(st for _, _, st in text._spans)}:
+        codes = _style_codes(style)
+        if codes is None:
+            return None
+        parsed[style] = codes
+    if not colour:
+        return raw + "\n"
+    base = parsed[text._style]
+    lines = raw.split("\n")
+    starts = list(itertools.accumulate((len(line) + 1 for line in lines[:-1]), initial=0))
+    # each span's part on each line it covers (most cover one), in span order
+    on_line: list[list[tuple[int, int, int]]] = [[] for _ in lines]
+    for n, (a, b, _) in enumerate(text._spans, 1):
+        for i in range(max(bisect.bisect_right(starts, a) - 1, 0), len(lines)):
+            start = starts[i]
+            if start >= b:
+                break
+            lo, hi = max(a, start), min(b, start + len(lines[i]))
+            if lo < hi:
+                on_line[i].append((lo, hi, n))
+    out: list[str] = []
+    for line, start, spans in zip(lines, starts, on_line, strict=True):
+        # (offset, leaving, span number): entering before leaving at one offset, as rich sorts them
+        events = [(start, False, 0), (start + len(line), True, 0)]
+        for lo, hi, n in spans:
+            events += [(lo, False, n), (hi, True, n)]
+        events.sort(key=lambda e: (e[0], e[1]))
+        active: set[int] = set()
+        for (offset, leaving, n), (next_offset, _, _) in itertools.pairwise(events):
+            if leaving:
+                active.discard(n)
+            else:
+                active.add(n)
+            if next_offset > offset:
+                bits, fg = 0, None
+                for m in sorted(active):
+                    b_bits, b_fg = base if m == 0 else parsed[text._spans[m - 1][2]]
+                    bits |= b_bits
+                    fg = b_fg if b_fg is not None else fg
+                piece = raw[offset:next_offset]
+                sgr = _sgr(bits, fg)
+                out.append(f"\x1b[{sgr}m{piece}\x1b[0m" if sgr else piece)
+        out.append("\n")
+    return "".join(out)
+
+
+class AnsiConsole:
+    """A colour console for the renderers' lines without importing rich: ``print(line,
+    soft_wrap=True)`` of a :class:`PlainText` or a string is written as rich would write it
+    (:func:`ansi_lines`); any other call goes to the rich console ``make_rich`` builds, on first
+    need. rich's import is a fifth of a ``show -i`` on a terminal."""
+
+    def __init__(self, file: TextIO, color_system: str | None, make_rich: Any) -> None:
+        self.file = file
+        self.color_system = color_system
+        self._make_rich = make_rich
+        self._rich: Any = None
+
+    def print(self, *objects: Any, **options: Any) -> None:
+        if len(objects) == 1 and options == {"soft_wrap": True}:
+            obj = objects[0]
+            text = obj if isinstance(obj, PlainText) else PlainText(obj) if isinstance(obj, str) else None
+            written = ansi_lines(text, self.color_system is not None) if text is not None else None
+            if written is not None:
+                self.file.write(written)
+                return
+        if self._rich is None:
+            self._rich = self._make_rich()
+        self._rich.print(*objects, **options)
 
 
 if not TYPE_CHECKING:

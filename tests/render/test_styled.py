@@ -68,3 +68,96 @@ def test_appending_text_with_a_style_is_refused_as_rich_refuses_it() -> None:
         PlainText("a").append(PlainText("b"), style="red")
     with pytest.raises(ValueError):
         RichText("a").append(RichText("b"), style="red")
+
+
+# --- AnsiConsole: colour without rich, byte for byte what rich's console writes ----------------------
+
+_WORDS = ["bold", "dim", "italic", "underline", "red", "cyan", "bright_blue", "bright_red", "magenta", "green"]
+_PIECES = ["├── ", "│   ", "spec", "replicas: 3", "  ← ", "名前", "é", " ", "", "\n", "a\nb", "x  "]
+
+
+def _random_text(rnd: Any) -> PlainText:
+    def style() -> str:
+        return " ".join(rnd.sample(_WORDS, rnd.randint(0, 3)))
+
+    t = PlainText(rnd.choice(_PIECES), style())
+    for _ in range(rnd.randint(0, 8)):
+        piece = rnd.choice(_PIECES)
+        if rnd.random() < 0.3:
+            inner = PlainText(piece, style())
+            inner.append(rnd.choice(_PIECES), style=style())
+            t.append(inner)
+        else:
+            t.append(piece, style=style())
+    if rnd.random() < 0.3:
+        t = PlainText("\n", style()).join([t, t[1:5], PlainText(rnd.choice(_PIECES), style())])
+    return t
+
+
+def _rich_output(objects: tuple[Any, ...], env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> str:
+    import io
+
+    from kubectl_fieldown.render.common import _rich_console
+
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    out = io.StringIO()
+    _rich_console(out).print(*objects, soft_wrap=True)
+    return out.getvalue()
+
+
+TERMINALS = [{"TERM": "xterm"}, {"TERM": "xterm-256color"}, {"TERM": "xterm-16color"},
+             {"TERM": "xterm", "COLORTERM": "truecolor"}, {"TERM": "dumb"}, {"TERM": "unknown"}, {"TERM": ""}]
+
+
+@pytest.mark.parametrize("env", TERMINALS, ids=lambda e: ",".join(f"{k}={v}" for k, v in e.items()))
+def test_ansi_console_writes_what_rich_writes(env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+    import random
+
+    from kubectl_fieldown.render.common import make_console
+    from kubectl_fieldown.render.styled import AnsiConsole
+
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    for k in ("COLORTERM", "TERM"):
+        monkeypatch.delenv(k, raising=False)
+    rnd = random.Random(24)
+    for _ in range(300):
+        text = _random_text(rnd)
+        objects: tuple[Any, ...] = (text,) if rnd.random() < 0.8 else (str(text),)
+        expected = _rich_output(objects, env, monkeypatch)
+        out = io.StringIO()
+        console = make_console(out)
+        assert isinstance(console, AnsiConsole)
+        console.print(*objects, soft_wrap=True)
+        assert out.getvalue() == expected, (text.plain, text._style, text._spans)
+        assert console._rich is None, "rich was not needed"
+
+
+def test_ansi_console_hands_what_it_does_not_follow_to_rich(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    from kubectl_fieldown.render.common import make_console
+    from kubectl_fieldown.render.styled import AnsiConsole
+
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    monkeypatch.setenv("TERM", "xterm-256color")
+    cases: list[tuple[tuple[Any, ...], dict[str, Any]]] = [
+        ((PlainText("x", "bold on red"),), {"soft_wrap": True}),  # a background: not followed
+        ((PlainText("x", "not bold"),), {"soft_wrap": True}),
+        ((PlainText("a\tb", "red"),), {"soft_wrap": True}),  # tabs are expanded by rich
+        ((PlainText("a\x1b[31mb"),), {"soft_wrap": True}),
+        ((PlainText("x", "red"),), {}),  # may wrap: rich's
+        ((), {}),
+        ((PlainText("a", "red"), PlainText("b")), {"soft_wrap": True}),
+    ]
+    for objects, options in cases:
+        expected = _rich_output(objects, {}, monkeypatch) if options else None
+        out = io.StringIO()
+        console = make_console(out)
+        console.print(*objects, **options)
+        assert isinstance(console, AnsiConsole) and console._rich is not None, objects
+        if expected is not None:
+            assert out.getvalue() == expected
