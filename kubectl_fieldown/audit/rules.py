@@ -236,14 +236,6 @@ def predicted_conflict(f: ObjectFacts, ctx: AuditContext) -> list[Finding]:
     run = run_applier(applier, f.obj, manifest, rules, now=ctx.now)
     conflicts = run.conflicts if run.error is not None else run.taken_over
     failed = run.failure
-    if failed is not None and not run.conflicts:
-        # the server's 500 for a badly typed value quotes it: none of a Secret's
-        error = scrub(run.failure_message, secret_texts(f.obj, manifest)) if f.is_secret else run.failure_message
-        return [f.finding("predicted-conflict", f"{applier.describe()} would fail: {error}",
-                          {"manager": applier.manager, "conflicts": [], "error": error,
-                           "status": failed.status})]
-    if not conflicts:
-        return []
     by_owner: dict[str, list[str]] = {}
     listed = []
     for c in sorted(conflicts, key=lambda c: (c.path, c.manager)):
@@ -255,6 +247,16 @@ def predicted_conflict(f: ObjectFacts, ctx: AuditContext) -> list[Finding]:
     parts = [f"{_listed(paths)} (owned by {owner})" for owner, paths in by_owner.items()]
     n = len(conflicts)
     fields = f"{n} field{'s' if n != 1 else ''}"
+    if failed is not None and not run.conflicts:
+        # the server's 500 for a badly typed value quotes it: none of a Secret's
+        error = scrub(run.failure_message, secret_texts(f.obj, manifest)) if f.is_secret else run.failure_message
+        # as conflicts says it: the fields a forcing applier takes over, and that the apply still fails
+        taken = f"; it forces, and would take over {fields}: " + "; ".join(parts) if listed else ""
+        return [f.finding("predicted-conflict", f"{applier.describe()} would fail: {error}{taken}",
+                          {"manager": applier.manager, "conflicts": listed, "error": error,
+                           "status": failed.status, **({"forced": True} if listed else {})})]
+    if not conflicts:
+        return []
     if run.error is not None:
         message = f"{applier.describe()} would conflict on {fields}: " + "; ".join(parts)
         severity = None

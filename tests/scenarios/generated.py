@@ -20,7 +20,9 @@ the previous manifest set and the next one does not is deleted, unless another l
 too (it then keeps that writer's value); every other field keeps its value. "Live writer" is measured
 on the server while the history is played (:func:`attribute`): after each step, the fields that step
 sent and that now hold the value it sent are attributed to it; a field whose value changes is
-attributed only to the steps that sent that value; a field that disappears has no writer. After a
+attributed only to the steps that sent that value; a field that disappears has no writer; another
+writer's server-side apply that no longer sends a field it sent before gives it up (it wants what
+it applies, and the server drops its ownership of the rest). After a
 managedFields reset (:func:`forget_records`) a value the applier sends again is the applier's alone. A value
 an Update step sent that was already there is not attributed to it: the server skips a write that
 changes nothing (no new resourceVersion, no managedFields entry), so no record, and no tool, can
@@ -178,13 +180,18 @@ Attribution = dict[Path, set[str]]
 
 
 def attribute(attr: Attribution, before: Mapping[Path, Any], after: Mapping[Path, Any],
-              sent: Mapping[Path, Any], role: str, records_unchanged: bool = True, untracked: bool = False) -> None:
+              sent: Mapping[Path, Any], role: str, records_unchanged: bool = True, untracked: bool = False,
+              whole_set: bool = False) -> None:
     """One step's effect on ``attr`` (in place): see the module docstring. ``records_unchanged``: the
     step leaves a record of the values it sent that were there already (an apply; not an Update);
-    ``untracked``: the object has no managedFields after the step (a reset, and no apply since)."""
+    ``untracked``: the object has no managedFields after the step (a reset, and no apply since);
+    ``whole_set``: the step is another writer's server-side apply that went through, so what it sent
+    is all it wants: a field it sent before and not now is no longer its (the server drops it too)."""
     for p in list(attr):
         if p not in after:
             del attr[p]
+        elif whole_set and p not in sent:
+            attr[p] -= {role, role + FORGOTTEN}
     for p, v in after.items():
         mine = p in sent and _same(sent[p], v)
         if p not in before or not _same(before[p], v):

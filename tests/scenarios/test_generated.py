@@ -236,12 +236,16 @@ class Lab:
                 out.failed_steps += 1
             new = self.wire.get(path) or {}
             role = "applier" if step.get("role") == "applier" else f"other:{step.get('class', op)}"
+            # another writer's server-side apply: the manager's set is what it sent, so it is its own writer
+            whole_set = op == "apply" and role != "applier" and ok
+            if whole_set:
+                role += f":{step['manager']}"
             # another writer's Update of a value already there changes nothing: the server keeps no record
             if op == "reset" and ok:
                 gen.forget_records(out.attr)
             gen.attribute(out.attr, gen.leaves(live), gen.leaves(new), sent if ok else {}, role,
                           records_unchanged=step.get("role") == "applier" or op == "apply",
-                          untracked=not (new.get("metadata") or {}).get("managedFields"))
+                          untracked=not (new.get("metadata") or {}).get("managedFields"), whole_set=whole_set)
             # an apply that wrote nothing (Flux skips one its dry-run finds no drift in) leaves no
             # record of its manifest: nothing on the object, and no tool, can know it was sent
             wrote = (new.get("metadata") or {}).get("resourceVersion") != \
@@ -605,6 +609,26 @@ def test_judge_compares_audit_with_conflicts() -> None:
     v = judge(previous, before, attr, _asked(0, {"items": [], "objects": []}, 0, citem, {"spec": {"color": "red"}}),
               [], after)
     assert v.classes == [gen_judge.DISAGREE_VERDICT, gen_judge.MISS_CLASSES["value-lost"]], v.problems
+
+
+def test_a_server_side_apply_gives_up_what_it_no_longer_sends() -> None:
+    """Soak seed 54's seed-5401874: sidecar-injector applied .spec.args, then applied without it; ci,
+    its one owner left, drops it from its manifest: deleting it loses nobody's value."""
+    args, color = ("spec", "args"), ("spec", "color")
+    live = {args: "-v", color: "red"}
+    attr: gen.Attribution = {args: {"applier"}, color: {"applier"}}
+    gen.attribute(attr, live, live, live, "other:other-ssa:sidecar", whole_set=True)
+    assert attr == {args: {"applier", "other:other-ssa:sidecar"}, color: {"applier", "other:other-ssa:sidecar"}}
+    gen.attribute(attr, live, live, {color: "red"}, "other:other-ssa:sidecar", whole_set=True)
+    assert attr == {args: {"applier"}, color: {"applier", "other:other-ssa:sidecar"}}
+    # another writer's apply leaves it alone; so does an Update of the same writer's class
+    gen.attribute(attr, live, live, {}, "other:other-ssa:injector", whole_set=True)
+    gen.attribute(attr, live, live, {}, "other:other-ssa:sidecar", records_unchanged=False)
+    assert attr == {args: {"applier"}, color: {"applier", "other:other-ssa:sidecar"}}
+    # a record a reset erased goes too
+    attr = {args: {"other:other-ssa:sidecar~"}}
+    gen.attribute(attr, live, live, {color: "red"}, "other:other-ssa:sidecar", whole_set=True)
+    assert attr == {args: set(), color: {"other:other-ssa:sidecar"}}
 
 
 def test_judge_counts_a_miss_as_truthful_only_when_announced() -> None:
