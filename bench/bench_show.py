@@ -11,7 +11,10 @@ Measured in one run, each against a baseline run the same way:
 2. decode + owner-tree throughput over many objects' managedFields: objects/s and MB/s of
    managedFields JSON, next to ``json.loads`` of the same bytes (the floor for any decoder).
 
-    python bench/bench_show.py [--runs 11] [--objects 2000]
+    python bench/bench_show.py [--runs 11] [--objects 2000] [--instructions]
+
+``--instructions`` adds the start-up rows counted in instructions by valgrind, which a busy machine
+does not disturb (wall and CPU times on a shared 2-core machine move by 2x from run to run).
 
 Exits 1 when a goal is missed (judged on the median).
 """
@@ -97,6 +100,35 @@ def startup(runs: int) -> bool:
     return met
 
 
+def instructions() -> None:
+    """The same commands' instruction counts (valgrind's callgrind), next to ``python -c pass``: the
+    one measure a busy machine does not disturb. The terminal row runs with FORCE_COLOR into a pipe
+    (colour as on a terminal; valgrind and a pseudo-terminal do not mix). Run from another directory
+    than the repository, so that the installed package is what runs."""
+    exe = str(Path(sys.executable).parent / "kubectl-fieldown")
+    exe_cmd = [exe] if Path(exe).exists() else [sys.executable, "-m", "kubectl_fieldown"]
+    example = str(ROOT / "examples" / "deployment.yaml")
+    rows: list[tuple[str, list[str], dict[str, str]]] = [
+        ("python -c pass (baseline)", [sys.executable, "-c", "pass"], {}),
+        ("kubectl-fieldown --help", [*exe_cmd, "--help"], {}),
+        ("show -i deployment.yaml -o json", [*exe_cmd, "show", "-i", example, "-o", "json"], {}),
+        ("show -i deployment.yaml (tree, colour)", [*exe_cmd, "show", "-i", example], {"FORCE_COLOR": "1"}),
+    ]
+    counts = {}
+    for name, cmd, extra in rows:
+        env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")} | extra
+        proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *cmd],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env, cwd="/")
+        found = [line.split()[-1] for line in proc.stderr.splitlines() if "Collected :" in line]
+        if proc.returncode != 0 or not found:
+            raise SystemExit(f"valgrind {' '.join(cmd)} failed: {proc.stderr.strip()[-300:]}")
+        counts[name] = int(found[-1])
+    base = counts[rows[0][0]]
+    print("start-up in instructions (valgrind callgrind)")
+    for name, n in counts.items():
+        print(f"  {name:42s} {n / 1e6:7.0f} M  {n / base:4.1f}x baseline")
+
+
 def sample_objects(n: int) -> list[dict[str, Any]]:
     """Objects with realistic managedFields: the recorded conformance objects, repeated."""
     cases = sorted((ROOT / "tests" / "conformance").glob("**/*.json"))
@@ -148,7 +180,11 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=11)
     ap.add_argument("--objects", type=int, default=2000)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--instructions", action="store_true",
+                    help="also count the start-up rows' instructions with valgrind (load does not disturb them)")
     args = ap.parse_args()
+    if args.instructions:
+        instructions()
     met = startup(args.runs)
     throughput(args.objects, args.repeat)
     return 0 if met else 1
