@@ -255,6 +255,7 @@ class Intent:
         by_content = FieldSet()
         records: list[tuple[int, FieldSet]] = []
         possible: list[tuple[int, FieldSet]] = []
+        candidates: list[tuple[ManagedFieldsEntry, FieldSet]] = []
         la_certain = its and _annotation_always_its(applier) and not _saved_from_a_read(_annotation(live)) \
             and _annotation_recorded(entries)
         for e in entries:
@@ -274,9 +275,11 @@ class Intent:
             else:
                 others = others.union(fs)
                 other_entries.append(e)
-                maybe = _possible_configuration(e, fs, live, applier, mine, root)
-                if maybe is not None:
-                    possible.append((e.unix_time, maybe))
+                candidates.append((e, fs))
+        for e, fs in candidates:
+            maybe = _possible_configuration(e, fs, live, applier, mine, root, [r for _, r in records])
+            if maybe is not None:
+                possible.append((e.unix_time, maybe))
         if la_fields is not None:
             own = own.union(la_fields)
             # a value that differs from the one the applier last applied was written by someone
@@ -325,12 +328,14 @@ def _annotation_recorded(entries: Sequence[ManagedFieldsEntry]) -> bool:
 
 
 def _possible_configuration(e: ManagedFieldsEntry, fs: FieldSet, live: Mapping[str, Any], applier: Applier,
-                            manifest_fields: FieldSet | None, root: Type) -> FieldSet | None:
+                            manifest_fields: FieldSet | None, root: Type,
+                            own_records: Sequence[FieldSet] = ()) -> FieldSet | None:
     """Another writer's whole configuration (an Apply entry, the client-side manager's annotation) that
-    holds at least half of the next manifest's fields: not clearly the applier's (:func:`same_configuration`
+    holds at least half of the next manifest's fields, or that is one of the applier's own whole records
+    (``own_records``) changed: not clearly the applier's (:func:`same_configuration` with the manifest
     wants more than half both ways), not clearly another configuration either — the manifest may have
-    shrunk since. If it was the applier's, under another tool, what its older records set and this one
-    did not was dropped then and only stayed because that apply could not prune it."""
+    shrunk, or grown, since. If it was the applier's, under another tool, what its older records set and
+    this one did not was dropped then and only stayed because that apply could not prune it."""
     if manifest_fields is None or e.subresource or e.manager in _UNKNOWN_WRITERS:
         return None
     if e.operation == APPLY:
@@ -344,7 +349,10 @@ def _possible_configuration(e: ManagedFieldsEntry, fs: FieldSet, live: Mapping[s
     if theirs is None:
         return None
     shared = len(theirs.leaves().intersection(manifest_fields.leaves()))
-    return theirs if shared and shared * 2 >= len(manifest_fields.leaves()) else None
+    if shared and shared * 2 >= len(manifest_fields.leaves()):
+        return theirs
+    # or one of the applier's own whole configurations, changed (the manifest may have grown since)
+    return theirs if any(same_configuration(theirs, r) for r in own_records) else None
 
 
 def _configuration_record(e: ManagedFieldsEntry, fs: FieldSet, la_fields: FieldSet | None, applier: Applier,

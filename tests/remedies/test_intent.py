@@ -139,3 +139,29 @@ def test_an_annotation_written_at_another_served_version_is_still_the_last_confi
     for version, its in (("example.com/v2", True), ("other.example.com/v1", False)):
         annotations[LAST_APPLIED_ANNOTATION] = json.dumps({**doc, "apiVersion": version})
         assert annotation_is_its(obj, Applier.of("kubectl-client-side"), None, ROOT) is its, version
+
+
+def test_a_configuration_like_the_appliers_own_record_is_possibly_its_even_when_the_manifest_grew() -> None:
+    """Soak seed 57's seed-5702495: deployer applied server-side, then kubectl applied client-side
+    the same configuration without ``color``; deployer's next manifest adds labels and drops
+    ``color``. The annotation holds less than half of the grown manifest, but it is deployer's own
+    record changed (more than half of it both ways), and newer: ``color`` was dropped then and only
+    stayed because a client-side apply prunes what its annotation set. Its deletion now is an older
+    manifest's (superseded), which audit names instead of calling the apply safe."""
+    from kubectl_fieldown.appliers import run_applier
+    from kubectl_fieldown.fieldmanager import simulate_apply
+
+    two = {"a": "x", "b": "y"}
+    obj = simulate_apply(None, manifest(labels=two), "deployer", RULES, now="2026-11-24T10:00:00Z").object
+    run = run_applier(Applier.of("kubectl-client-side"), obj, manifest(labels=two, color=None), RULES,
+                      now="2026-11-24T10:00:05Z")
+    assert run.ok and run.result is not None
+    grown = manifest(labels={k: "v" for k in "abcdefgh"}, color=None)
+    intent = Intent.of(run.result, Applier.of("ssa", "deployer"), grown, ROOT)
+    color = parse_path(".spec.color")
+    assert intent.deletion_asked(color) and intent.superseded_set(color)
+    assert not intent.superseded_set(parse_path(".spec.replicas"))
+    # a configuration that is not like the applier's own record stays another writer's
+    other = simulate_apply(None, manifest(labels=two), "deployer", RULES, now="2026-11-24T10:00:00Z").object
+    other = simulate_apply(other, partial(color="blue"), "tuner", RULES, now="2026-11-24T10:00:05Z").object
+    assert not Intent.of(other, Applier.of("ssa", "deployer"), grown, ROOT).superseded_set(parse_path(".spec.replicas"))
