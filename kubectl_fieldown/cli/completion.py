@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
+from ..base.yamlmodule import import_yaml
 from .globalflags import FLAGS, ConnectionFlags, GlobalFlagError, flag_named, set_current, split_global_flags
 
 __all__ = [
@@ -352,6 +353,7 @@ def _server_of(params: dict[str, Any]) -> str | None:
                  if os.path.isfile(p)]
     else:
         paths = [p for p in [os.path.expanduser("~/.kube/config")] if os.path.isfile(p)]
+    import_yaml()
     import yaml
 
     loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

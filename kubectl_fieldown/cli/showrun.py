@@ -24,10 +24,10 @@ from ..ownership.managedfields import ManagedFieldsEntry, ManagedFieldsError, de
 from ..ownership.tree import build_owner_tree, unowned_leaves
 from .clusterargs import ClusterArgs, cluster_options
 from .errors import EXIT_FAILURE, UsageError, describe, print_error, print_note
-from .select import LiveRequest, parse_live_args, resolve_targets
 
 if TYPE_CHECKING:
     from ..render.common import ObjectView
+    from .select import LiveRequest
 
 __all__ = ["ObjectSource", "ShowOutput", "ShowRequest", "TimeMode", "build_view", "object_title", "show_objects"]
 
@@ -153,6 +153,7 @@ def _offline(path: str, recursive: bool) -> Iterator[ObjectSource]:
 def _live(request: LiveRequest, cluster: ClusterArgs) -> Iterator[ObjectSource]:
     from ..kube.client import ALL_NAMESPACES, ClusterClient
     from ..kube.errors import KubeError, is_fatal
+    from .select import resolve_targets
 
     client = ClusterClient(cluster_options(cluster))
     try:
@@ -289,6 +290,8 @@ def show_objects(req: ShowRequest) -> int:
             raise UsageError("-l cannot be used with -f: the manifests name the objects")
         sources = _manifests(filename, req.recursive, cluster)
     else:
+        from .select import parse_live_args
+
         sources = _live(parse_live_args(args, selector, cluster.all_namespaces), cluster)
 
     views: list[ObjectView] = []

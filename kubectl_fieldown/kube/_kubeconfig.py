@@ -21,6 +21,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..base.yamlmodule import import_yaml
 from . import _lightconfig, incluster
 from .credentials import bearer_header
 from .errors import ConfigError
@@ -77,6 +78,7 @@ class _Library:
     given explicit Any types here."""
 
     def __init__(self) -> None:
+        import_yaml()
         import yaml
         from kubernetes.client.configuration import Configuration
         from kubernetes.config import incluster_config, kube_config

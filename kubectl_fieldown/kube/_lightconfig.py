@@ -29,6 +29,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..base.yamlmodule import import_yaml
+
 __all__ = ["Light", "LightConfiguration", "Unsupported", "load", "merged_context_names"]
 
 _CLUSTER_KEYS = frozenset({"server", "certificate-authority", "certificate-authority-data", "insecure-skip-tls-verify",
@@ -100,6 +102,7 @@ class _Entry:
 
 
 def _read(path: str) -> dict[str, Any]:
+    import_yaml()
     import yaml
 
     try:

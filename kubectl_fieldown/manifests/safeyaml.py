@@ -30,6 +30,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..base.value import MAX_DEPTH, valid_text
+from ..base.yamlmodule import import_yaml
 from .goscalar import MERGE as _MERGE
 from .goscalar import ScalarError, json_number, key_text, resolve
 
@@ -127,6 +128,7 @@ def _where(mark: Any) -> str:
 
 
 def _parser(text: str) -> Any:
+    import_yaml()
     import yaml
 
     try:
@@ -147,6 +149,7 @@ def load_all(text: str) -> Iterator[Any]:
 
     Raises :class:`YAMLReadError` (naming the document) for invalid YAML and for documents beyond
     the limits; the documents before it have been yielded."""
+    import_yaml()
     import yaml
     from yaml import events as ev
 

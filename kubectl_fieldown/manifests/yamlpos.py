@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..base.yamlmodule import import_yaml
 from ..fieldpath.element import FIELD, INDEX, Path, PathElement
 from ..fieldpath.lookup import MISSING, child_value
 
@@ -61,6 +62,7 @@ class _Open:
 
 def document_positions(text: str) -> list[DocumentPositions]:
     """Each document's positions, in order; an unreadable text gives those read before the error."""
+    import_yaml()
     import yaml
     from yaml import events as ev
 

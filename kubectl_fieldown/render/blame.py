@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
+from ..base.yamlmodule import import_yaml
 from ..fieldpath import FieldSet, Path, field
 from ..ownership.tree import OwnedField, Owner, item_elements
 from .common import (
@@ -267,6 +268,7 @@ def yaml_scalar(v: Any) -> str:
 
 
 def _plain_ok(s: str) -> bool:
+    import_yaml()
     import yaml
 
     if not s or "\n" in s or len(s) > 1000:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from ..base.redact import REDACTED, redact_secret
 from ..base.value import escape_controls, value_on_one_line
+from ..base.yamlmodule import import_yaml
 from ..fieldpath import FIELD, FieldSet, Path, PathElement, element_string, path_string
 from ..fieldpath.lookup import MISSING
 from ..ownership.managedfields import ManagedFieldsEntry, parse_time
@@ -143,6 +144,7 @@ def write_yaml(doc: Any, out: TextIO) -> None:
     The same object often appears twice in these documents (a field's value inside its parent's
     value, an object's managedFields next to the object): PyYAML would then write ``&id001`` and
     ``*id001``, which readers of the documented contract should not have to resolve."""
+    import_yaml()
     import yaml
 
     base: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
