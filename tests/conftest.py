@@ -139,6 +139,16 @@ def _start_lab(config: pytest.Config, tmp_root: Path) -> lab.Cluster:
     pytest.fail(f"cannot start the API server lab (hack/lab/start.sh):\n{last}", pytrace=False)
 
 
+@pytest.fixture(autouse=True)
+def _output_flags_at_defaults() -> None:
+    """--color and --no-headers as a fresh process has them: a command run in this process sets them
+    (render/prefs.py), and main() puts them back only before its own next run, so an earlier test's
+    --color never would otherwise reach a test that renders without main()."""
+    from kubectl_fieldown.render import prefs
+
+    prefs.reset()
+
+
 @pytest.fixture(scope="session")
 def cluster(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory

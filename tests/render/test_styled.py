@@ -115,11 +115,9 @@ def test_ansi_console_writes_what_rich_writes(env: dict[str, str], monkeypatch: 
     import io
     import random
 
-    from kubectl_fieldown.render import prefs
     from kubectl_fieldown.render.common import make_console
     from kubectl_fieldown.render.styled import AnsiConsole
 
-    monkeypatch.setitem(prefs._state, "color", "auto")  # not an earlier test's --color
     monkeypatch.delenv("NO_COLOR", raising=False)
     monkeypatch.setenv("FORCE_COLOR", "1")
     for k in ("COLORTERM", "TERM"):
@@ -140,11 +138,9 @@ def test_ansi_console_writes_what_rich_writes(env: dict[str, str], monkeypatch: 
 def test_ansi_console_hands_what_it_does_not_follow_to_rich(monkeypatch: pytest.MonkeyPatch) -> None:
     import io
 
-    from kubectl_fieldown.render import prefs
     from kubectl_fieldown.render.common import make_console
     from kubectl_fieldown.render.styled import AnsiConsole
 
-    monkeypatch.setitem(prefs._state, "color", "auto")  # not an earlier test's --color
     monkeypatch.delenv("NO_COLOR", raising=False)
     monkeypatch.setenv("FORCE_COLOR", "1")
     monkeypatch.setenv("TERM", "xterm-256color")
