@@ -276,8 +276,9 @@ class Intent:
                 others = others.union(fs)
                 other_entries.append(e)
                 candidates.append((e, fs))
+        own_records = [r for _, r in records]
         for e, fs in candidates:
-            maybe = _possible_configuration(e, fs, live, applier, mine, root, [r for _, r in records])
+            maybe = _possible_configuration(e, fs, live, applier, mine, root, own_records)
             if maybe is not None:
                 possible.append((e.unix_time, maybe))
         if la_fields is not None:
@@ -329,7 +330,7 @@ def _annotation_recorded(entries: Sequence[ManagedFieldsEntry]) -> bool:
 
 def _possible_configuration(e: ManagedFieldsEntry, fs: FieldSet, live: Mapping[str, Any], applier: Applier,
                             manifest_fields: FieldSet | None, root: Type,
-                            own_records: Sequence[FieldSet] = ()) -> FieldSet | None:
+                            own_records: Sequence[FieldSet]) -> FieldSet | None:
     """Another writer's whole configuration (an Apply entry, the client-side manager's annotation) that
     holds at least half of the next manifest's fields, or that is one of the applier's own whole records
     (``own_records``) changed: not clearly the applier's (:func:`same_configuration` with the manifest
