@@ -253,6 +253,8 @@ def key_value(k: ValueKey) -> Any:
 
 def values_equal(a: Any, b: Any) -> bool:
     """Deep equality with the server's rules (SMD ``value.Equals``)."""
+    if a is b and type(a) in (dict, list):
+        return True  # shared by merge or prune (no NaN in JSON, so a value equals itself)
     ta, tb = type(a), type(b)
     if ta is tb and (ta is str or ta is int):
         return bool(a == b)

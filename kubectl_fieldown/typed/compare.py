@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..base.value import values_equal
-from ..fieldpath.element import FIELD, Path, PathElement
+from ..fieldpath.element import FIELD, PathElement
 from ..fieldpath.set import FieldSet
 from ..schema.types import Type
 from .items import LIST, MAP, index_items, key_type, side
@@ -44,46 +44,67 @@ def compare(old: Any, new: Any, t: Type) -> Comparison:
     added = FieldSet()
     modified = FieldSet()
     removed = FieldSet()
-    w = _Walker(added, modified, removed)
-    w.node((), old, new, t, root=True)
+    _Walker().node(added, modified, removed, None, old, new, t)
     return Comparison(added, modified, removed)
 
 
+def _child(parent: FieldSet, pe: PathElement) -> FieldSet:
+    c = parent.children.get(pe)
+    if c is None:
+        c = parent.children[pe] = FieldSet._node(set(), {})
+    return c
+
+
+def _drop_empty(parent: FieldSet, pe: PathElement) -> None:
+    c = parent.children.get(pe)
+    if c is not None and not c.members and not c.children:
+        del parent.children[pe]
+
+
 class _Walker:
-    __slots__ = ("added", "modified", "removed")
+    """Records into the three sets as it descends: each call gets the nodes of the sets in which
+    the value's own element ``pe`` is a member (``pe`` None: the root, which is never a member);
+    the paths are never spelled out, so no leaf costs more than its own element."""
 
-    def __init__(self, added: FieldSet, modified: FieldSet, removed: FieldSet) -> None:
-        self.added = added
-        self.modified = modified
-        self.removed = removed
+    __slots__ = ()
 
-    def node(self, path: Path, lhs: Any, rhs: Any, t: Type, root: bool = False) -> None:
+    def node(self, pa: FieldSet, pm: FieldSet, pr: FieldSet, pe: PathElement | None,
+             lhs: Any, rhs: Any, t: Type) -> None:
+        if lhs is rhs and lhs is not _ABSENT:
+            # one value on both sides (merge and prune share what they leave untouched): nothing
+            # below it differs (JSON, and so the server, has no NaN, the one value unequal to itself)
+            return
         sl = side(t, lhs) if lhs is not _ABSENT else side(t, None)
         sr = side(t, rhs) if rhs is not _ABSENT else side(t, None)
         in_leaf = False
         if lhs is not _ABSENT and rhs is not _ABSENT and sl != sr:
             # kinds differ (untyped positions): both handlers run and record into the same sets
-            self._handle(path, sl, lhs, rhs, t)
-            in_leaf = self._handle(path, sr, lhs, rhs, t)
+            self._handle(pa, pm, pr, pe, sl, lhs, rhs, t)
+            in_leaf = self._handle(pa, pm, pr, pe, sr, lhs, rhs, t)
         else:
             s = sr if rhs is not _ABSENT else sl
-            in_leaf = self._handle(path, s, lhs, rhs, t)
-        if not in_leaf and not root:
+            in_leaf = self._handle(pa, pm, pr, pe, s, lhs, rhs, t)
+        if not in_leaf and pe is not None:
             if lhs is _ABSENT:
-                self.added.insert(path)
+                pa.members.add(pe)
             elif rhs is _ABSENT:
-                self.removed.insert(path)
+                pr.members.add(pe)
 
-    def _leaf(self, path: Path, lhs: Any, rhs: Any) -> bool:
+    def _leaf(self, pa: FieldSet, pm: FieldSet, pr: FieldSet, pe: PathElement | None,
+              lhs: Any, rhs: Any) -> bool:
+        if pe is None:
+            # the root as a leaf (a null or non-map object): the root path is never recorded
+            return True
         if lhs is _ABSENT:
-            self.added.insert(path)
+            pa.members.add(pe)
         elif rhs is _ABSENT:
-            self.removed.insert(path)
+            pr.members.add(pe)
         elif not values_equal(lhs, rhs):
-            self.modified.insert(path)
+            pm.members.add(pe)
         return True
 
-    def _handle(self, path: Path, s: int, lhs: Any, rhs: Any, t: Type) -> bool:
+    def _handle(self, pa: FieldSet, pm: FieldSet, pr: FieldSet, pe: PathElement | None, s: int,
+                lhs: Any, rhs: Any, t: Type) -> bool:
         """Returns True when the node was a leaf."""
         if s == MAP:
             m = t.map
@@ -91,14 +112,16 @@ class _Walker:
             lm = lhs if type(lhs) is dict else None
             rm = rhs if type(rhs) is dict else None
             if m.atomic or (not lm and not rm):
-                return self._leaf(path, lhs, rhs)
+                return self._leaf(pa, pm, pr, pe, lhs, rhs)
             lm = lm or {}
             rm = rm or {}
+            ca, cm, cr = self._below(pa, pm, pr, pe)
             for k, lv in lm.items():
-                self.node((*path, (FIELD, k)), lv, rm.get(k, _ABSENT), key_type(m, k))
+                self.node(ca, cm, cr, (FIELD, k), lv, rm.get(k, _ABSENT), key_type(m, k))
             for k, rv in rm.items():
                 if k not in lm:
-                    self.node((*path, (FIELD, k)), _ABSENT, rv, key_type(m, k))
+                    self.node(ca, cm, cr, (FIELD, k), _ABSENT, rv, key_type(m, k))
+            self._tidy(pa, pm, pr, pe)
             return False
         if s == LIST:
             lt = t.list
@@ -106,31 +129,48 @@ class _Walker:
             ll = lhs if type(lhs) is list else None
             rl = rhs if type(rhs) is list else None
             if lt.relationship == "atomic" or (not ll and not rl):
-                return self._leaf(path, lhs, rhs)
+                return self._leaf(pa, pm, pr, pe, lhs, rhs)
             ll = ll or []
             rl = rl or []
             lpes, lfirst, ldups = index_items(lt, ll)
             rpes, rfirst, rdups = index_items(lt, rl)
             it = lt.item
-            for i, pe in enumerate(rpes):
-                if pe is None or rfirst[pe] != i:
+            ca, cm, cr = self._below(pa, pm, pr, pe)
+            for i, ipe in enumerate(rpes):
+                if ipe is None or rfirst[ipe] != i:
                     continue
-                li = lfirst.get(pe)
-                if pe in ldups or pe in rdups:
-                    self._duplicated(path, pe, ll, rl, lt)
+                li = lfirst.get(ipe)
+                if ipe in ldups or ipe in rdups:
+                    self._duplicated(ca, cm, cr, ipe, ll, rl, lt)
                     continue
-                self.node((*path, pe), ll[li] if li is not None else _ABSENT, rl[i], it)
-            for i, pe in enumerate(lpes):
-                if pe is None or lfirst[pe] != i or pe in rfirst:
+                self.node(ca, cm, cr, ipe, ll[li] if li is not None else _ABSENT, rl[i], it)
+            for i, ipe in enumerate(lpes):
+                if ipe is None or lfirst[ipe] != i or ipe in rfirst:
                     continue
-                if pe in ldups:
-                    self._duplicated(path, pe, ll, rl, lt)
+                if ipe in ldups:
+                    self._duplicated(ca, cm, cr, ipe, ll, rl, lt)
                     continue
-                self.node((*path, pe), ll[i], _ABSENT, it)
+                self.node(ca, cm, cr, ipe, ll[i], _ABSENT, it)
+            self._tidy(pa, pm, pr, pe)
             return False
-        return self._leaf(path, lhs, rhs)
+        return self._leaf(pa, pm, pr, pe, lhs, rhs)
 
-    def _duplicated(self, path: Path, pe: PathElement, ll: list[Any], rl: list[Any], lt: Any) -> None:
+    @staticmethod
+    def _below(pa: FieldSet, pm: FieldSet, pr: FieldSet,
+               pe: PathElement | None) -> tuple[FieldSet, FieldSet, FieldSet]:
+        if pe is None:
+            return pa, pm, pr
+        return _child(pa, pe), _child(pm, pe), _child(pr, pe)
+
+    @staticmethod
+    def _tidy(pa: FieldSet, pm: FieldSet, pr: FieldSet, pe: PathElement | None) -> None:
+        if pe is not None:
+            _drop_empty(pa, pe)
+            _drop_empty(pm, pe)
+            _drop_empty(pr, pe)
+
+    def _duplicated(self, ca: FieldSet, cm: FieldSet, cr: FieldSet, pe: PathElement,
+                    ll: list[Any], rl: list[Any], lt: Any) -> None:
         """SMD's compare of an element that is duplicated on either side: duplicated on both sides,
         the items are compared as one atomic list (modified when it differs); an item that stops
         being duplicated is compared as added (its new single item) and its element removed; one that
@@ -148,15 +188,14 @@ class _Walker:
             return out
 
         lg, rg = group(ll), group(rl)
-        p = (*path, pe)
         if len(lg) >= 2 and len(rg) >= 2:
             if len(lg) != len(rg) or not all(values_equal(a, b) for a, b in zip(lg, rg, strict=True)):
-                self.modified.insert(p)
+                cm.members.add(pe)
         elif len(lg) >= 2:
             if rg:
-                self.node(p, _ABSENT, rg[0], lt.item)
-            self.removed.insert(p)
+                self.node(ca, cm, cr, pe, _ABSENT, rg[0], lt.item)
+            cr.members.add(pe)
         else:
             if lg:
-                self.node(p, lg[0], _ABSENT, lt.item)
-            self.added.insert(p)
+                self.node(ca, cm, cr, pe, lg[0], _ABSENT, lt.item)
+            ca.members.add(pe)
