@@ -61,25 +61,29 @@ class ApplyConflict(FieldManagerError):
         for c in conflicts:
             if c.identity not in described:
                 described[c.identity] = c.identity.describe()
-        super().__init__(conflict_message(conflicts, described), [
+        paths = [c.path_string for c in conflicts]  # each spelled once, for the message and the causes
+        super().__init__(conflict_message(conflicts, described, paths), [
             {"reason": "FieldManagerConflict", "message": f"conflict with {described[c.identity]}",
-             "field": c.path_string}
-            for c in conflicts
+             "field": p}
+            for c, p in zip(conflicts, paths, strict=True)
         ])
 
 
-def conflict_message(conflicts: list[FieldConflict], described: Mapping[ManagerIdentity, str] | None = None) -> str:
+def conflict_message(conflicts: list[FieldConflict], described: Mapping[ManagerIdentity, str] | None = None,
+                     paths: list[str] | None = None) -> str:
     """The server's 409 message (AM ``NewConflictError``): managers sorted by identity JSON
-    (``described``: each identity's :meth:`~ManagerIdentity.describe`, when known already)."""
+    (``described``: each identity's :meth:`~ManagerIdentity.describe`, ``paths``: each conflict's
+    path string, when known already)."""
+    strings = paths if paths is not None else [c.path_string for c in conflicts]
     if len(conflicts) == 1:
         c = conflicts[0]
-        return f"Apply failed with 1 conflict: conflict with {c.identity.describe()}: {c.path_string}"
-    by: dict[ManagerIdentity, list[FieldConflict]] = {}
-    for c in conflicts:
-        by.setdefault(c.identity, []).append(c)
+        return f"Apply failed with 1 conflict: conflict with {c.identity.describe()}: {strings[0]}"
+    by: dict[ManagerIdentity, list[str]] = {}
+    for c, p in zip(conflicts, strings, strict=True):
+        by.setdefault(c.identity, []).append(p)
     lines = []
     for ident in sorted(by, key=lambda i: i.json()):
         text = described.get(ident) if described is not None else None
         lines.append(f"conflicts with {text if text is not None else ident.describe()}:")
-        lines.extend(f"- {c.path_string}" for c in by[ident])
+        lines.extend(f"- {p}" for p in by[ident])
     return f"Apply failed with {len(conflicts)} conflicts: " + "\n".join(lines)

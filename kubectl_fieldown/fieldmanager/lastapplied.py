@@ -122,7 +122,10 @@ def _build_last_applied(cfg: dict[str, Any]) -> str:
 
 
 def _set_last_applied(obj: dict[str, Any], value: str) -> None:
-    md = obj.setdefault("metadata", {})
+    # ``obj`` is the write's own top level, but its metadata may be the live object's (merge shares
+    # what it leaves unchanged): a new metadata map, never a write into that one
+    md = dict(obj.get("metadata") or {})
+    obj["metadata"] = md
     ann = md.get("annotations")
     if not isinstance(ann, dict):
         ann = {}

@@ -65,12 +65,14 @@ class Lookup:
     The object must not change while the lookup is used (an index would be stale): make one for a
     loop over paths, not one that outlives a change to the object."""
 
-    __slots__ = ("_indexes", "obj")
+    __slots__ = ("_indexes", "_parents", "obj")
 
     def __init__(self, obj: Any) -> None:
         self.obj = obj
         # (id(list), KEY or VALUE, key names) -> (the list, kept so that its id stays its own; its index)
         self._indexes: dict[tuple[int, int, tuple[str, ...]], tuple[list[Any], dict[Any, Any]]] = {}
+        # path -> the value there: the paths looked up are mostly siblings, each found from its parent
+        self._parents: dict[Path, Any] = {}
 
     def child(self, node: Any, pe: PathElement) -> Any:
         kind = pe[0]
@@ -87,12 +89,27 @@ class Lookup:
 
     def at(self, path: Path) -> Any:
         """The value at ``path``, or :data:`MISSING`."""
-        node = self.obj
-        for pe in path:
-            node = self.child(node, pe)
+        if not path:
+            return self.obj
+        # the deepest ancestor found before, then down from it, remembering each value on the way
+        parents = self._parents
+        last = len(path) - 1
+        i = last
+        node = MISSING
+        while i > 0:
+            node = parents.get(path[:i], MISSING)
+            if node is not MISSING:
+                break
+            i -= 1
+        if i == 0:
+            node = self.obj
+        while i < last:
+            node = self.child(node, path[i])
             if node is MISSING:
                 return MISSING
-        return node
+            i += 1
+            parents[path[:i]] = node
+        return self.child(node, path[last])
 
 
 def _index(items: list[Any], names: tuple[str, ...]) -> dict[Any, Any]:

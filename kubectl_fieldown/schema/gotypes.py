@@ -190,8 +190,12 @@ def _roundtrip(value: Any, desc: Mapping[str, Any]) -> Any:
     elif kind == "int":
         if isinstance(value, float) and value.is_integer():
             return int(value)
-    # scalars, bytes, custom types, interfaces, and values Go would reject: as given
-    return copy.deepcopy(value)
+    # scalars, bytes, custom types, interfaces, and values Go would reject: as given (a container
+    # copied, so that the result shares nothing with the input)
+    return value if type(value) in _IMMUTABLE else copy.deepcopy(value)
+
+
+_IMMUTABLE = (str, int, float, bool)
 
 
 def normalize(obj: dict[str, Any], api_version: str, kind: str) -> dict[str, Any]:

@@ -41,35 +41,38 @@ class Comparison:
 
 
 def compare(old: Any, new: Any, t: Type) -> Comparison:
-    added = FieldSet()
-    modified = FieldSet()
-    removed = FieldSet()
-    _Walker().node(added, modified, removed, None, old, new, t)
-    return Comparison(added, modified, removed)
+    w = _Walker()
+    w.node(None, None, old, new, t)
+    return Comparison(w.added, w.modified, w.removed)
 
 
-def _child(parent: FieldSet, pe: PathElement) -> FieldSet:
-    c = parent.children.get(pe)
+#: where a container sits: its parent's frame and its own element (None: the root); a frame costs
+#: one pair per container, and a set's nodes are made only for a path that is recorded
+_Frame = tuple["_Frame", PathElement] | None
+
+
+def _node_at(root: FieldSet, frame: _Frame) -> FieldSet:
+    if frame is None:
+        return root
+    parent = _node_at(root, frame[0])
+    c = parent.children.get(frame[1])
     if c is None:
-        c = parent.children[pe] = FieldSet._node(set(), {})
+        c = parent.children[frame[1]] = FieldSet._node(set(), {})
     return c
 
 
-def _drop_empty(parent: FieldSet, pe: PathElement) -> None:
-    c = parent.children.get(pe)
-    if c is not None and not c.members and not c.children:
-        del parent.children[pe]
-
-
 class _Walker:
-    """Records into the three sets as it descends: each call gets the nodes of the sets in which
-    the value's own element ``pe`` is a member (``pe`` None: the root, which is never a member);
-    the paths are never spelled out, so no leaf costs more than its own element."""
+    """Each call gets the frame of the container holding the value and the value's own element
+    ``pe`` (None: the root, which is never a member)."""
 
-    __slots__ = ()
+    __slots__ = ("added", "modified", "removed")
 
-    def node(self, pa: FieldSet, pm: FieldSet, pr: FieldSet, pe: PathElement | None,
-             lhs: Any, rhs: Any, t: Type) -> None:
+    def __init__(self) -> None:
+        self.added = FieldSet()
+        self.modified = FieldSet()
+        self.removed = FieldSet()
+
+    def node(self, frame: _Frame, pe: PathElement | None, lhs: Any, rhs: Any, t: Type) -> None:
         if lhs is rhs and lhs is not _ABSENT:
             # one value on both sides (merge and prune share what they leave untouched): nothing
             # below it differs (JSON, and so the server, has no NaN, the one value unequal to itself)
@@ -79,32 +82,29 @@ class _Walker:
         in_leaf = False
         if lhs is not _ABSENT and rhs is not _ABSENT and sl != sr:
             # kinds differ (untyped positions): both handlers run and record into the same sets
-            self._handle(pa, pm, pr, pe, sl, lhs, rhs, t)
-            in_leaf = self._handle(pa, pm, pr, pe, sr, lhs, rhs, t)
+            self._handle(frame, pe, sl, lhs, rhs, t)
+            in_leaf = self._handle(frame, pe, sr, lhs, rhs, t)
         else:
             s = sr if rhs is not _ABSENT else sl
-            in_leaf = self._handle(pa, pm, pr, pe, s, lhs, rhs, t)
+            in_leaf = self._handle(frame, pe, s, lhs, rhs, t)
         if not in_leaf and pe is not None:
             if lhs is _ABSENT:
-                pa.members.add(pe)
+                _node_at(self.added, frame).members.add(pe)
             elif rhs is _ABSENT:
-                pr.members.add(pe)
+                _node_at(self.removed, frame).members.add(pe)
 
-    def _leaf(self, pa: FieldSet, pm: FieldSet, pr: FieldSet, pe: PathElement | None,
-              lhs: Any, rhs: Any) -> bool:
+    def _leaf(self, frame: _Frame, pe: PathElement | None, lhs: Any, rhs: Any) -> bool:
         if pe is None:
-            # the root as a leaf (a null or non-map object): the root path is never recorded
-            return True
+            return True  # the root as a leaf (a null object): the root path is never recorded
         if lhs is _ABSENT:
-            pa.members.add(pe)
+            _node_at(self.added, frame).members.add(pe)
         elif rhs is _ABSENT:
-            pr.members.add(pe)
+            _node_at(self.removed, frame).members.add(pe)
         elif not values_equal(lhs, rhs):
-            pm.members.add(pe)
+            _node_at(self.modified, frame).members.add(pe)
         return True
 
-    def _handle(self, pa: FieldSet, pm: FieldSet, pr: FieldSet, pe: PathElement | None, s: int,
-                lhs: Any, rhs: Any, t: Type) -> bool:
+    def _handle(self, frame: _Frame, pe: PathElement | None, s: int, lhs: Any, rhs: Any, t: Type) -> bool:
         """Returns True when the node was a leaf."""
         if s == MAP:
             m = t.map
@@ -112,16 +112,15 @@ class _Walker:
             lm = lhs if type(lhs) is dict else None
             rm = rhs if type(rhs) is dict else None
             if m.atomic or (not lm and not rm):
-                return self._leaf(pa, pm, pr, pe, lhs, rhs)
+                return self._leaf(frame, pe, lhs, rhs)
             lm = lm or {}
             rm = rm or {}
-            ca, cm, cr = self._below(pa, pm, pr, pe)
+            inner: _Frame = (frame, pe) if pe is not None else None
             for k, lv in lm.items():
-                self.node(ca, cm, cr, (FIELD, k), lv, rm.get(k, _ABSENT), key_type(m, k))
+                self.node(inner, (FIELD, k), lv, rm.get(k, _ABSENT), key_type(m, k))
             for k, rv in rm.items():
                 if k not in lm:
-                    self.node(ca, cm, cr, (FIELD, k), _ABSENT, rv, key_type(m, k))
-            self._tidy(pa, pm, pr, pe)
+                    self.node(inner, (FIELD, k), _ABSENT, rv, key_type(m, k))
             return False
         if s == LIST:
             lt = t.list
@@ -129,48 +128,32 @@ class _Walker:
             ll = lhs if type(lhs) is list else None
             rl = rhs if type(rhs) is list else None
             if lt.relationship == "atomic" or (not ll and not rl):
-                return self._leaf(pa, pm, pr, pe, lhs, rhs)
+                return self._leaf(frame, pe, lhs, rhs)
             ll = ll or []
             rl = rl or []
             lpes, lfirst, ldups = index_items(lt, ll)
             rpes, rfirst, rdups = index_items(lt, rl)
             it = lt.item
-            ca, cm, cr = self._below(pa, pm, pr, pe)
+            inner = (frame, pe) if pe is not None else None
             for i, ipe in enumerate(rpes):
                 if ipe is None or rfirst[ipe] != i:
                     continue
                 li = lfirst.get(ipe)
                 if ipe in ldups or ipe in rdups:
-                    self._duplicated(ca, cm, cr, ipe, ll, rl, lt)
+                    self._duplicated(inner, ipe, ll, rl, lt)
                     continue
-                self.node(ca, cm, cr, ipe, ll[li] if li is not None else _ABSENT, rl[i], it)
+                self.node(inner, ipe, ll[li] if li is not None else _ABSENT, rl[i], it)
             for i, ipe in enumerate(lpes):
                 if ipe is None or lfirst[ipe] != i or ipe in rfirst:
                     continue
                 if ipe in ldups:
-                    self._duplicated(ca, cm, cr, ipe, ll, rl, lt)
+                    self._duplicated(inner, ipe, ll, rl, lt)
                     continue
-                self.node(ca, cm, cr, ipe, ll[i], _ABSENT, it)
-            self._tidy(pa, pm, pr, pe)
+                self.node(inner, ipe, ll[i], _ABSENT, it)
             return False
-        return self._leaf(pa, pm, pr, pe, lhs, rhs)
+        return self._leaf(frame, pe, lhs, rhs)
 
-    @staticmethod
-    def _below(pa: FieldSet, pm: FieldSet, pr: FieldSet,
-               pe: PathElement | None) -> tuple[FieldSet, FieldSet, FieldSet]:
-        if pe is None:
-            return pa, pm, pr
-        return _child(pa, pe), _child(pm, pe), _child(pr, pe)
-
-    @staticmethod
-    def _tidy(pa: FieldSet, pm: FieldSet, pr: FieldSet, pe: PathElement | None) -> None:
-        if pe is not None:
-            _drop_empty(pa, pe)
-            _drop_empty(pm, pe)
-            _drop_empty(pr, pe)
-
-    def _duplicated(self, ca: FieldSet, cm: FieldSet, cr: FieldSet, pe: PathElement,
-                    ll: list[Any], rl: list[Any], lt: Any) -> None:
+    def _duplicated(self, frame: _Frame, pe: PathElement, ll: list[Any], rl: list[Any], lt: Any) -> None:
         """SMD's compare of an element that is duplicated on either side: duplicated on both sides,
         the items are compared as one atomic list (modified when it differs); an item that stops
         being duplicated is compared as added (its new single item) and its element removed; one that
@@ -190,12 +173,12 @@ class _Walker:
         lg, rg = group(ll), group(rl)
         if len(lg) >= 2 and len(rg) >= 2:
             if len(lg) != len(rg) or not all(values_equal(a, b) for a, b in zip(lg, rg, strict=True)):
-                cm.members.add(pe)
+                _node_at(self.modified, frame).members.add(pe)
         elif len(lg) >= 2:
             if rg:
-                self.node(ca, cm, cr, pe, _ABSENT, rg[0], lt.item)
-            cr.members.add(pe)
+                self.node(frame, pe, _ABSENT, rg[0], lt.item)
+            _node_at(self.removed, frame).members.add(pe)
         else:
             if lg:
-                self.node(ca, cm, cr, pe, lg[0], _ABSENT, lt.item)
-            ca.members.add(pe)
+                self.node(frame, pe, lg[0], _ABSENT, lt.item)
+            _node_at(self.added, frame).members.add(pe)

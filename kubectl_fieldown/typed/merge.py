@@ -35,7 +35,14 @@ def _merge(lhs: Any, rhs: Any, t: Type) -> Any:
         lt = t.list
         assert lt is not None
         return _merge_list(lhs, rhs, lt)
+    if type(rhs) is type(lhs) and type(rhs) in _SHAREABLE and rhs == lhs:
+        # the live scalar, equal and of one type: its container can then be shared as unchanged
+        return lhs
     return rhs
+
+
+#: scalars whose equal values are indistinguishable (a float is not: 0.0 and -0.0 are equal)
+_SHAREABLE = (str, int, bool)
 
 
 def _compatible(v: Any, s: int) -> bool:
@@ -57,12 +64,19 @@ def _merge_map(lhs: Any, rhs: Any, m: MapType) -> Any:
     if not lm:
         lm = {}
     out: dict[str, Any] = {}
+    same = lhs is lm  # the live map, unless a new one was made for a null or absent one
     for k, lv in lm.items():
-        out[k] = _merge(lv, rm[k], key_type(m, k)) if k in rm else lv
+        if k in rm:
+            v = out[k] = _merge(lv, rm[k], key_type(m, k))
+            same = same and v is lv
+        else:
+            out[k] = lv
     for k, rv in rm.items():
         if k not in lm:
             out[k] = _merge(_ABSENT, rv, key_type(m, k))
-    return out
+            same = False
+    # nothing changed: the live map itself, so that compare and equality need not walk it
+    return lhs if same else out
 
 
 def _merge_list(lhs: Any, rhs: Any, lt: ListType) -> Any:
@@ -122,4 +136,6 @@ def _merge_list(lhs: Any, rhs: Any, lt: ListType) -> Any:
             if next_shared is not None and next_shared == pe:
                 si += 1
                 next_shared = shared[si] if si < len(shared) else None
+    if lhs is ll and len(out) == len(ll) and all(a is b for a, b in zip(out, ll, strict=True)):
+        return lhs  # nothing changed (as for maps)
     return out
