@@ -40,6 +40,8 @@ class WriteResult:
     """False when the server would leave the object itself unchanged (managedFields may still move)."""
     comparison: Comparison | None = None
     """live → result, at the request's version (for explanations)."""
+    live_entries: list[ManagedFieldsEntry] | None = None
+    """The live object's managedFields as the write decoded them (None: not recorded)."""
 
 
 def simulate_apply(
@@ -102,7 +104,7 @@ def simulate_apply(
     out = encode(result, managed, copy=not changed)
     if creating and isinstance(out.get("metadata"), dict):
         out["metadata"].setdefault("creationTimestamp", now)
-    return WriteResult(out, managed.entries(), changed or creating, managed.last_comparison)
+    return WriteResult(out, managed.entries(), changed or creating, managed.last_comparison, entries)
 
 
 def simulate_update(
