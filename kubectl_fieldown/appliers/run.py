@@ -8,7 +8,6 @@ through the simulated API server (:func:`~kubectl_fieldown.fieldmanager.simulate
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -20,6 +19,7 @@ from ..fieldmanager import (
     simulate_apply,
     simulate_update,
 )
+from ..fieldmanager.jsondata import copy_json
 from ..fieldmanager.jsonpatch import apply_json_patch, pointer
 from ..fieldpath import UNSTRUCTURED, FieldSet, encode_fields_v1, path_from_fields
 from ..ownership.managedfields import (
@@ -107,7 +107,7 @@ class _Session:
                  rules: ResourceRules, now: str) -> None:
         self.rules = rules
         self.now = now
-        self.obj: dict[str, Any] | None = copy.deepcopy(dict(live)) if live is not None else None
+        self.obj: dict[str, Any] | None = copy_json(dict(live)) if live is not None else None
         self.manifest = manifest
         self.run = ApplierRun(applier, live, manifest, result=self.obj)
 
@@ -237,7 +237,7 @@ class _Session:
         self.manifest = _with_request_namespace(self.manifest, self.obj)
         annotation, modified = client_side_modified(self.manifest)
         if self.obj is None:
-            created = copy.deepcopy(dict(self.manifest))
+            created = copy_json(dict(self.manifest))
             md = created.setdefault("metadata", {})
             md["annotations"] = {**(md.get("annotations") or {}), LAST_APPLIED_ANNOTATION: annotation}
             created = _pruned_nulls(created)
@@ -410,7 +410,7 @@ def client_side_modified(manifest: Mapping[str, Any]) -> tuple[str, dict[str, An
     """kubectl ``GetModifiedConfiguration``: the last-applied annotation value the manifest gets (Go
     JSON of the manifest without the annotation, an empty ``annotations`` map when it has none, and
     a newline) and the manifest carrying it (what the three-way patch compares with)."""
-    base = copy.deepcopy(dict(manifest))
+    base = copy_json(dict(manifest))
     md = base.get("metadata")
     if not isinstance(md, dict):
         md = base["metadata"] = {}
@@ -418,7 +418,7 @@ def client_side_modified(manifest: Mapping[str, Any]) -> tuple[str, dict[str, An
     annotations.pop(LAST_APPLIED_ANNOTATION, None)
     md["annotations"] = annotations
     text = go_json(base) + "\n"
-    modified = copy.deepcopy(base)
+    modified = copy_json(base)
     modified["metadata"]["annotations"] = {**annotations, LAST_APPLIED_ANNOTATION: text}
     return text, modified
 

@@ -18,10 +18,10 @@ depend on it. Values are JSON decoded as apimachinery decodes it (:mod:`.smpgo`)
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from typing import Any
 
+from ..fieldmanager.jsondata import copy_json
 from .smpgo import deep_equal, go_sort, go_type, sprint_v
 from .smpmerge import (
     DELETE,
@@ -260,24 +260,24 @@ def three_way_strategic_patch(original: Map | None, modified: Map, current: Map,
     """``CreateThreeWayMergePatch(original, modified, current, schema, overwrite=true)``; ``original``
     None or ``{}`` when there is no last-applied configuration. An empty result: kubectl sends
     nothing."""
-    orig = copy.deepcopy(original or {})
-    mod = copy.deepcopy(modified)
-    cur = copy.deepcopy(current)
+    orig = copy_json(original or {})
+    mod = copy_json(modified)
+    cur = copy_json(current)
     delta = _diff_maps(cur, mod, schema, _Diff(set_element_order=True, ignore_deletions=True))
-    deletions = _diff_maps(orig, copy.deepcopy(modified), schema, _Diff(set_element_order=True, ignore_changes=True))
+    deletions = _diff_maps(orig, copy_json(modified), schema, _Diff(set_element_order=True, ignore_changes=True))
     return _merge_map(deletions, delta, schema, merge_parallel=False, ignore_unmatched_nulls=False)
 
 
 def two_way_strategic_patch(original: Map | None, modified: Map | None, schema: StructMeta) -> Map:
     """``CreateTwoWayMergePatch(original, modified, meta)``: what turns ``original`` into ``modified``
     (``diffMaps`` with ``$setElementOrder``); None reads as ``{}``."""
-    return _diff_maps(copy.deepcopy(original or {}), copy.deepcopy(modified or {}), schema,
+    return _diff_maps(copy_json(original or {}), copy_json(modified or {}), schema,
                       _Diff(set_element_order=True))
 
 
 def apply_strategic_patch(live: Map, patch: Map, schema: StructMeta) -> Map:
     """``StrategicMergeMapPatch`` of ``patch`` on the live object (the server side)."""
-    return _merge_map(copy.deepcopy(live), copy.deepcopy(patch), schema, merge_parallel=True,
+    return _merge_map(copy_json(live), copy_json(patch), schema, merge_parallel=True,
                       ignore_unmatched_nulls=True)
 
 

@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..base.value import values_equal
+from .jsondata import copy_json
 
 __all__ = ["JsonPatchError", "apply_json_patch", "pointer"]
 
@@ -29,7 +29,7 @@ def _segments(path: str) -> list[str]:
 
 def apply_json_patch(obj: Mapping[str, Any], ops: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The object after ``ops``; raises :class:`JsonPatchError` where the server answers 422."""
-    doc: dict[str, Any] = copy.deepcopy(dict(obj))
+    doc: dict[str, Any] = copy_json(dict(obj))
     for op in ops:
         parts = _segments(str(op["path"]))
         if not parts:
@@ -50,13 +50,13 @@ def apply_json_patch(obj: Mapping[str, Any], ops: Sequence[Mapping[str, Any]]) -
                 raise JsonPatchError(f"test of {op['path']} failed")
         elif kind == "add":
             if isinstance(parent, list):
-                parent.insert(len(parent) if last == "-" else int(last), copy.deepcopy(op["value"]))
+                parent.insert(len(parent) if last == "-" else int(last), copy_json(op["value"]))
             else:
-                parent[last] = copy.deepcopy(op["value"])
+                parent[last] = copy_json(op["value"])
         elif kind == "replace":
             if isinstance(parent, dict) and last not in parent:
                 raise JsonPatchError(f"{op['path']}: replace of a member that does not exist")
-            parent[int(last) if isinstance(parent, list) else last] = copy.deepcopy(op["value"])
+            parent[int(last) if isinstance(parent, list) else last] = copy_json(op["value"])
         elif kind == "remove":
             if isinstance(parent, dict):
                 if last not in parent:

@@ -17,12 +17,12 @@ last, and the check assumes it applies the same again (minus what the fix says t
 
 from __future__ import annotations
 
-import copy
 import functools
 from collections.abc import Mapping
 from typing import Any
 
 from ..appliers import Applier, ApplierKind
+from ..fieldmanager.jsondata import copy_json
 from ..ownership.managedfields import APPLY, LAST_APPLIED_ANNOTATION, UPDATE, ManagedFieldsEntry, decode_entries
 from ..schema.types import Type
 from ..typed.remove import extract_owned
@@ -79,7 +79,7 @@ def inferred_manifest(live: Mapping[str, Any], applier: Applier, root: Type,
     annotation = last_applied_document(la if isinstance(la, str) else None, api_version)
     own = [e for e in entries if e.manager == applier.manager and e.operation == APPLY and not e.subresource]
     if annotation is not None and annotation_is_its(live, applier, manifest, root):
-        doc = copy.deepcopy(annotation)
+        doc: dict[str, Any] = copy_json(annotation)
         _drop_last_applied(doc)
         if own:
             _merge_missing(doc, _extracted(live, own[0], root))
@@ -106,7 +106,7 @@ def inferred_manifest(live: Mapping[str, Any], applier: Applier, root: Type,
 
 def _extracted(live: Mapping[str, Any], entry: ManagedFieldsEntry, root: Type) -> dict[str, Any]:
     fields = entry.fields.difference(_lac_set())
-    body = extract_owned(copy.deepcopy(dict(live)), fields, root)
+    body = extract_owned(copy_json(dict(live)), fields, root)
     if not isinstance(body, dict):
         body = {}
     md_live = live.get("metadata") or {}
@@ -140,7 +140,7 @@ def _merge_missing(doc: dict[str, Any], extra: Mapping[str, Any]) -> None:
     """Add to ``doc`` the maps' keys only ``extra`` has (the annotation wins where both set a value)."""
     for k, v in extra.items():
         if k not in doc:
-            doc[k] = copy.deepcopy(v)
+            doc[k] = copy_json(v)
         elif isinstance(doc[k], dict) and isinstance(v, Mapping):
             _merge_missing(doc[k], v)
 
@@ -149,7 +149,7 @@ def without_paths(manifest: Mapping[str, Any], paths: Any) -> dict[str, Any]:
     """``manifest`` without the fields at ``paths`` (the edits a fix asks the user to make)."""
     from .handover import remove_paths
 
-    doc = copy.deepcopy(dict(manifest))
+    doc: dict[str, Any] = copy_json(dict(manifest))
     remove_paths(doc, list(paths))
     return doc
 
@@ -161,7 +161,7 @@ def with_live_fields(manifest: Mapping[str, Any], obj: Mapping[str, Any], paths:
     from ..fieldpath.lookup import Lookup
     from .handover import set_live
 
-    doc = copy.deepcopy(dict(manifest))
+    doc: dict[str, Any] = copy_json(dict(manifest))
     look = Lookup(obj)
     for p in paths:
         set_live(doc, look, p)
