@@ -13,7 +13,12 @@ Goals: <= 2 s for the 1,000 objects (issue 3); <= 0.5 ms per Deployment-sized pr
 Prints µs per object (wall and CPU time, best of the runs) and the ratio to the parse baseline; exits 1
 when a goal is missed (the per-object goal judged on CPU time, which load on the machine disturbs less).
 
-    python bench/bench_conflicts.py [--objects 1000] [--repeat 3]
+``--instructions`` also counts the instructions of one prediction with valgrind (callgrind), which
+load does not disturb: a child process predicts the first ``--count`` scenarios (default 200) and
+another predicts none, from the same scenarios saved as JSON; the difference, divided by the count,
+is one prediction (the parse baseline is counted alike).
+
+    python bench/bench_conflicts.py [--objects 1000] [--repeat 3] [--instructions [--count 200]]
 """
 
 from __future__ import annotations
@@ -23,7 +28,9 @@ import json
 import os
 import random
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -110,10 +117,52 @@ def scenario(i: int, r: ResourceRules, rnd: random.Random) -> tuple[dict[str, An
     return live, manifest, manager
 
 
+def count_child(path: str, what: str, n: int) -> None:
+    """Run by valgrind: parse (and, for ``what == "predict"``, predict) the first ``n`` saved scenarios."""
+    r = rules()
+    with open(path) as f:
+        saved = json.load(f)[:n]
+    for live_text, manifest_text, m in saved:
+        live, manifest = json.loads(live_text), json.loads(manifest_text)
+        if what == "predict":
+            plan_apply(live, manifest, m, r, now=NOW)
+
+
+def instructions(texts: list[tuple[str, str, str]], count: int) -> None:
+    """Instructions per parse and per prediction (valgrind callgrind; see the module docstring)."""
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(texts[:count], f)
+    try:
+        def run(what: str, n: int) -> int:
+            cmd = [sys.executable, __file__, "--count-child", f.name, what, str(n)]
+            proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *cmd],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            found = [line.split()[-1] for line in proc.stderr.splitlines() if "Collected :" in line]
+            if proc.returncode != 0 or not found:
+                raise SystemExit(f"valgrind failed: {proc.stderr.strip()[-300:]}")
+            return int(found[-1])
+
+        n = min(count, len(texts))
+        none = run("parse", 0)
+        parse = (run("parse", n) - none) / n
+        predict = (run("predict", n) - none) / n - parse
+        print(f"instructions (valgrind, {n} scenarios)")
+        print(f"  parse input (baseline)   {parse / 1e6:8.2f} M per object")
+        print(f"  predict (plan_apply)     {predict / 1e6:8.2f} M per object   ({predict / parse:.1f}x the parse)")
+    finally:
+        os.unlink(f.name)
+
+
 def main() -> int:
+    if sys.argv[1:2] == ["--count-child"]:
+        count_child(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+        return 0
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--objects", type=int, default=1000)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--instructions", action="store_true",
+                    help="also count one prediction's instructions with valgrind (load does not disturb them)")
+    ap.add_argument("--count", type=int, default=200, help="scenarios counted by --instructions")
     args = ap.parse_args()
 
     r = rules()
@@ -143,6 +192,9 @@ def main() -> int:
                 outcome["clean"] += 1
         plan_times.append(time.perf_counter() - t0)
         plan_cpu.append(time.process_time() - c0)
+
+    if args.instructions:
+        instructions(texts, args.count)
 
     parse_s, plan_s = min(parse_times), min(plan_times)
     n = args.objects
