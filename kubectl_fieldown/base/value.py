@@ -133,6 +133,9 @@ def _bare_ok(s: str) -> bool:
     return s not in ("true", "false", "null") and not _NUMBER.fullmatch(s)
 
 
+_SCALAR_TYPES = frozenset({str, int, float, bool, type(None)})
+
+
 def nesting_depth(v: Any, limit: int = MAX_DEPTH) -> int:
     """The levels of maps and lists in ``v`` (0 for a scalar), counted without recursion and only as
     far as ``limit + 1``: enough to tell that a value is too deep without walking all of it."""
@@ -140,7 +143,9 @@ def nesting_depth(v: Any, limit: int = MAX_DEPTH) -> int:
     stack: list[tuple[Any, int]] = [(v, 1)]
     while stack:
         node, depth = stack.pop()
-        children = node.values() if isinstance(node, Mapping) else node if isinstance(node, (list, tuple)) else None
+        tn = type(node)  # dict and list first: isinstance against the Mapping ABC is slow
+        children = node.values() if tn is dict else node if tn is list else \
+            node.values() if isinstance(node, Mapping) else node if isinstance(node, tuple) else None
         if children is None:
             continue
         if depth > deepest:
@@ -148,7 +153,8 @@ def nesting_depth(v: Any, limit: int = MAX_DEPTH) -> int:
             if deepest > limit:
                 return deepest
         for c in children:
-            if isinstance(c, (Mapping, list, tuple)):
+            tc = type(c)
+            if tc is dict or tc is list or (tc not in _SCALAR_TYPES and isinstance(c, (Mapping, tuple))):
                 stack.append((c, depth + 1))
     return deepest
 
@@ -267,8 +273,8 @@ def values_equal(a: Any, b: Any) -> bool:
         return ta is tb and a == b
     if a is None or b is None:
         return a is None and b is None
-    if isinstance(a, Mapping):
-        if not isinstance(b, Mapping) or len(a) != len(b):
+    if ta is dict or isinstance(a, Mapping):
+        if not (tb is dict or isinstance(b, Mapping)) or len(a) != len(b):
             return False
         for k, x in a.items():
             if k not in b or not values_equal(x, b[k]):

@@ -169,7 +169,7 @@ def decode_entry(raw: Any, index: int = 0, *, strict: bool = False) -> ManagedFi
     ``strict`` also refuses FieldsV1 keys the server would silently drop (see
     :func:`~kubectl_fieldown.fieldpath.decode_fields_v1`): for entries that come from a file, not
     from a server."""
-    if not isinstance(raw, Mapping):
+    if type(raw) is not dict and not isinstance(raw, Mapping):
         raise ManagedFieldsError(index, "", "entry is not an object")
     manager = raw.get("manager") or ""
     if not isinstance(manager, str):

@@ -93,7 +93,7 @@ def _node(v: Any, s: Mapping[str, Any], path: str, old: Any, *, root: bool = Fal
     enum = s.get("enum")
     if isinstance(enum, list) and enum and not any(values_equal(v, e) for e in enum):
         errs.append(_not_supported(path, v, enum))
-    if isinstance(v, Mapping) and typ in (None, "object"):
+    if (type(v) is dict or isinstance(v, Mapping)) and typ in (None, "object"):
         errs += _object(v, s, path, old, root)
     if errs and old is not _NOT_CORRELATED and values_equal(old, v):
         return []  # ratcheting: an unchanged value keeps what it had
@@ -260,7 +260,7 @@ def _object(v: Mapping[str, Any], s: Mapping[str, Any], path: str, old: Any, roo
     old_map = old if isinstance(old, Mapping) else None
     for name, value in v.items():
         sub = props.get(name)
-        if not isinstance(sub, Mapping):
+        if type(sub) is not dict and not isinstance(sub, Mapping):
             sub = additional if isinstance(additional, Mapping) else None
         if sub is None:
             continue
