@@ -8,6 +8,7 @@ docs/ownership-model.md and the SSA semantics notes, section 2.
 from __future__ import annotations
 
 import json
+import marshal
 import math
 import re
 from collections.abc import Mapping
@@ -173,8 +174,57 @@ def decode(data: Mapping[str, Any] | str | bytes | None, *, strict: bool = False
         data = parsed
     if not isinstance(data, Mapping):
         raise FieldsV1Error(f"FieldsV1 must be a JSON object, not {_kind(data)}")
+    key = _decoded_key(data, strict)
+    if key is not None:
+        hit = _decoded.sets.get(key)
+        if hit is not None:
+            return hit
     node, _ = _decode_node(data, None, 1, strict)
-    return node if node is not None else FieldSet()
+    out = node if node is not None else FieldSet()
+    if key is not None:
+        _decoded.keep(key, out)
+    return out
+
+
+# The sets decoded lately, by their FieldsV1's exact content: one object's managedFields are read
+# several times over (by the write that is simulated, the explanation, each candidate fix), and
+# entries alike across objects (a scaler's, a controller's) are common. marshal's bytes are the key
+# because they tell every type apart (1, 1.0, True and "1"; a key that is not a string), so equal
+# bytes are equal data; it refuses anything but the built-in types (a Mapping subclass: not kept).
+# A FieldSet is a value that nothing changes once built, so one can be handed to every reader.
+class _Recent:
+    """The sets decoded last, oldest out first (objects are read in turn, not revisited), bounded
+    in number and in the size of their FieldsV1 (a set takes some ten times its bytes)."""
+
+    __slots__ = ("max_bytes", "max_sets", "sets", "size")
+
+    def __init__(self, max_sets: int, max_bytes: int) -> None:
+        self.sets: dict[bytes, FieldSet] = {}
+        self.size = 0
+        self.max_sets = max_sets
+        self.max_bytes = max_bytes
+
+    def keep(self, key: bytes, s: FieldSet) -> None:
+        if len(key) > self.max_bytes // 8 or key in self.sets:
+            return
+        self.sets[key] = s
+        self.size += len(key)
+        while self.size > self.max_bytes or len(self.sets) > self.max_sets:
+            oldest = next(iter(self.sets))
+            del self.sets[oldest]
+            self.size -= len(oldest)
+
+
+_decoded = _Recent(max_sets=512, max_bytes=2 << 20)
+
+
+def _decoded_key(data: Mapping[str, Any], strict: bool) -> bytes | None:
+    if type(data) is not dict:
+        return None
+    try:
+        return (b"s" if strict else b"l") + marshal.dumps(data)
+    except ValueError:
+        return None
 
 
 def _kind(v: Any) -> str:

@@ -466,3 +466,37 @@ def test_index_out_of_an_ints_range_is_an_error_not_a_crash(index: str) -> None:
 def test_index_at_the_edge_of_the_range() -> None:
     fs = decode({"f:spec": {"i:9223372036854775807": {}, "i:-9223372036854775808": {}}})
     assert {p[-1] for p in fs.sorted_paths()} == {index(2**63 - 1), index(-(2**63))}
+
+
+# --- decoded sets remembered by content --------------------------------------------------------------
+
+
+def test_a_remembered_set_is_handed_out_only_for_the_same_data_with_the_same_types() -> None:
+    """Decoded sets are remembered by their FieldsV1's exact content (marshal's bytes), so that one
+    object's managedFields read many times are decoded once; data that JSON would spell alike but
+    that the server reads apart is decoded anew."""
+    assert decode({"f:a": {}, "v:1": {}}) == decode('{"f:a": {}, "v:1": {}}')
+    for data in ({"f:a": {}, 1: {}}, {"f:a": {}, True: {}}):  # JSON would spell the key "1", "true"
+        for _ in range(2):  # a refusal is not remembered either
+            with pytest.raises(FieldsV1Error, match="is not a string"):
+                decode(data)
+    assert decode({"f:a": None}) == decode({"f:a": {}}) == FieldSet([F("a")])  # null reads as {}
+    assert decode({"f:a": {"f:b": {}}}) == decode({"f:a": {"f:b": {}}}) == FieldSet([F("a", "b")])
+    assert decode({"f:a": {}, "x:bogus": {}}) == FieldSet([F("a")])
+    with pytest.raises(FieldsV1Error, match="unknown key"):
+        decode({"f:a": {}, "x:bogus": {}}, strict=True)  # strictness is part of what is remembered
+
+
+def test_decoded_sets_remembered_are_bounded() -> None:
+    from kubectl_fieldown.fieldpath import fieldsv1
+
+    recent = fieldsv1._decoded
+    for i in range(recent.max_sets + 100):
+        assert decode({f"f:n{i}": {}}) == FieldSet([F(f"n{i}")])
+    assert len(recent.sets) == recent.max_sets
+    wide = {f"f:{'x' * 1000}{i}": {} for i in range(300)}  # ~300 KB: more than an eighth of the budget
+    assert len(decode(wide)) == 300
+    for i in range(40):
+        decode({f"f:{'y' * 60_000}{i}": {}})
+    assert recent.size <= recent.max_bytes
+    assert recent.size == sum(len(k) for k in recent.sets)
