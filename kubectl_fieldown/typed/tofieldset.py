@@ -12,7 +12,7 @@ from typing import Any
 from ..fieldpath.element import FIELD, KEY, PathElement
 from ..fieldpath.set import FieldSet
 from ..schema.types import ListType, MapType, Type
-from .items import LIST, MAP, index_items, side
+from .items import index_items
 
 #: the element SMD gives a list item it cannot identify (no key, not a map: ``listItemToPathElement``'s
 #: zero value); only intermediate objects of a prune hold one (the server refuses such an object)
@@ -21,31 +21,33 @@ UNKEYED: PathElement = (KEY, ())
 
 def to_field_set(value: Any, t: Type) -> FieldSet:
     """The set of a whole object (the root itself is never a member)."""
-    node = _walk(value, t)
-    return node if node is not None else FieldSet()
+    node = _below(value, t)
+    return node if isinstance(node, FieldSet) else FieldSet()
 
 
-def _walk(v: Any, t: Type) -> FieldSet | None:
-    """The paths below ``v`` (not ``v`` itself); None when there are none."""
-    s = side(t, v)
-    if s == MAP:
+class _Leaf:
+    """:func:`_below`'s answer for a value owned as one path."""
+
+
+_LEAF = _Leaf()
+
+
+def _below(x: Any, t: Type) -> FieldSet | _Leaf | None:
+    """The paths below ``x`` under ``t``; ``_LEAF`` when ``x`` is owned as one path itself, None when
+    it is walked and sets nothing. The cases of ``side``, decided where the value is met: a non-empty
+    dict under a granular map type and a list under a granular list type are walked (an empty one
+    sets nothing); anything else (a scalar, null, ``{}``, an atomic container, a value of a kind the
+    type does not allow) is a leaf."""
+    tx = type(x)
+    if tx is dict:
         m = t.map
-        assert m is not None
-        if m.atomic or type(v) is not dict or not v:
-            return None
-        return _walk_map(v, m)
-    if s == LIST:
+        if x and m is not None and not m.atomic:
+            return _walk_map(x, m)
+    elif tx is list:
         lt = t.list
-        assert lt is not None
-        if lt.relationship == "atomic" or type(v) is not list or not v:
-            return None
-        return _walk_list(v, lt)
-    return None
-
-
-# Below the root each value is classed where its parent meets it (the same cases as ``side``, with
-# the call saved): a non-empty dict under a granular map type and a non-empty list under a granular
-# list type are walked; an empty granular list sets nothing; anything else is one path (a leaf).
+        if lt is not None and lt.relationship != "atomic":
+            return _walk_list(x, lt) if x else None
+    return _LEAF
 
 
 def _walk_map(v: dict[str, Any], m: MapType) -> FieldSet | None:
@@ -56,35 +58,19 @@ def _walk_map(v: dict[str, Any], m: MapType) -> FieldSet | None:
     for k, x in v.items():
         pe: PathElement = (FIELD, k)
         f = fields.get(k)
-        if f is not None:
-            ct = f.type
-        else:
+        if f is None:
             # undeclared keys (labels, deduced maps) are owned themselves, and below by their element
             members.add(pe)
             if elem is None:
                 continue
-            ct = elem
-        tx = type(x)
-        if tx is dict:
-            cm = ct.map
-            if x and cm is not None and not cm.atomic:
-                sub = _walk_map(x, cm)
-                if sub is not None:
-                    children[pe] = sub
-                continue
-            if f is not None:
+            sub = _below(x, elem)
+        else:
+            sub = _below(x, f.type)
+            if sub is _LEAF:
                 members.add(pe)
-            continue
-        if tx is list:
-            cl = ct.list
-            if cl is not None and cl.relationship != "atomic":
-                if x:
-                    sub = _walk_list(x, cl)
-                    if sub is not None:
-                        children[pe] = sub
                 continue
-        if f is not None:
-            members.add(pe)
+        if isinstance(sub, FieldSet):
+            children[pe] = sub
     if not members and not children:
         return None
     return FieldSet._node(members, children)
@@ -102,31 +88,17 @@ def _walk_list(v: list[Any], lt: ListType) -> FieldSet | None:
             # then has a member below it, so it counts as present (a pruned item left null)
             members.add(UNKEYED)
             if unkeyed == 1:
-                sub = _walk_below(item, it)
-                if sub is not None:
+                sub = _below(item, it)
+                if isinstance(sub, FieldSet):
                     children[UNKEYED] = sub
             continue
         members.add(ipe)
         if ipe in dups:
             # a duplicated live item is one opaque member: its fields are not tracked
             continue
-        sub = _walk_below(item, it)
-        if sub is not None:
+        sub = _below(item, it)
+        if isinstance(sub, FieldSet):
             children[ipe] = sub
     if not members and not children:
         return None
     return FieldSet._node(members, children)
-
-
-def _walk_below(x: Any, t: Type) -> FieldSet | None:
-    """The paths below a list item (None for a leaf, or nothing below)."""
-    tx = type(x)
-    if tx is dict:
-        m = t.map
-        if x and m is not None and not m.atomic:
-            return _walk_map(x, m)
-    elif tx is list:
-        lt = t.list
-        if x and lt is not None and lt.relationship != "atomic":
-            return _walk_list(x, lt)
-    return None
