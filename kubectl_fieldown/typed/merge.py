@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..schema.types import DEDUCED, ListType, MapType, Type
-from .items import LIST, MAP, index_items, side
+from ..schema.types import ListType, MapType, Type
+from .items import LIST, MAP, index_items, key_type, side
 
 _ABSENT: Any = object()
 
@@ -65,25 +65,15 @@ def _merge_map(lhs: Any, rhs: Any, m: MapType) -> Any:
         lm = {}
     out: dict[str, Any] = {}
     same = lhs is lm  # the live map, unless a new one was made for a null or absent one
-    fields = m.fields
-    elem = m.element if m.element is not None else DEDUCED  # key_type, inlined: the hot loop
     for k, lv in lm.items():
         if k in rm:
-            rv = rm[k]
-            f = fields.get(k)
-            ct = f.type if f is not None else elem
-            trv = type(rv)
-            if trv is type(lv) and trv in _SHAREABLE and ct.scalar is not None and rv == lv:
-                out[k] = lv  # what _merge answers for an equal scalar of a scalar type, without the call
-                continue
-            v = out[k] = _merge(lv, rv, ct)
+            v = out[k] = _merge(lv, rm[k], key_type(m, k))
             same = same and v is lv
         else:
             out[k] = lv
     for k, rv in rm.items():
         if k not in lm:
-            f = fields.get(k)
-            out[k] = _merge(_ABSENT, rv, f.type if f is not None else elem)
+            out[k] = _merge(_ABSENT, rv, key_type(m, k))
             same = False
     # nothing changed: the live map itself, so that compare and equality need not walk it
     return lhs if same else out
