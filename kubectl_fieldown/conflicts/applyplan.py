@@ -348,8 +348,7 @@ def _explain(
     if live is not None:
         # decoded once, for the applier's own Apply entries here and everyone's in _never_pruned
         all_raw = (live.get("metadata") or {}).get("managedFields")
-        # the write decoded them already, when the result is that of one apply to ``live``
-        live_entries = result.live_entries if result.live_entries is not None else _decoded(all_raw)
+        live_entries = _decoded(all_raw)
         if live_entries or not all_raw:
             own = [e for e in live_entries if e.manager == manager and e.operation == APPLY]
         else:  # some entry does not decode: the applier's own may still

@@ -40,8 +40,6 @@ class WriteResult:
     """False when the server would leave the object itself unchanged (managedFields may still move)."""
     comparison: Comparison | None = None
     """live → result, at the request's version (for explanations)."""
-    live_entries: list[ManagedFieldsEntry] | None = None
-    """The live object's managedFields as the write decoded them (None: not recorded)."""
 
 
 def simulate_apply(
@@ -104,7 +102,7 @@ def simulate_apply(
     out = encode(result, managed, copy=not changed)
     if creating and isinstance(out.get("metadata"), dict):
         out["metadata"].setdefault("creationTimestamp", now)
-    return WriteResult(out, managed.entries(), changed or creating, managed.last_comparison, entries)
+    return WriteResult(out, managed.entries(), changed or creating, managed.last_comparison)
 
 
 def simulate_update(
