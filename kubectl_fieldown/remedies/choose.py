@@ -180,8 +180,8 @@ def choose_fix(
     nxt = manifest if manifest is not None else previous
     in_nxt = Lookup(nxt) if nxt is not None else None
     drop = tuple(p for p in scaled_fields(live, nxt, autoscalers)
-                 # client-side apply only touches what its manifest sets
-                 if applier.server_side or (in_nxt is not None and in_nxt.at(p) is not MISSING))
+                 # client-side apply, and a manifest named with -f, only touch what the manifest sets
+                 if (applier.server_side and manifest is None) or (in_nxt is not None and in_nxt.at(p) is not MISSING))
     nxt2 = without_paths(nxt, drop) if nxt is not None else None
     ctx = PlanContext(root, reset_fields, manifest)
     has_la = isinstance(((live.get("metadata") or {}).get("annotations") or {}).get(LAST_APPLIED_ANNOTATION), str)

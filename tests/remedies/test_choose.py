@@ -93,6 +93,18 @@ def test_server_side_apply_then_scale_drops_replicas_from_the_manifest_instead_o
     assert [path_string(p) for p in fix.drop] == [".spec.replicas"]
 
 
+@pytest.mark.parametrize("kind", ["kubectl", "argocd", "flux"])
+def test_a_named_manifest_without_replicas_needs_no_edit_for_them(kind: str) -> None:
+    obj = scaled(server_side_applied(), 5)
+    fix = fix_for(obj, kind, manifest=manifest(replicas=None))
+    assert fix.ok and fix.drop == ()
+    final = fix.verification.final
+    assert final is not None and final["spec"]["replicas"] == 5
+    # the same manifest still setting replicas: that one field leaves it
+    fix = fix_for(obj, kind, manifest=manifest())
+    assert [path_string(p) for p in fix.drop] == [".spec.replicas"]
+
+
 def test_helm_4_upgrading_from_helm_3_folds_its_update_entry_by_itself() -> None:
     obj = updated(server_side_applied("helm"), "helm", lambda o: o["spec"].update(color="green"))
     fix = fix_for(obj, "helm", manifest=manifest(color="yellow"))
