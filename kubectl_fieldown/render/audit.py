@@ -27,8 +27,6 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
-from xml.sax.saxutils import escape as xml_escape
-from xml.sax.saxutils import quoteattr
 
 from ..audit import RULES, Finding, Severity
 from ..audit.fleet import ContextPart, context_summary
@@ -274,6 +272,10 @@ def _bare_label(f: Finding) -> str:
 
 
 def render_junit(report: AuditReport, out: TextIO) -> None:
+    # here, not at the top: xml.sax.saxutils imports urllib.request, and with it email and http.client
+    from xml.sax.saxutils import escape as xml_escape
+    from xml.sax.saxutils import quoteattr
+
     threshold = Severity(report.fail_on).rank if report.fail_on in Severity.__members__ else 99
     by_id: dict[str, list[Finding]] = {}
     for f in report.findings:

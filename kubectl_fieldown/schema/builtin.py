@@ -31,8 +31,6 @@ Known limitations, compared with the ``/openapi/v3`` documents of a real API ser
 from __future__ import annotations
 
 import functools
-import hashlib
-import importlib.resources
 import json
 import re
 from collections.abc import Iterator, Mapping
@@ -74,6 +72,8 @@ class UnknownKubeVersionError(BuiltinSchemaError, ValueError):
 
 @functools.lru_cache(maxsize=1)
 def _data() -> Mapping[str, Any]:
+    import importlib.resources  # (here: importing it costs every command's start-up a few ms)
+
     resource = importlib.resources.files("kubectl_fieldown").joinpath("data").joinpath(DATA_FILE)
     try:
         text = resource.read_text(encoding="utf-8")
@@ -267,6 +267,8 @@ class BuiltinSchemas:
         roots = [[name, slot(self.type(name))] for name in self._definitions]
         kinds = [[g.group, g.version, g.kind, self._index[g]] for g in self.kinds()]
         canonical = json.dumps({"roots": roots, "kinds": kinds, "types": table}, sort_keys=True, separators=(",", ":"))
+        import hashlib
+
         return hashlib.sha256(canonical.encode()).hexdigest()
 
 
