@@ -32,7 +32,6 @@ the command line, which imports this package) stays cheap. The shell (``kube``, 
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
@@ -71,7 +70,10 @@ __all__ = [
     "path_string",
 ]
 
+TYPE_CHECKING = False  # typing's flag without importing typing (start-up, see base/record.py)
 if TYPE_CHECKING:
+    from typing import Any
+
     from .fieldpath import (
         FieldSet,
         FieldsV1Error,

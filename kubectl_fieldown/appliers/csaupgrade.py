@@ -11,7 +11,6 @@ merged, entries of other versions are dropped.)
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
 
 from ..fieldpath import FieldSet
 from ..ownership.managedfields import APPLY, UPDATE, ManagedFieldsEntry
@@ -52,7 +51,7 @@ def _upgrade_one(
         )
         if target is None:
             return entries
-        entries[target] = replace(entries[target], operation=APPLY, manager=ssa)
+        entries[target] = entries[target].replace(operation=APPLY, manager=ssa)
     tgt = entries[target]
     source = next(
         (e for e in entries if e.manager == csa and e.operation == UPDATE and e.subresource == subresource

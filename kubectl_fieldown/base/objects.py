@@ -4,8 +4,12 @@ object (:class:`ObjectRef`, and how kubectl names it), and whether it is a Secre
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+
+from .record import Record
+
+TYPE_CHECKING = False  # typing's flag without importing typing (start-up, see base/record.py)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 __all__ = ["ObjectRef", "group_of", "is_secret", "is_secret_object", "type_name"]
 
@@ -31,15 +35,21 @@ def type_name(group: str, kind: str) -> str:
     return f"{kind.lower()}.{group}" if group else kind.lower()
 
 
-@dataclass(frozen=True)
-class ObjectRef:
+class ObjectRef(Record):
     """Which object: apiVersion, kind, namespace (None: cluster-scoped) and name. Two refs are the
     same object when all four agree — the way kubectl finds the object a manifest names."""
 
-    api_version: str
-    kind: str
-    namespace: str | None
-    name: str
+    __slots__ = ("api_version", "kind", "name", "namespace")
+    api_version: Final[str]
+    kind: Final[str]
+    namespace: Final[str | None]
+    name: Final[str]
+
+    def __init__(self, api_version: str, kind: str, namespace: str | None, name: str) -> None:
+        self.api_version = api_version
+        self.kind = kind
+        self.namespace = namespace
+        self.name = name
 
     @classmethod
     def of(cls, obj: Mapping[str, Any]) -> ObjectRef:

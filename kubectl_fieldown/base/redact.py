@@ -9,11 +9,14 @@ anyway. Pure: callers decide whether the user asked to see the values.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from ..fieldpath import FIELD, Path
 from ..ownership.managedfields import LAST_APPLIED_ANNOTATION
 from .objects import is_secret_object
+
+TYPE_CHECKING = False  # typing's flag without importing typing (start-up, see base/record.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "LAST_APPLIED_POINTER",

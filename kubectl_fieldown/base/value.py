@@ -18,14 +18,19 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
-from decimal import Decimal
-from typing import Any, TypeAlias
+
+TYPE_CHECKING = False  # typing's flag without importing typing (start-up, see base/record.py)
+if TYPE_CHECKING:
+    from typing import Any, TypeAlias
 
 JSONValue: TypeAlias = bool | int | float | str | list["JSONValue"] | dict[str, "JSONValue"] | None
 """A decoded JSON value. Kept as ``Any`` at runtime boundaries for speed; this alias documents intent."""
 
-ValueKey: TypeAlias = tuple[Any, ...]
-"""A hashable, totally ordered stand-in for a value (see :func:`value_key`)."""
+if TYPE_CHECKING:
+    ValueKey: TypeAlias = tuple[Any, ...]
+    """A hashable, totally ordered stand-in for a value (see :func:`value_key`)."""
+else:  # at run time, where typing's Any is not imported, only for aliases built from it
+    ValueKey = tuple
 
 # Rank of each kind in the server's total order (SMD value.Compare).
 RANK_NUMBER = 0
@@ -306,14 +311,15 @@ def _shortest_digits(f: float) -> tuple[str, int]:
     ``1500.0 -> ("15", 4)``: the value is ``0.15 * 10**4``. Python's ``repr`` and Go's shortest
     formatting both produce the shortest digit string that round-trips, so they agree.
     """
-    d = Decimal(repr(abs(f)))
-    _sign, digits, exp = d.as_tuple()
-    assert isinstance(exp, int)
-    ds = "".join(map(str, digits)).rstrip("0") or "0"
-    stripped = len("".join(map(str, digits))) - len(ds)
-    # value = int(ds) * 10**(exp + stripped); decimal point position counts from the left
-    dp = len(ds) + exp + stripped
-    return ds, dp
+    # repr is "123.45" or "1.2345e+67": read its digits and exponent as text (decimal's import is
+    # a tenth of ``show -i``'s start-up, and list keys with numbers come through here)
+    mantissa, _, exponent = repr(abs(f)).partition("e")
+    whole, _, fraction = mantissa.partition(".")
+    digits = whole + fraction
+    significant = digits.lstrip("0")
+    # value = 0.<digits> * 10**(len(whole) + exponent); leading zeros move the point left
+    dp = len(whole) + (int(exponent) if exponent else 0) - (len(digits) - len(significant))
+    return significant.rstrip("0") or "0", dp
 
 
 def go_format_float_v(f: float) -> str:

@@ -16,7 +16,10 @@ from __future__ import annotations
 import re
 import sys
 from types import ModuleType
-from typing import Any
+
+TYPE_CHECKING = False  # typing's flag without importing typing (start-up, see base/record.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["import_yaml"]
 

@@ -10,10 +10,10 @@ KeyboardInterrupt traceback from inside typer or click); :func:`.main.main` rest
 KeyboardInterrupt before it runs a command.
 """
 
+import contextlib as _contextlib
 import os as _os
 import signal as _signal
 import sys as _sys
-import threading as _threading
 from types import FrameType as _FrameType
 
 
@@ -33,6 +33,7 @@ def _restore_interrupts() -> None:
 
 # only where Python itself turns Ctrl-C into KeyboardInterrupt: an ignored SIGINT (nohup, a
 # background job) stays ignored, and a program that handles SIGINT itself keeps its handler
-if (_threading.current_thread() is _threading.main_thread()
-        and _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler):
-    _signal.signal(_signal.SIGINT, _interrupted_while_starting)
+if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
+    # (imported by another thread than the main one, no handler can be set: ValueError)
+    with _contextlib.suppress(ValueError):
+        _signal.signal(_signal.SIGINT, _interrupted_while_starting)

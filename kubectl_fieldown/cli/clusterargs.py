@@ -8,23 +8,32 @@ names. Importing this module does not import the cluster layer.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from ..base.record import Record
 
+TYPE_CHECKING = False  # typing's flag without importing typing (start-up, see base/record.py)
 if TYPE_CHECKING:
+    from typing import Final
+
     from ..kube.client import ClusterOptions
 
 __all__ = ["ClusterArgs", "cluster_options"]
 
 
-@dataclass(frozen=True)
-class ClusterArgs:
+class ClusterArgs(Record):
     """The cluster-selection flags of one invocation."""
 
-    kubeconfig: str | None = None
-    context: str | None = None
-    namespace: str | None = None
-    all_namespaces: bool = False
+    __slots__ = ("all_namespaces", "context", "kubeconfig", "namespace")
+    kubeconfig: Final[str | None]
+    context: Final[str | None]
+    namespace: Final[str | None]
+    all_namespaces: Final[bool]
+
+    def __init__(self, kubeconfig: str | None = None, context: str | None = None, namespace: str | None = None,
+                 all_namespaces: bool = False) -> None:
+        self.kubeconfig = kubeconfig
+        self.context = context
+        self.namespace = namespace
+        self.all_namespaces = all_namespaces
 
 
 def cluster_options(args: ClusterArgs) -> ClusterOptions:

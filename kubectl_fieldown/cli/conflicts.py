@@ -24,7 +24,7 @@ import typer
 from ..base.value import escape_controls
 from ..kube.kindrules import KindRules
 from . import options
-from .errors import UsageError, handle_errors, one_line, print_error
+from .errors import UsageError, handle_errors_exiting, one_line, print_error
 from .prediction import (
     DocumentError,
     Outcome,
@@ -163,7 +163,7 @@ def _schema_registry(files: Sequence[str], kube_version: str | None) -> SchemaRe
     return registry
 
 
-@handle_errors(failures=EXIT_ERROR)
+@handle_errors_exiting(EXIT_ERROR)
 def conflicts(
     filename: options.Filename = None,
     recursive: options.Recursive = False,

@@ -18,7 +18,6 @@ import functools
 import os
 import sys
 from collections.abc import Callable
-from typing import Any, ParamSpec, TypeVar, overload
 
 __all__ = [
     "DEBUG_ENV",
@@ -30,6 +29,7 @@ __all__ = [
     "debug_enabled",
     "describe",
     "handle_errors",
+    "handle_errors_exiting",
     "one_line",
     "print_error",
 ]
@@ -42,8 +42,12 @@ EXIT_INTERRUPTED = 130
 #: SIGTERM ended — kubectl, which does not catch it, included. Write runs catch it to report first.
 EXIT_TERMINATED = 143
 
-P = ParamSpec("P")
-R = TypeVar("R")
+TYPE_CHECKING = False  # typing's flag without importing typing (start-up, see base/record.py)
+if TYPE_CHECKING:
+    from typing import ParamSpec, TypeVar
+
+    P = ParamSpec("P")
+    R = TypeVar("R")
 
 
 class Terminated(KeyboardInterrupt):
@@ -153,44 +157,40 @@ def report(exc: BaseException) -> int:
     return code
 
 
-@overload
-def handle_errors(fn: Callable[P, R]) -> Callable[P, R]: ...
+def handle_errors(fn: Callable[P, R]) -> Callable[P, R]:
+    """Run a command body; known errors become ``error: ...`` + exit code (via ``typer.Exit``):
+    each error's own code (1 could not do it, 2 usage); Ctrl-C 130."""
+    return _guarded(fn, None)
 
 
-@overload
-def handle_errors(*, failures: int) -> Callable[[Callable[P, R]], Callable[P, R]]: ...
-
-
-def handle_errors(
-    fn: Callable[P, R] | None = None, *, failures: int | None = None
-) -> Any:
-    """Run a command body; known errors become ``error: ...`` + exit code (via ``typer.Exit``).
-
-    ``@handle_errors`` uses each error's own code (1 could not do it, 2 usage);
-    ``@handle_errors(failures=2)`` exits 2 for every failure, for commands whose exit 1 means
-    something else (``conflicts``: conflicts predicted). Ctrl-C is 130 either way.
-    """
+def handle_errors_exiting(failures: int) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """:func:`handle_errors`, but every failure exits ``failures``, for commands whose exit 1 means
+    something else (``conflicts``: conflicts predicted). Ctrl-C is 130 still."""
 
     def decorate(body: Callable[P, R]) -> Callable[P, R]:
-        @functools.wraps(body)
-        def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-            try:
-                return body(*args, **kwargs)
-            except BrokenPipeError:
-                # the reader went away (``| head``): nothing left to say to anyone
-                silence_stdout()
-                raise _exit(failures or EXIT_FAILURE) from None
-            except (Exception, KeyboardInterrupt) as e:
-                if _is_framework_exception(e) or debug_enabled():
-                    raise
-                code = report(e)
-                if failures is not None and code not in (EXIT_INTERRUPTED, EXIT_TERMINATED):
-                    code = failures
-                raise _exit(code) from None
+        return _guarded(body, failures)
 
-        return wrapper
+    return decorate
 
-    return decorate(fn) if fn is not None else decorate
+
+def _guarded(body: Callable[P, R], failures: int | None) -> Callable[P, R]:
+    @functools.wraps(body)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return body(*args, **kwargs)
+        except BrokenPipeError:
+            # the reader went away (``| head``): nothing left to say to anyone
+            silence_stdout()
+            raise _exit(failures or EXIT_FAILURE) from None
+        except (Exception, KeyboardInterrupt) as e:
+            if _is_framework_exception(e) or debug_enabled():
+                raise
+            code = report(e)
+            if failures is not None and code not in (EXIT_INTERRUPTED, EXIT_TERMINATED):
+                code = failures
+            raise _exit(code) from None
+
+    return wrapper
 
 
 def _exit(code: int) -> BaseException:

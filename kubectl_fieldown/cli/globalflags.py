@@ -17,8 +17,12 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any
+
+from ..base.record import Record
+
+TYPE_CHECKING = False  # typing's flag without importing typing (start-up, see base/record.py)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 __all__ = [
     "FLAGS",
@@ -38,34 +42,79 @@ class GlobalFlagError(ValueError):
     """A generic flag with a missing or malformed value (a usage error)."""
 
 
-@dataclass(frozen=True)
-class ConnectionFlags:
+class ConnectionFlags(Record, uncompared=("warnings",)):
     """The generic flags of one invocation; None (or empty) where not given."""
 
-    server: str | None = None
-    cluster: str | None = None
-    user: str | None = None
-    token: str | None = None
-    certificate_authority: str | None = None
-    client_certificate: str | None = None
-    client_key: str | None = None
-    tls_server_name: str | None = None
-    insecure_skip_tls_verify: bool | None = None
-    impersonate: str | None = None
-    impersonate_groups: tuple[str, ...] = ()
-    impersonate_uid: str | None = None
+    __slots__ = (
+        "certificate_authority",
+        "client_certificate",
+        "client_key",
+        "cluster",
+        "impersonate",
+        "impersonate_groups",
+        "impersonate_uid",
+        "insecure_skip_tls_verify",
+        "request_timeout",
+        "server",
+        "tls_server_name",
+        "token",
+        "user",
+        "verbosity",
+        "warnings",
+    )
+    server: Final[str | None]
+    cluster: Final[str | None]
+    user: Final[str | None]
+    token: Final[str | None]
+    certificate_authority: Final[str | None]
+    client_certificate: Final[str | None]
+    client_key: Final[str | None]
+    tls_server_name: Final[str | None]
+    insecure_skip_tls_verify: Final[bool | None]
+    impersonate: Final[str | None]
+    impersonate_groups: Final[tuple[str, ...]]
+    impersonate_uid: Final[str | None]
     #: seconds; 0 means no timeout (kubectl's "0"); None: not given
-    request_timeout: float | None = None
-    verbosity: int = 0
-    warnings: tuple[str, ...] = field(default=(), compare=False)
+    request_timeout: Final[float | None]
+    verbosity: Final[int]
+    warnings: Final[tuple[str, ...]]
+
+    def __init__(self, server: str | None = None, cluster: str | None = None, user: str | None = None,
+                 token: str | None = None, certificate_authority: str | None = None,
+                 client_certificate: str | None = None, client_key: str | None = None,
+                 tls_server_name: str | None = None, insecure_skip_tls_verify: bool | None = None,
+                 impersonate: str | None = None, impersonate_groups: tuple[str, ...] = (),
+                 impersonate_uid: str | None = None, request_timeout: float | None = None, verbosity: int = 0,
+                 warnings: tuple[str, ...] = ()) -> None:
+        self.server = server
+        self.cluster = cluster
+        self.user = user
+        self.token = token
+        self.certificate_authority = certificate_authority
+        self.client_certificate = client_certificate
+        self.client_key = client_key
+        self.tls_server_name = tls_server_name
+        self.insecure_skip_tls_verify = insecure_skip_tls_verify
+        self.impersonate = impersonate
+        self.impersonate_groups = impersonate_groups
+        self.impersonate_uid = impersonate_uid
+        self.request_timeout = request_timeout
+        self.verbosity = verbosity
+        self.warnings = warnings
 
 
-@dataclass(frozen=True)
-class FlagHelp:
-    names: tuple[str, ...]
-    metavar: str | None  # None: a switch
-    help: str
-    attr: str
+class FlagHelp(Record):
+    __slots__ = ("attr", "help", "metavar", "names")
+    names: Final[tuple[str, ...]]
+    metavar: Final[str | None]  # None: a switch
+    help: Final[str]
+    attr: Final[str]
+
+    def __init__(self, names: tuple[str, ...], metavar: str | None, help: str, attr: str) -> None:
+        self.names = names
+        self.metavar = metavar
+        self.help = help
+        self.attr = attr
 
 
 # kubectl's own wording (kubectl options), trimmed to what this plugin does with each flag
@@ -142,15 +191,15 @@ def _bool(text: str, name: str) -> bool:
 
 def _with(flags: ConnectionFlags, spec: FlagHelp, name: str, value: str) -> ConnectionFlags:
     if spec.attr == "impersonate_groups":
-        return replace(flags, impersonate_groups=(*flags.impersonate_groups, value))
+        return flags.replace(impersonate_groups=(*flags.impersonate_groups, value))
     if spec.attr == "request_timeout":
-        return replace(flags, request_timeout=parse_duration(value))
+        return flags.replace(request_timeout=parse_duration(value))
     if spec.attr == "verbosity":
-        return replace(flags, verbosity=_level(value))
+        return flags.replace(verbosity=_level(value))
     if spec.attr == "insecure_skip_tls_verify":
-        return replace(flags, insecure_skip_tls_verify=_bool(value, name))
+        return flags.replace(insecure_skip_tls_verify=_bool(value, name))
     changes: dict[str, Any] = {spec.attr: value}
-    return replace(flags, **changes)
+    return flags.replace(**changes)
 
 
 _DRY_RUN_VALUES = ("none", "client", "server")
@@ -183,9 +232,9 @@ def split_global_flags(args: Sequence[str]) -> tuple[ConnectionFlags, list[str]]
             continue
         if name in ("-v", "--v"):
             if eq:
-                flags = replace(flags, verbosity=_level(value))
+                flags = flags.replace(verbosity=_level(value))
             elif i < len(args) and re.fullmatch(r"\d+", args[i]):
-                flags = replace(flags, verbosity=_level(args[i]))
+                flags = flags.replace(verbosity=_level(args[i]))
                 i += 1
             elif name == "--v":
                 raise GlobalFlagError('flag needs an argument: --v (a log level, e.g. --v=6)')
@@ -193,7 +242,7 @@ def split_global_flags(args: Sequence[str]) -> tuple[ConnectionFlags, list[str]]
                 rest.append(token)  # the command's own -v (--verbose)
             continue
         if re.fullmatch(r"-v\d+", token):
-            flags = replace(flags, verbosity=int(token[2:]))
+            flags = flags.replace(verbosity=int(token[2:]))
             continue
         spec = _BY_NAME.get(name)
         if spec is None and re.fullmatch(r"-s[^=-].*", token):
@@ -216,7 +265,7 @@ def split_global_flags(args: Sequence[str]) -> tuple[ConnectionFlags, list[str]]
     if flags.insecure_skip_tls_verify and flags.certificate_authority:
         raise GlobalFlagError("--certificate-authority and --insecure-skip-tls-verify cannot be used together: "
                               "specifying a root certificates file with the insecure flag is not allowed")
-    return replace(flags, warnings=tuple(warnings)), rest
+    return flags.replace(warnings=tuple(warnings)), rest
 
 
 # The flags of the running invocation: main() sets them before the command runs (kubectl keeps

@@ -23,11 +23,13 @@ import os
 import sys
 import types
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Union, get_args, get_origin
 
 from . import _restore_interrupts
 
+TYPE_CHECKING = False  # typing's flag without importing typing (start-up, see base/record.py)
 if TYPE_CHECKING:
+    from typing import Any
+
     import typer
 
     from .showrun import ShowRequest
@@ -188,6 +190,8 @@ def _commands(command: Any) -> Iterator[Any]:
 
 def _plain_kind(annotation: Any) -> tuple[str, Any] | None:
     """("str" | "bool" | "list" | "enum", enum class) for the annotations we coerce ourselves."""
+    from typing import Union, get_args, get_origin  # (typer imports typing; show -i need not)
+
     origin = get_origin(annotation)
     if origin is Union or origin is types.UnionType:
         args = [a for a in get_args(annotation) if a is not type(None)]
@@ -308,9 +312,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .outputformat import split_templates
 
         args = split_templates(args)
-        from .showfast import parse
+        request = None
+        if args and args[0] == "show":  # (the other commands need not import show's modules)
+            from .showfast import parse
 
-        request = parse(args)
+            request = parse(args)
         if request is not None:
             try:
                 return _run_show(request)

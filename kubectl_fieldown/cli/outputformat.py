@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Any, TextIO
 
 from .errors import UsageError
+
+TYPE_CHECKING = False  # typing's flag without importing typing (start-up, see base/record.py)
+if TYPE_CHECKING:
+    from typing import Any, TextIO
 
 __all__ = ["KUBE_FORMATS", "check", "print_audit", "print_kube", "reset", "split_templates"]
 

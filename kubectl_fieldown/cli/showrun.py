@@ -14,9 +14,8 @@ from __future__ import annotations
 import enum
 import sys
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
 
+from ..base.record import Record
 from ..base.value import MAX_DEPTH, nesting_depth
 from ..fieldpath import is_prefix, parse_path
 from ..fieldpath.lookup import names_in
@@ -25,7 +24,10 @@ from ..ownership.tree import build_owner_tree, unowned_leaves
 from .clusterargs import ClusterArgs, cluster_options
 from .errors import EXIT_FAILURE, UsageError, describe, print_error, print_note
 
+TYPE_CHECKING = False  # typing's flag without importing typing (start-up, see base/record.py)
 if TYPE_CHECKING:
+    from typing import Any, Final
+
     from ..render.common import ObjectView
     from .select import LiveRequest
 
@@ -53,23 +55,54 @@ class TimeMode(str, enum.Enum):
     none = "none"
 
 
-@dataclass(frozen=True)
-class ShowRequest:
+class ShowRequest(Record):
     """One ``show``: where the objects come from (``input_file`` offline, else ``filenames`` or
     ``resources`` live), what to keep of them and how to print them."""
 
-    resources: list[str] = field(default_factory=list)
-    filenames: list[str] = field(default_factory=list)
-    recursive: bool = False
-    input_file: str | None = None
-    output: ShowOutput = ShowOutput.tree
-    managers: list[str] = field(default_factory=list)
-    paths: list[str] = field(default_factory=list)
-    show_unowned: bool = False
-    show_secret_values: bool = False
-    time: TimeMode = TimeMode.relative
-    cluster: ClusterArgs = field(default_factory=ClusterArgs)
-    selector: str | None = None
+    __slots__ = (
+        "cluster",
+        "filenames",
+        "input_file",
+        "managers",
+        "output",
+        "paths",
+        "recursive",
+        "resources",
+        "selector",
+        "show_secret_values",
+        "show_unowned",
+        "time",
+    )
+    resources: Final[list[str]]
+    filenames: Final[list[str]]
+    recursive: Final[bool]
+    input_file: Final[str | None]
+    output: Final[ShowOutput]
+    managers: Final[list[str]]
+    paths: Final[list[str]]
+    show_unowned: Final[bool]
+    show_secret_values: Final[bool]
+    time: Final[TimeMode]
+    cluster: Final[ClusterArgs]
+    selector: Final[str | None]
+
+    def __init__(self, resources: list[str] | None = None, filenames: list[str] | None = None, recursive: bool = False,
+                 input_file: str | None = None, output: ShowOutput = ShowOutput.tree, managers: list[str] | None = None,
+                 paths: list[str] | None = None, show_unowned: bool = False, show_secret_values: bool = False,
+                 time: TimeMode = TimeMode.relative, cluster: ClusterArgs | None = None,
+                 selector: str | None = None) -> None:
+        self.resources = [] if resources is None else resources
+        self.filenames = [] if filenames is None else filenames
+        self.recursive = recursive
+        self.input_file = input_file
+        self.output = output
+        self.managers = [] if managers is None else managers
+        self.paths = [] if paths is None else paths
+        self.show_unowned = show_unowned
+        self.show_secret_values = show_secret_values
+        self.time = time
+        self.cluster = ClusterArgs() if cluster is None else cluster
+        self.selector = selector
 
 
 # --- analyse (pure) ----------------------------------------------------------------------------
@@ -124,15 +157,22 @@ def object_title(obj: Mapping[str, Any]) -> str:
 # --- fetch -------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class ObjectSource:
+class ObjectSource(Record):
     """An object to show, or why it could not be had. ``where`` names it in error messages.
     ``from_file``: read from a file, not from a server (its managedFields are decoded strictly)."""
 
-    where: str
-    obj: Mapping[str, Any] | None = None
-    error: BaseException | None = None
-    from_file: bool = False
+    __slots__ = ("error", "from_file", "obj", "where")
+    where: Final[str]
+    obj: Final[Mapping[str, Any] | None]
+    error: Final[BaseException | None]
+    from_file: Final[bool]
+
+    def __init__(self, where: str, obj: Mapping[str, Any] | None = None, error: BaseException | None = None,
+                 from_file: bool = False) -> None:
+        self.where = where
+        self.obj = obj
+        self.error = error
+        self.from_file = from_file
 
 
 def _offline(path: str, recursive: bool) -> Iterator[ObjectSource]:

@@ -20,15 +20,21 @@ pairwise by name then value, values by :func:`kubectl_fieldown.base.value.value_
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeAlias
 
 from ..base.value import key_value, value_key
 
-PathElement: TypeAlias = tuple[Any, ...]
-"""``(kind, payload)``; build with :func:`field`, :func:`key`, :func:`set_value`, :func:`index`."""
+TYPE_CHECKING = False  # typing's flag without importing typing (start-up, see base/record.py)
+if TYPE_CHECKING:
+    from typing import Any, TypeAlias
 
-Path: TypeAlias = tuple[PathElement, ...]
-"""A path from the root of an object; the empty tuple is the root itself."""
+if TYPE_CHECKING:
+    PathElement: TypeAlias = tuple[Any, ...]
+    """``(kind, payload)``; build with :func:`field`, :func:`key`, :func:`set_value`, :func:`index`."""
+
+    Path: TypeAlias = tuple[PathElement, ...]
+    """A path from the root of an object; the empty tuple is the root itself."""
+else:  # at run time, where typing's Any is not imported, only for aliases built from them
+    PathElement = Path = tuple
 
 FIELD = 0
 KEY = 1

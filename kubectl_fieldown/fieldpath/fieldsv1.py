@@ -12,7 +12,6 @@ import marshal
 import math
 import re
 from collections.abc import Mapping
-from typing import Any
 
 from ..base.value import (
     MAX_DEPTH,
@@ -28,6 +27,10 @@ from ..base.value import (
 )
 from .element import FIELD, INDEX, KEY, VALUE, PathElement
 from .set import FieldSet
+
+TYPE_CHECKING = False  # typing's flag without importing typing (start-up, see base/record.py)
+if TYPE_CHECKING:
+    from typing import Any, TypeAlias
 
 
 class FieldsV1Error(ValueError):
@@ -241,7 +244,7 @@ def _kind(v: Any) -> str:
     return type(v).__name__
 
 
-_Where = Any
+_Where: TypeAlias = "Any"
 """Where a node is, as a linked chain ``(key, parent)`` (None at the top): built only as cheaply as a
 pair per level, turned into text only for an error message."""
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
 
 from ..base.value import value_key
 from .element import FIELD, INDEX, KEY, VALUE, Path, PathElement
 
+TYPE_CHECKING = False  # typing's flag without importing typing (start-up, see base/record.py)
 if TYPE_CHECKING:
+    from typing import Any
+
     from .set import FieldSet
 
 MISSING: Any = object()

@@ -13,10 +13,13 @@ stay inside the name. Parsing takes time linear in the path and in the dotted na
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, Protocol
 
 from ..base.value import excerpt, go_value_string, key_value
 from .element import FIELD, INDEX, KEY, VALUE, Path, PathElement
+
+TYPE_CHECKING = False  # typing's flag without importing typing (start-up, see base/record.py)
+if TYPE_CHECKING:
+    from typing import Any, Protocol, TypeAlias
 
 
 def element_string(pe: PathElement) -> str:
@@ -44,21 +47,22 @@ class PathSyntaxError(ValueError):
         super().__init__(f"invalid path {excerpt(text)!r} at character {pos + 1}: {why}")
 
 
-class FieldNames(Protocol):
-    """Which field names with a dot exist where, walked one path element at a time from the root.
+if TYPE_CHECKING:  # (only annotations name it: typing.Protocol is not imported at run time)
+    class FieldNames(Protocol):
+        """Which field names with a dot exist where, walked one path element at a time from the root.
 
-    ``root()`` and ``below(at, element)`` are positions (anything); ``dotted(at)`` are the field
-    names that contain a dot directly at a position. A position below something that does not exist
-    has no names."""
+        ``root()`` and ``below(at, element)`` are positions (anything); ``dotted(at)`` are the field
+        names that contain a dot directly at a position. A position below something that does not exist
+        has no names."""
 
-    def root(self) -> Any: ...
+        def root(self) -> Any: ...
 
-    def below(self, at: Any, pe: PathElement) -> Any: ...
+        def below(self, at: Any, pe: PathElement) -> Any: ...
 
-    def dotted(self, at: Any) -> Iterable[str]: ...
+        def dotted(self, at: Any) -> Iterable[str]: ...
 
 
-_Token = tuple[str, Any]  # ("dots", [segment, ...]) for a run of field names, or ("elem", PathElement)
+_Token: TypeAlias = "tuple[str, Any]"  # ("dots", [segment, ...]) for a run of field names, or ("elem", PathElement)
 
 
 def parse_path(text: str, names: FieldNames | None = None) -> Path:

@@ -33,14 +33,13 @@ integers beyond int64 are refused as keys.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import codecs
 import math
 import re
-import struct
-from decimal import Decimal
-from typing import Any
+
+TYPE_CHECKING = False  # typing's flag without importing typing (start-up, see base/record.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["ScalarError", "json_number", "key_text", "resolve"]
 
@@ -181,6 +180,9 @@ def resolve(tag: str | None, value: str, plain: bool) -> Any:
     if not tag and not plain:
         return value  # quoted or block, untagged
     if tag == BINARY:
+        import base64  # (here: rare, and ``show -i``'s start-up need not pay for it)
+        import binascii
+
         try:
             data = base64.b64decode(value.replace("\r", "").replace("\n", ""), validate=True)
         except (binascii.Error, ValueError):
@@ -209,7 +211,11 @@ def json_number(v: Any) -> Any:
     if f.is_integer() and abs(f) < 1e21:
         # Go writes it without a fraction or exponent (its shortest digits, then zeros) and it is read back
         # as an integer (an int64, or a float64 that prints the same digits again)
-        return int(f) if abs(f) < 2**53 else int(Decimal(repr(f)))
+        if abs(f) < 2**53:
+            return int(f)
+        from decimal import Decimal  # (here: rare, and ``show -i``'s start-up need not pay for it)
+
+        return int(Decimal(repr(f)))
     return f
 
 
@@ -232,6 +238,8 @@ def _float32_g(f: float) -> str:
     """Go's ``strconv.FormatFloat(f, 'g', -1, 32)``, with go-yaml's names for infinities and NaN."""
     if math.isnan(f):
         return ".nan"
+    import struct  # (here: rare, and ``show -i``'s start-up need not pay for it)
+
     try:
         f32 = struct.unpack("<f", struct.pack("<f", f))[0]
     except OverflowError:

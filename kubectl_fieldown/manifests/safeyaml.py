@@ -27,12 +27,15 @@ Limits (docs/show.md, "Input limits"):
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 from ..base.value import MAX_DEPTH, valid_text
 from ..base.yamlmodule import import_yaml
 from .goscalar import MERGE as _MERGE
 from .goscalar import ScalarError, json_number, key_text, resolve
+
+TYPE_CHECKING = False  # typing's flag without importing typing (start-up, see base/record.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["MAX_DEPTH", "YAMLReadError", "key_string", "load_all", "valid_text"]
 

@@ -23,13 +23,16 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
 
 from ..base.objects import ObjectRef
+from ..base.record import Record
 from ..base.value import MAX_DEPTH, valid_text
 from .goscalar import json_number
 from .safeyaml import YAMLReadError, load_all
+
+TYPE_CHECKING = False  # typing's flag without importing typing (start-up, see base/record.py)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 __all__ = [
     "MAX_DEPTH",
@@ -61,17 +64,23 @@ class SourceError(Exception):
         super().__init__(f"{_where(source, document, item)}: {message}")
 
 
-@dataclass(frozen=True)
-class InputDocument:
+class InputDocument(Record):
     """One object read from a file.
 
     ``document`` is the 1-based YAML document number within ``source`` and ``item`` the 1-based
     position inside a ``kind: List`` document (None for a plain document)."""
 
-    source: str
-    document: int
-    obj: dict[str, Any]
-    item: int | None = None
+    __slots__ = ("document", "item", "obj", "source")
+    source: Final[str]
+    document: Final[int]
+    obj: Final[dict[str, Any]]
+    item: Final[int | None]
+
+    def __init__(self, source: str, document: int, obj: dict[str, Any], item: int | None = None) -> None:
+        self.source = source
+        self.document = document
+        self.obj = obj
+        self.item = item
 
     @property
     def where(self) -> str:
@@ -91,13 +100,17 @@ def live_name(doc: InputDocument) -> ObjectRef:
     return ObjectRef(str(api_version), str(kind), str(ns) if ns else None, str(name))
 
 
-@dataclass
-class SourceResult:
+class SourceResult(Record, mutable=True):
     """What could be read (in file and document order) and what could not: a bad document does not
     hide the good ones around it."""
 
-    documents: list[InputDocument] = field(default_factory=list)
-    errors: list[SourceError] = field(default_factory=list)
+    __slots__ = ("documents", "errors")
+    documents: list[InputDocument]
+    errors: list[SourceError]
+
+    def __init__(self, documents: list[InputDocument] | None = None, errors: list[SourceError] | None = None) -> None:
+        self.documents = [] if documents is None else documents
+        self.errors = [] if errors is None else errors
 
 
 def _where(source: str, document: int | None, item: int | None) -> str:

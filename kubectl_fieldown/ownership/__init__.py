@@ -12,11 +12,13 @@ use, so that :mod:`.managedfields`, which nearly every module imports, does not 
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
 __all__ = ["OwnedField", "Owner", "OwnerTree", "build_owner_tree", "item_elements", "unowned_leaves"]
 
+TYPE_CHECKING = False  # typing's flag without importing typing (start-up, see base/record.py)
 if TYPE_CHECKING:
+    from typing import Any
+
     from .tree import OwnedField, Owner, OwnerTree, build_owner_tree, item_elements, unowned_leaves
 
 

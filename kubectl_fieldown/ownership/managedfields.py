@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any
 
+from ..base.record import Record
 from ..base.value import go_json_string_html, go_quote
 from ..fieldpath import CANONICAL, FieldSet, FieldsV1Error, Path, decode_fields_v1, fields_v1_object, path_from_fields
+
+TYPE_CHECKING = False  # typing's flag without importing typing (start-up, see base/record.py)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 APPLY = "Apply"
 UPDATE = "Update"
@@ -74,14 +77,36 @@ class ManagedFieldsError(ValueError):
         super().__init__(f"{who}: {reason}")
 
 
-@dataclass(frozen=True, order=True)
-class ManagerIdentity:
-    """What makes two entries "the same manager" (apimachinery ``BuildManagerIdentifier``)."""
+class ManagerIdentity(Record):
+    """What makes two entries "the same manager" (apimachinery ``BuildManagerIdentifier``).
+    Identities order by their fields, in this order."""
 
-    manager: str
-    operation: str
-    api_version: str  # "" for Apply: appliers keep one entry whatever the version
-    subresource: str = ""
+    __slots__ = ("api_version", "manager", "operation", "subresource")
+    manager: Final[str]
+    operation: Final[str]
+    api_version: Final[str]  # "" for Apply: appliers keep one entry whatever the version
+    subresource: Final[str]
+
+    def __init__(self, manager: str, operation: str, api_version: str, subresource: str = "") -> None:
+        self.manager = manager
+        self.operation = operation
+        self.api_version = api_version
+        self.subresource = subresource
+
+    def _order(self) -> tuple[str, str, str, str]:
+        return (self.manager, self.operation, self.api_version, self.subresource)
+
+    def __lt__(self, other: ManagerIdentity) -> bool:
+        return self._order() < other._order()
+
+    def __le__(self, other: ManagerIdentity) -> bool:
+        return self._order() <= other._order()
+
+    def __gt__(self, other: ManagerIdentity) -> bool:
+        return self._order() > other._order()
+
+    def __ge__(self, other: ManagerIdentity) -> bool:
+        return self._order() >= other._order()
 
     def json(self) -> str:
         """The identity string the server uses as a map key and sort key (JSON, Go escaping)."""
@@ -104,15 +129,27 @@ class ManagerIdentity:
         return out
 
 
-@dataclass(frozen=True)
-class ManagedFieldsEntry:
-    manager: str
-    operation: str
-    api_version: str
-    fields: FieldSet = field(default_factory=FieldSet, compare=False)
-    time: str | None = None
-    subresource: str = ""
-    fields_type: str = "FieldsV1"
+class ManagedFieldsEntry(Record, uncompared=("fields",)):
+    """One entry of ``metadata.managedFields``. Entries compare without their field sets."""
+
+    __slots__ = ("api_version", "fields", "fields_type", "manager", "operation", "subresource", "time")
+    manager: Final[str]
+    operation: Final[str]
+    api_version: Final[str]
+    fields: Final[FieldSet]
+    time: Final[str | None]
+    subresource: Final[str]
+    fields_type: Final[str]
+
+    def __init__(self, manager: str, operation: str, api_version: str, fields: FieldSet | None = None,
+                 time: str | None = None, subresource: str = "", fields_type: str = "FieldsV1") -> None:
+        self.manager = manager
+        self.operation = operation
+        self.api_version = api_version
+        self.fields = FieldSet() if fields is None else fields
+        self.time = time
+        self.subresource = subresource
+        self.fields_type = fields_type
 
     @property
     def identity(self) -> ManagerIdentity:
@@ -126,7 +163,7 @@ class ManagedFieldsEntry:
         return parse_time(self.time)
 
     def with_fields(self, fields: FieldSet) -> ManagedFieldsEntry:
-        return replace(self, fields=fields)
+        return self.replace(fields=fields)
 
     def to_dict(self, style: str = CANONICAL) -> dict[str, Any]:
         """The entry in the server's wire key order, empty keys omitted.

@@ -8,29 +8,44 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
 
+from ..base.record import Record
 from ..fieldpath import KEY, VALUE, FieldSet, Path, PathElement, index, is_prefix, key, path_string, set_value
 from ..fieldpath import field as field_element
 from ..fieldpath.lookup import MISSING, Lookup
 from .managedfields import STRIPPED_METADATA, ManagedFieldsEntry, object_entries
 
-
-@dataclass(frozen=True)
-class Owner:
-    manager: str
-    operation: str
-    subresource: str
-    api_version: str
-    entry_index: int  # position of the entry in the object's managedFields
+TYPE_CHECKING = False  # typing's flag without importing typing (start-up, see base/record.py)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 
-@dataclass(frozen=True)
-class OwnedField:
-    path: Path
-    owners: tuple[Owner, ...]
-    value: Any = MISSING  # MISSING when the path is not set in the object
+class Owner(Record):
+    __slots__ = ("api_version", "entry_index", "manager", "operation", "subresource")
+    manager: Final[str]
+    operation: Final[str]
+    subresource: Final[str]
+    api_version: Final[str]
+    entry_index: Final[int]  # position of the entry in the object's managedFields
+
+    def __init__(self, manager: str, operation: str, subresource: str, api_version: str, entry_index: int) -> None:
+        self.manager = manager
+        self.operation = operation
+        self.subresource = subresource
+        self.api_version = api_version
+        self.entry_index = entry_index
+
+
+class OwnedField(Record):
+    __slots__ = ("owners", "path", "value")
+    path: Final[Path]
+    owners: Final[tuple[Owner, ...]]
+    value: Final[Any]  # MISSING when the path is not set in the object
+
+    def __init__(self, path: Path, owners: tuple[Owner, ...], value: Any = MISSING) -> None:
+        self.path = path
+        self.owners = owners
+        self.value = value
 
     @property
     def is_set(self) -> bool:
@@ -41,13 +56,19 @@ class OwnedField:
         return path_string(self.path)
 
 
-@dataclass
-class OwnerTree:
+class OwnerTree(Record, mutable=True):
     """All owned paths of one object, in document order (the order of canonical FieldsV1)."""
 
+    __slots__ = ("entries", "fields", "obj")
     obj: Mapping[str, Any]
     entries: list[ManagedFieldsEntry]
-    fields: list[OwnedField] = field(default_factory=list)
+    fields: list[OwnedField]
+
+    def __init__(self, obj: Mapping[str, Any], entries: list[ManagedFieldsEntry],
+                 fields: list[OwnedField] | None = None) -> None:
+        self.obj = obj
+        self.entries = entries
+        self.fields = [] if fields is None else fields
 
     def managers(self) -> list[ManagedFieldsEntry]:
         return self.entries

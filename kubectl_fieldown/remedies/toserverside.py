@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
 from ..fieldpath import FieldSet, path_string
@@ -149,18 +148,18 @@ def plan_to_server_side(
     placed = False
     for i, e in enumerate(after):
         if i == tgt:
-            new.append(replace(e, fields=union))
+            new.append(e.with_fields(union))
             placed = True
         elif i in rest:
             if not placed and tgt is None and i == sources[0]:
-                new.append(replace(target_entry, fields=union))
+                new.append(target_entry.with_fields(union))
                 placed = True
             if not rest[i].is_empty():
                 new.append(e.with_fields(rest[i]))
         else:
             new.append(e)
     if not placed:
-        new.append(replace(target_entry, fields=union))
+        new.append(target_entry.with_fields(union))
     after = new
     stayed = left_with_sources.intersection(live_set).difference(_LAC)
     if not stayed.is_empty():

@@ -14,9 +14,8 @@ import os
 import re
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TextIO, cast
 
+from ..base.record import Record
 from ..base.redact import REDACTED, redact_secret
 from ..base.value import escape_controls, value_on_one_line
 from ..base.yamlmodule import import_yaml
@@ -25,15 +24,19 @@ from ..fieldpath.lookup import MISSING
 from ..ownership.managedfields import ManagedFieldsEntry, parse_time
 from ..ownership.tree import OwnedField, Owner
 
+TYPE_CHECKING = False  # typing's flag without importing typing (start-up, see base/record.py)
+if TYPE_CHECKING:
+    from typing import Any, TextIO
+
+    from rich.console import Console
+
+    from .styled import Text
+
 
 def counted(n: int, noun: str) -> str:
     """``1 object``, ``2 objects``, ``1,204 objects``."""
     return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
-if TYPE_CHECKING:
-    from rich.console import Console
-
-    from .styled import Text
 
 __all__ = [
     "MISSING",
@@ -61,8 +64,7 @@ TIME_NONE = "none"
 TIME_MODES = (TIME_RELATIVE, TIME_FULL, TIME_NONE)
 
 
-@dataclass
-class ObjectView:
+class ObjectView(Record, mutable=True):
     """One object ready to render.
 
     ``obj`` is the object as it should be shown (already redacted); ``entries`` are all of its
@@ -71,6 +73,7 @@ class ObjectView:
     for; ``owned`` is the union of every entry's set, which renderers need to name list items the
     way the server does."""
 
+    __slots__ = ("_labels", "api_version", "entries", "fields", "kind", "name", "namespace", "obj", "owned")
     api_version: str
     kind: str
     namespace: str | None
@@ -78,9 +81,20 @@ class ObjectView:
     obj: Mapping[str, Any]
     entries: list[ManagedFieldsEntry]
     fields: list[OwnedField]
-    owned: FieldSet = field(default_factory=FieldSet)
+    owned: FieldSet
+    _labels: OwnerLabels | None  # a cache
 
-    _labels: OwnerLabels | None = field(default=None, init=False, repr=False, compare=False)
+    def __init__(self, api_version: str, kind: str, namespace: str | None, name: str, obj: Mapping[str, Any],
+                 entries: list[ManagedFieldsEntry], fields: list[OwnedField], owned: FieldSet | None = None) -> None:
+        self.api_version = api_version
+        self.kind = kind
+        self.namespace = namespace
+        self.name = name
+        self.obj = obj
+        self.entries = entries
+        self.fields = fields
+        self.owned = FieldSet() if owned is None else owned
+        self._labels = None
 
     @property
     def title(self) -> str:
@@ -475,14 +489,16 @@ def make_console(stream: TextIO | None = None) -> Console:
     out = stream if stream is not None else sys.stdout
     colour = colour_enabled(out)
     if not colour:
-        plain: Any = styled.PlainConsole(out)
-        return cast("Console", plain)
+        # duck-typed: it prints the renderers' lines as rich's Console does
+        plain: Console = styled.PlainConsole(out)  # type: ignore[assignment]
+        return plain
     if sys.platform == "win32":
         return _rich_console(out)
     # rich's colour system: none on a dumb terminal; on any other, our named colours print the same
     dumb = os.environ.get("TERM", "").lower() in ("dumb", "unknown")
-    ansi: Any = styled.AnsiConsole(out, None if dumb else "standard", lambda: _rich_console(out))
-    return cast("Console", ansi)
+    ansi: Console = styled.AnsiConsole(out, None if dumb else "standard",  # type: ignore[assignment]
+                                       lambda: _rich_console(out))
+    return ansi
 
 
 def _rich_console(out: TextIO) -> Console:

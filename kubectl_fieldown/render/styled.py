@@ -14,9 +14,11 @@ import bisect
 import itertools
 import unicodedata
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, TextIO
 
+TYPE_CHECKING = False  # typing's flag without importing typing (start-up, see base/record.py)
 if TYPE_CHECKING:
+    from typing import Any, TextIO
+
     from rich.text import Text as Text
 
 

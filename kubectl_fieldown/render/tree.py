@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TextIO
 
 from ..fieldpath import PathElement
 from ..fieldpath.lookup import MISSING
@@ -35,7 +33,10 @@ from .common import (
     terminal_safe,
 )
 
+TYPE_CHECKING = False  # typing's flag without importing typing (start-up, see base/record.py)
 if TYPE_CHECKING:
+    from typing import TextIO
+
     from .styled import Text
 
 __all__ = ["legend", "object_tree", "render_tree"]
@@ -44,10 +45,12 @@ LEAF_VALUE_WIDTH = 60
 BRANCH, LAST, PIPE, SPACE = "├── ", "└── ", "│   ", "    "
 
 
-@dataclass
 class _Node:
-    owned: OwnedField | None = None
-    children: dict[PathElement, _Node] = field(default_factory=dict)
+    __slots__ = ("children", "owned")
+
+    def __init__(self) -> None:
+        self.owned: OwnedField | None = None
+        self.children: dict[PathElement, _Node] = {}
 
 
 def _trie(fields: Sequence[OwnedField]) -> _Node:

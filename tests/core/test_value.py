@@ -323,6 +323,23 @@ def test_go_float_forms_round_trip_and_pick_the_right_notation(f: float) -> None
     assert not v.endswith(".0") and not j.endswith(".0")
 
 
+@settings(max_examples=500, deadline=None)
+@given(floats)
+def test_shortest_digits_read_from_repr_agree_with_decimal(f: float) -> None:
+    from decimal import Decimal
+
+    from kubectl_fieldown.base.value import _shortest_digits
+
+    if f == 0 or math.isinf(f) or math.isnan(f):
+        return
+    _, digits, exp = Decimal(repr(abs(f))).as_tuple()
+    assert isinstance(exp, int)
+    text = "".join(map(str, digits))
+    expected = text.rstrip("0") or "0"
+    assert _shortest_digits(f) == (expected, len(expected) + exp + len(text) - len(expected))
+    assert float(f"0.{expected}e{len(expected) + exp + len(text) - len(expected)}") == abs(f)
+
+
 def test_go_json_of_composite_values() -> None:
     assert go_json({"b": 1, "a": [1.5, True, None, "<"]}) == '{"a":[1.5,true,null,"\\u003c"],"b":1}'
     assert go_json(10**21) == "1000000000000000000000"  # an int is never written in exponent form

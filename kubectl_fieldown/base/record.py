@@ -1,0 +1,90 @@
+"""Records: the typed value classes that ``show -i FILE`` meets on its way, without :mod:`dataclasses`.
+
+``show -i FILE`` has a start-up budget of 0.10 s (issue 24). On Python 3.11, importing
+:mod:`dataclasses` imports :mod:`inspect` (with ast, dis and tokenize): 42 million instructions, and
+creating each dataclass compiles generated source for its methods: another 3 million each. For the
+15 value classes on that path that was over a quarter of the whole run. A :class:`Record` costs no
+more than a plain class to create.
+
+A record's fields are its ``__init__``'s parameters, which it writes, storing each in the slot of
+the same name. From this class it gets what a frozen dataclass would have: equality and hash by the
+fields (``uncompared=`` leaves some out, as ``field(compare=False)`` does), a repr, and
+:meth:`replace` (which, like ``dataclasses.replace``, builds the new record with its ``__init__``).
+A slot that is no parameter is a cache: not compared, not shown, not copied. ``mutable=True`` makes
+a record unhashable, as a dataclass that is not frozen is. Immutability is the type checker's: the
+fields of frozen records are declared ``Final``.
+
+The rest of the tool keeps using dataclasses; this is only for the classes ``show``'s start-up
+imports. The modules on that path keep two more rules for the same reason:
+
+- they import nothing from :mod:`typing` at run time (17 million instructions): annotations are
+  strings (``from __future__ import annotations``), the names they use are imported under
+  ``TYPE_CHECKING = False`` / ``if TYPE_CHECKING:`` (a name mypy knows, typing's own flag), and
+  type aliases that need them are strings;
+- a module they need rarely (decimal, struct, base64) is imported where it is used.
+
+tests/cli/test_show_fast.py checks that ``show -i`` imports none of typing, dataclasses, inspect,
+decimal and threading (or typer).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from operator import attrgetter
+
+__all__ = ["Record"]
+
+# (no TypeVar is made at run time either: one with a bound takes a millisecond)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, ClassVar, TypeVar
+
+    _R = TypeVar("_R", bound="Record")
+
+
+class Record:
+    __slots__ = ()
+
+    #: the fields: ``__init__``'s parameters, in its order
+    _fields: ClassVar[tuple[str, ...]] = ()
+    #: the values equality and hash compare, read from a record (an attrgetter: reads in C, as fast
+    #: as a dataclass's generated methods, which the engine's dictionary keys notice)
+    _key: ClassVar[Callable[[Any], Any]]
+
+    def __init_subclass__(cls, *, uncompared: tuple[str, ...] = (), mutable: bool = False) -> None:
+        super().__init_subclass__()
+        code = cls.__init__.__code__
+        cls._fields = code.co_varnames[1:code.co_argcount + code.co_kwonlyargcount]
+        unknown = (set(cls._fields) - set(cls.__dict__.get("__slots__", ()))) | (set(uncompared) - set(cls._fields))
+        if unknown:
+            raise TypeError(f"{cls.__name__}: no slot or no field for {sorted(unknown)}")
+        compared = [name for name in cls._fields if name not in uncompared]
+        cls._key = attrgetter(*compared) if compared else _nothing
+        if mutable:
+            cls.__hash__ = None  # type: ignore[assignment]  # as a dataclass that is not frozen
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        key = type(self)._key  # (from the class: a function there would bind to the record)
+        return bool(key(self) == key(other))
+
+    def __hash__(self) -> int:
+        return hash(type(self)._key(self))
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._fields)
+        return f"{type(self).__qualname__}({shown})"
+
+    def replace(self: _R, **changes: Any) -> _R:
+        """A copy with ``changes`` (by field name), built by the class's ``__init__``."""
+        unknown = changes.keys() - set(self._fields)
+        if unknown:
+            raise TypeError(f"{type(self).__name__} has no field {sorted(unknown)[0]!r}")
+        values = {name: getattr(self, name) for name in self._fields}
+        values.update(changes)
+        return type(self)(**values)
+
+
+def _nothing(record: Any) -> tuple[()]:
+    return ()
