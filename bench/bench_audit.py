@@ -9,7 +9,8 @@ interleaved rounds (so that load on the machine hits every contender alike), bes
 (medians printed too), with the CPU seconds of the client and of the lab's API server process:
 
 (a) plain paged LIST in Python: urllib3 + ``json.loads``, limit 500, type after type, nothing else
-    (the floor for any Python tool);
+    (the floor for any Python tool); and the same as a Python subprocess of its own (start-up and
+    the urllib3 import included: the floor for any Python command line);
 (b) ``kubectl-fieldown audit -A --kinds <the three types> -o json`` as users run it: a subprocess,
     start-up included, with its peak RSS; and the same in this process (``main()``, imports done);
 (f) the same subprocess with ``-f`` manifests for every object (ten multi-document YAML files, one
@@ -225,7 +226,15 @@ class PlainList:
             kw.update(cert_file=str(tmp / "c.crt"), key_file=str(tmp / "c.key"))
         if user.get("token"):
             self.headers["Authorization"] = f"Bearer {user['token']}"
+        self.pool_args = kw
         self.pool = urllib3.PoolManager(cert_reqs="CERT_REQUIRED" if "ca_certs" in kw else "CERT_NONE", **kw)
+
+    def command(self) -> list[str]:
+        """(a) as its own Python process (start-up and the urllib3 import included): the floor of a
+        subprocess in Python that lists these objects, against which audit's start-up is judged."""
+        spec = {"server": self.server, "headers": self.headers, "pool": self.pool_args, "group": GROUP,
+                "plurals": [t.split(".", 1)[0] for t in types()]}
+        return [sys.executable, "-c", _PLAIN_LIST, json.dumps(spec)]
 
     def run(self) -> int:
         count = 0
@@ -243,6 +252,29 @@ class PlainList:
                 if not token:
                     break
         return count
+
+
+# PlainList.run as a program of its own (the spec as JSON in argv[1])
+_PLAIN_LIST = """
+import json, sys
+import urllib3
+spec = json.loads(sys.argv[1])
+kw = spec["pool"]
+pool = urllib3.PoolManager(cert_reqs="CERT_REQUIRED" if "ca_certs" in kw else "CERT_NONE", **kw)
+count = 0
+for plural in spec["plurals"]:
+    token = ""
+    while True:
+        url = f"{spec['server']}/apis/{spec['group']}/v1/{plural}?limit=500"
+        if token:
+            url += "&continue=" + token
+        doc = json.loads(pool.request("GET", url, headers=spec["headers"]).data)
+        count += len(doc["items"])
+        token = doc["metadata"].get("continue") or ""
+        if not token:
+            break
+print(count)
+"""
 
 
 def audit_args(manifests: Path | None = None) -> list[str]:
@@ -397,6 +429,7 @@ def measure(c: lab.Cluster, tmp: Path, n: int, runs: int, manifests: Path | None
 
     contenders: dict[str, Callable[[], Sample]] = {
         "list": lambda: in_process(plain.run, server),
+        "list-subprocess": lambda: child(plain.command(), env, server),
         "audit": lambda: in_process(audit, server),
         "audit-subprocess": lambda: child(audit_command(), env, server),
     }
@@ -453,6 +486,7 @@ def report(listed: int, samples: dict[str, list[Sample]], runs: int) -> None:
     k = _best(samples["kubectl"]) if "kubectl" in samples else None
     labels = {
         "list": "(a) plain paged LIST (urllib3 + json.loads)",
+        "list-subprocess": "(a) the same LIST as a Python subprocess",
         "audit-subprocess": "(b) audit -A, subprocess (as users run it)",
         "audit": "(b) audit -A, in-process (imports done)",
         "audit-f": "(f) audit -A -f <manifest of every object>",
