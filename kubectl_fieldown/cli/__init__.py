@@ -10,7 +10,6 @@ KeyboardInterrupt traceback from inside typer or click); :func:`.main.main` rest
 KeyboardInterrupt before it runs a command.
 """
 
-import contextlib as _contextlib
 import os as _os
 import signal as _signal
 import sys as _sys
@@ -31,9 +30,15 @@ def _restore_interrupts() -> None:
         _signal.signal(_signal.SIGINT, _signal.default_int_handler)
 
 
-# only where Python itself turns Ctrl-C into KeyboardInterrupt: an ignored SIGINT (nohup, a
-# background job) stays ignored, and a program that handles SIGINT itself keeps its handler
-if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
-    # (imported by another thread than the main one, no handler can be set: ValueError)
-    with _contextlib.suppress(ValueError):
+def _quiet_interrupts_while_starting() -> None:
+    """Only where Python itself turns Ctrl-C into KeyboardInterrupt: an ignored SIGINT (nohup, a
+    background job) stays ignored, and a program that handles SIGINT itself keeps its handler."""
+    if _signal.getsignal(_signal.SIGINT) is not _signal.default_int_handler:
+        return
+    try:
         _signal.signal(_signal.SIGINT, _interrupted_while_starting)
+    except ValueError:
+        return  # imported by another thread than the main one, where no handler can be set
+
+
+_quiet_interrupts_while_starting()

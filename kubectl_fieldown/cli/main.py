@@ -16,7 +16,6 @@ as typer would (:mod:`.helptext`), which tests/cli/test_main_help.py checks at e
 
 from __future__ import annotations
 
-import contextlib
 import enum
 import importlib
 import os
@@ -282,9 +281,10 @@ def tolerant_output() -> None:
     for stream in (sys.stdout, sys.stderr):
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None and getattr(stream, "errors", None) == "strict":
-            # a closed or detached stream refuses: nothing will be written to it anyway
-            with contextlib.suppress(ValueError, OSError):
+            try:
                 reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):
+                continue  # a closed or detached stream refuses: nothing will be written to it anyway
 
 
 def main(argv: Sequence[str] | None = None) -> int:
