@@ -20,11 +20,12 @@ imports. The modules on that path keep two more rules for the same reason:
 - they import nothing from :mod:`typing` at run time (17 million instructions): annotations are
   strings (``from __future__ import annotations``), the names they use are imported under
   ``TYPE_CHECKING = False`` / ``if TYPE_CHECKING:`` (a name mypy knows, typing's own flag), and
-  type aliases that need them are strings;
+  so are the type aliases that need them (with a plain ``tuple`` in their place at run time where
+  another alias is built from them);
 - a module they need rarely (decimal, struct, base64) is imported where it is used.
 
 tests/cli/test_show_fast.py checks that ``show -i`` imports none of typing, dataclasses, inspect,
-decimal and threading (or typer).
+decimal, threading and contextlib (or typer).
 """
 
 from __future__ import annotations

@@ -27,7 +27,6 @@ TYPE_CHECKING = False  # typing's flag without importing typing (start-up, see b
 if TYPE_CHECKING:
     from typing import Any, TypeAlias
 
-if TYPE_CHECKING:
     PathElement: TypeAlias = tuple[Any, ...]
     """``(kind, payload)``; build with :func:`field`, :func:`key`, :func:`set_value`, :func:`index`."""
 

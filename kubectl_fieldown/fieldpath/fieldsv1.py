@@ -244,9 +244,10 @@ def _kind(v: Any) -> str:
     return type(v).__name__
 
 
-_Where: TypeAlias = "Any"
-"""Where a node is, as a linked chain ``(key, parent)`` (None at the top): built only as cheaply as a
-pair per level, turned into text only for an error message."""
+if TYPE_CHECKING:
+    _Where: TypeAlias = Any
+    """Where a node is, as a linked chain ``(key, parent)`` (None at the top): built only as cheaply as
+    a pair per level, turned into text only for an error message."""
 
 
 def _decode_node(obj: Mapping[str, Any], where: _Where, depth: int, strict: bool) -> tuple[FieldSet | None, bool]:

@@ -62,7 +62,8 @@ if TYPE_CHECKING:  # (only annotations name it: typing.Protocol is not imported 
         def dotted(self, at: Any) -> Iterable[str]: ...
 
 
-_Token: TypeAlias = "tuple[str, Any]"  # ("dots", [segment, ...]) for a run of field names, or ("elem", PathElement)
+if TYPE_CHECKING:
+    _Token: TypeAlias = tuple[str, Any]  # ("dots", [segment, ...]) for field names, or ("elem", PathElement)
 
 
 def parse_path(text: str, names: FieldNames | None = None) -> Path:
