@@ -26,7 +26,7 @@ from typing import Any
 from ..base.value import go_format_float_v, go_json, go_quote, values_equal
 from ..fieldpath.element import FIELD, Path
 from ..fieldpath.pathstring import path_string
-from ..schema.types import NO_DEFAULT, Type
+from ..schema.types import DEDUCED, NO_DEFAULT, Type
 from .items import LIST, MAP, SCALAR, ItemError, item_element, key_type, side
 
 
@@ -34,9 +34,64 @@ def typed_errors(v: Any, t: Type, path: Path = (), *, undeclared: bool = False) 
     """``undeclared``: a key that a closed map (declared fields, no element type) does not declare
     is ``field not declared in schema`` — what a CRD's schema gives the server; the rest of that map
     is not looked at (SMD stops there)."""
+    if _valid(v, t, undeclared):
+        return []
     out: list[str] = []
     _typed(v, t, path, out, undeclared)
     return out
+
+
+def _valid(v: Any, t: Type, undeclared: bool) -> bool:
+    """Does :func:`_typed` find nothing? The same cases, without the paths and the sorted keys that
+    only its messages need: every applied configuration is checked, and nearly all are valid."""
+    s = side(t, v)
+    if s == MAP:
+        if v is None:
+            return True
+        if type(v) is not dict:
+            return False
+        m = t.map
+        assert m is not None
+        if m.atomic:
+            return True
+        fields, elem = m.fields, m.element
+        for k, x in v.items():
+            f = fields.get(k)
+            if f is not None:
+                kt = f.type
+            elif elem is not None:
+                kt = elem
+            elif undeclared:
+                return False
+            else:
+                kt = DEDUCED
+            if not _valid(x, kt, undeclared):
+                return False
+        return True
+    if s == SCALAR:
+        return not _scalar_error(t.scalar, v)
+    if s == LIST:
+        if v is None:
+            return True
+        if type(v) is not list:
+            return False
+        lt = t.list
+        assert lt is not None
+        if lt.relationship == "atomic":
+            return True
+        seen = set()
+        it = lt.item
+        for item in v:
+            try:
+                pe = item_element(lt, item)
+            except ItemError:
+                return False
+            if pe in seen:
+                return False
+            seen.add(pe)
+            if not _valid(item, it, undeclared):
+                return False
+    return True
 
 
 def typed_message(errs: list[str]) -> str:
