@@ -142,13 +142,24 @@ class FieldSet:
 
     def leaves(self) -> FieldSet:
         """Members that have no children below them (SMD ``Leaves``)."""
-        members = {pe for pe in self.members if pe not in self.children}
+        own = self.children
+        if not own:
+            return self
+        members = self.members
+        same = members.isdisjoint(own)
+        if not same:
+            members = {pe for pe in members if pe not in own}
         children = {}
-        for pe, c in self.children.items():
+        for pe, c in own.items():
             lc = c.leaves()
-            if lc:
+            if lc.members or lc.children:
                 children[pe] = lc
-        return FieldSet._node(members, children)
+                if lc is not c:
+                    same = False
+            else:
+                same = False
+        # already nothing but leaves: the set itself (sets are values)
+        return self if same else FieldSet._node(members, children)
 
     # --- algebra -----------------------------------------------------------------------------
 
@@ -176,7 +187,7 @@ class FieldSet:
             oc = ochildren.get(pe)
             if oc is not None:
                 i = c.intersection(oc)
-                if i:
+                if i.members or i.children:
                     children[pe] = i
         return FieldSet._node(members, children)
 
@@ -184,18 +195,27 @@ class FieldSet:
         """Paths of ``self`` that are not in ``other`` (exact paths; nothing below is removed)."""
         if other.is_empty() or self.is_empty():
             return self
-        members = self.members - other.members if other.members else self.members
+        om = other.members
+        members = self.members
+        if om and not members.isdisjoint(om):
+            members = members - om
         children = {}
         ochildren = other.children
+        same = members is self.members
         for pe, c in self.children.items():
             oc = ochildren.get(pe)
             if oc is None:
                 children[pe] = c
             else:
                 d = c.difference(oc)
-                if d:
+                if d.members or d.children:
                     children[pe] = d
-        return FieldSet._node(members, children)
+                    if d is not c:
+                        same = False
+                else:
+                    same = False
+        # nothing removed: the set itself (sets are values; sharing keeps later identity checks cheap)
+        return self if same else FieldSet._node(members, children)
 
     def recursive_difference(self, other: FieldSet) -> FieldSet:
         """Like :meth:`difference`, but also drops every path that lies below a member of ``other``."""
@@ -213,7 +233,7 @@ class FieldSet:
                 children[pe] = c
             else:
                 d = c.recursive_difference(oc)
-                if d:
+                if d.members or d.children:
                     children[pe] = d
         return FieldSet._node(members, children)
 

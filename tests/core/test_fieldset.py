@@ -369,6 +369,8 @@ def test_algebra_laws(la: list[Path], lb: list[Path], lc: list[Path]) -> None:
         assert a.has_prefix(p) == any(q[: len(p)] == p for q in pa)
         assert paths_of(a.filter_prefix(p)) == {q for q in pa if q[: len(p)] == p}
         assert paths_of(a.prefixed(p)) == {(*p, *q) for q in pa}
+    # results share unchanged subtrees with their operands, which are never changed
+    assert a == FieldSet(la) and b == FieldSet(lb) and c == FieldSet(lc)
 
 
 def test_bool_and_int_elements_never_collide() -> None:
