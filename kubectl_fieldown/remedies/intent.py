@@ -186,22 +186,23 @@ def _configuration_overlap(e: ManagedFieldsEntry, applier: Applier, manifest_fie
                                                                          KUBECTL_CLIENT_SIDE_APPLY):
         return 0
     # each entry is weighed against every other one of its object (``peers``), for every entry and
-    # every candidate fix: remember the answer for the entry and the manifest's set (both values,
-    # kept here so that their ids stay theirs)
-    key = (id(e), id(manifest_fields), applier.manager)
+    # every candidate fix; from here on the answer depends on the two sets alone, so it is remembered
+    # for them (values; kept here so that their ids stay theirs; a decoded FieldsV1 seen before is
+    # the same set again, fieldsv1.decode's memory)
+    key = (id(e.fields), id(manifest_fields))
     known = _OVERLAPS.get(key)
-    if known is not None and known[0] is e and known[1] is manifest_fields:
+    if known is not None and known[0] is e.fields and known[1] is manifest_fields:
         return known[2]
     theirs = e.fields.difference(STRIPPED_METADATA).difference(_LAC)
     n = len(theirs.leaves().intersection(manifest_fields.leaves())) \
         if same_configuration(theirs, manifest_fields) else 0
     if len(_OVERLAPS) >= 512:
         _OVERLAPS.clear()
-    _OVERLAPS[key] = (e, manifest_fields, n)
+    _OVERLAPS[key] = (e.fields, manifest_fields, n)
     return n
 
 
-_OVERLAPS: dict[tuple[int, int, str], tuple[ManagedFieldsEntry, FieldSet, int]] = {}
+_OVERLAPS: dict[tuple[int, int], tuple[FieldSet, FieldSet, int]] = {}
 
 
 def is_own_identity(e: ManagedFieldsEntry, applier: Applier, annotation_its: bool,
