@@ -96,9 +96,11 @@ def _fix_of(f: ObjectFacts, findings: Sequence[Finding], ctx: AuditContext) -> O
         if remembered is not None:
             return _object_fix(f, applier, named, remembered, findings)
     manifest_file = ctx.manifest_files.get(object_key(f.obj)) if manifest is not None else None
+    played = f.predicted
+    alone_run = played[2] if played is not None and played[0] is applier and played[1] is manifest else None
     chosen = choose_fix(f.obj, rules, applier, now=ctx.now, manifest=manifest, drop_last_applied=drop_la,
                         reset_fields=rules.reset(""), autoscalers=ctx.autoscaler_managers,
-                        manifest_in_command=manifest_file is not None)
+                        manifest_in_command=manifest_file is not None, alone_run=alone_run)
     if key is not None:
         if len(ctx.memo) >= MEMO_LIMIT:
             # bounded: a shape is the whole object but for its identity, so objects that differ in

@@ -35,6 +35,7 @@ from .drift import MISSING, last_applied_drift
 from .findings import Finding, type_ref
 
 if TYPE_CHECKING:
+    from ..appliers import Applier, ApplierRun
     from .context import AuditContext
 
 __all__ = ["RULE_FUNCTIONS", "ObjectFacts", "field_paths"]
@@ -129,8 +130,8 @@ class ObjectFacts:
     entries; the last-applied annotation is parsed on first use."""
 
     __slots__ = ("_la_doc", "_la_error", "api_version", "appliers", "apply_names", "csa", "entries", "is_secret",
-                 "kind", "kubectl_applies", "la", "md", "name", "namespace", "obj", "resource", "special",
-                 "trapped", "update_names")
+                 "kind", "kubectl_applies", "la", "md", "name", "namespace", "obj", "predicted", "resource",
+                 "special", "trapped", "update_names")
 
     def __init__(self, obj: Mapping[str, Any], md: dict[str, Any]) -> None:
         self.obj = obj
@@ -165,6 +166,9 @@ class ObjectFacts:
         self._la_doc: Any = MISSING
         self._la_error: str | None = None
         self.trapped: list[dict[str, Any]] = []
+        #: the applier's sequence for the object's manifest as ``predicted-conflict`` played it
+        #: (applier, manifest, run): the fix's check of the apply alone is that same run
+        self.predicted: tuple[Applier, Mapping[str, Any], ApplierRun] | None = None
         # the findings of a large audit are kept to the end: one copy of each repeated string
         self.api_version = sys.intern(str(obj.get("apiVersion") or ""))
         self.kind = sys.intern(str(obj.get("kind") or ""))
@@ -234,6 +238,7 @@ def predicted_conflict(f: ObjectFacts, ctx: AuditContext) -> list[Finding]:
     from ..appliers import run_applier
 
     run = run_applier(applier, f.obj, manifest, rules, now=ctx.now)
+    f.predicted = (applier, manifest, run)
     conflicts = run.conflicts if run.error is not None else run.taken_over
     failed = run.failure
     by_owner: dict[str, list[str]] = {}

@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..appliers import Applier, ApplierKind, applier_for_manager
+from ..appliers import Applier, ApplierKind, ApplierRun, applier_for_manager
 from ..appliers.model import HELM_MANAGER
 from ..fieldmanager import ResourceRules
 from ..fieldpath import FIELD, KEY, FieldSet, Path, is_prefix, key_fields, path_from_fields, path_string
@@ -139,8 +139,10 @@ def verify_command(
     next_manifest: Mapping[str, Any] | None,
     previous_manifest: Mapping[str, Any] | None,
     keep: Sequence[Path] = (),
+    played: ApplierRun | None = None,
 ) -> Verification:
-    """Plan ``command`` as the command would and verify it (None: no command, the apply alone)."""
+    """Plan ``command`` as the command would and verify it (None: no command, the apply alone;
+    ``played``: that apply's run, when the caller has it)."""
     requests = []
     if command is not None:
         try:
@@ -150,7 +152,7 @@ def verify_command(
 
             return V(None, fix_error=str(e))
     return verify(live, requests, rules, now=now, applier=applier, next_manifest=next_manifest,
-                  previous_manifest=previous_manifest, keep=keep)
+                  previous_manifest=previous_manifest, keep=keep, played=played if command is None else None)
 
 
 def choose_fix(
@@ -164,13 +166,16 @@ def choose_fix(
     reset_fields: FieldSet | None = None,
     autoscalers: Sequence[str] = AUTOSCALERS,
     manifest_in_command: bool = False,
+    alone_run: ApplierRun | None = None,
 ) -> Fix:
     """The first remedy (see the module docstring) that keeps every value; or the best failing
     one, with its problems, when none does. ``manifest`` is the one the applier will apply (``-f``);
     without it the applier is assumed to apply what it applied last. ``drop_last_applied``: the
     annotation must go (a Secret's data in clear, the size limit). ``manifest_in_command``: the
     printed command will name the manifest (``--manifest``), so it checks itself with it; else it
-    plans from the object alone, and a fix must hold that way too."""
+    plans from the object alone, and a fix must hold that way too. ``alone_run``: the applier's run for
+    ``manifest`` on ``live`` when the caller has played it (audit's ``predicted-conflict``): the check
+    of the apply alone is that run when the manifest needs no edit."""
     if manifest is None and not drop_last_applied and only_its_own(live, applier):
         # the applier re-applying what it applied to an object nobody else wrote changes nothing:
         # no simulation needed (most objects of a fleet audit are like this)
@@ -242,7 +247,7 @@ def choose_fix(
             # the annotation it writes records what that applier applied: the manifest before the change
             prev = inferred_manifest(live, applier_for_manager(cand.manager), root) or previous
         v = verify_command(cand, live, rules, ctx, applier, now=now, next_manifest=nxt2, previous_manifest=prev,
-                           keep=drop)
+                           keep=drop, played=alone_run if manifest is not None and not drop else None)
         if manifest is not None and cand is not None and v.ok:
             if manifest_in_command:
                 # run as printed, the command checks itself with the same manifest, its own way

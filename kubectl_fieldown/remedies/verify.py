@@ -190,6 +190,7 @@ def verify(
     previous_manifest: Mapping[str, Any] | None = None,
     keep: Sequence[Path] = (),
     also_own: Sequence[str] = (),
+    played: ApplierRun | None = None,
 ) -> Verification:
     """Simulate ``fix`` and then ``applier`` applying ``next_manifest``, and judge every value change
     against the user's intent (:class:`.intent.Intent`, on the live object before the fix).
@@ -197,7 +198,9 @@ def verify(
     ``previous_manifest`` is what the applier applied before, where the caller knows it (its fields
     count as the previous configuration's); ``also_own`` names further managers that are the
     applier's own previous identities (the applier a client-side migration comes back from). Without
-    an applier or a manifest only the fix itself is checked."""
+    an applier or a manifest only the fix itself is checked. ``played`` is the
+    applier's run on ``live`` for ``next_manifest`` when the caller has played it already (no fix: the
+    same run; with a fix it is not used)."""
     hidden = secret_texts(live, next_manifest, previous_manifest)
     try:
         fixed = simulate_requests(live, fix, rules, now=now)
@@ -207,7 +210,7 @@ def verify(
     v.fix_changes = value_changes(live, fixed, rules)
     if applier is None or next_manifest is None:
         return v
-    run = run_applier(applier, fixed, next_manifest, rules, now=now)
+    run = played if played is not None and not fix else run_applier(applier, fixed, next_manifest, rules, now=now)
     v.run = run
     after = run.result if run.result is not None else fixed
     v.changes = value_changes(live, after, rules)
