@@ -48,7 +48,7 @@ from .intent import Intent, annotation_is_its, is_own_identity, under_leaf
 from .manifests import inferred_manifest, with_live_fields, without_paths
 from .plans import LAST_APPLIED_PATH, MigrationError
 from .requests import requests_for
-from .verify import Verification, verify
+from .verify import Checks, Verification
 
 __all__ = ["AUTOSCALERS", "Fix", "choose_fix", "conflict_fix", "only_its_own", "scaled_fields", "stays", "unclaimed",
            "verify_command"]
@@ -140,19 +140,19 @@ def verify_command(
     previous_manifest: Mapping[str, Any] | None,
     keep: Sequence[Path] = (),
     played: ApplierRun | None = None,
+    checks: Checks | None = None,
 ) -> Verification:
     """Plan ``command`` as the command would and verify it (None: no command, the apply alone;
-    ``played``: that apply's run, when the caller has it)."""
+    ``played``: that apply's run, when the caller has it; ``checks``: those made for ``live``)."""
     requests = []
     if command is not None:
         try:
             requests = requests_for(command.plan(live, ctx))
         except MigrationError as e:
-            from .verify import Verification as V
-
-            return V(None, fix_error=str(e))
-    return verify(live, requests, rules, now=now, applier=applier, next_manifest=next_manifest,
-                  previous_manifest=previous_manifest, keep=keep, played=played if command is None else None)
+            return Verification(None, fix_error=str(e))
+    return (checks or Checks(live, rules, now)).verify(
+        requests, applier=applier, next_manifest=next_manifest, previous_manifest=previous_manifest, keep=keep,
+        played=played if command is None else None)
 
 
 def choose_fix(
@@ -174,8 +174,7 @@ def choose_fix(
     annotation must go (a Secret's data in clear, the size limit). ``manifest_in_command``: the
     printed command will name the manifest (``--manifest``), so it checks itself with it; else it
     plans from the object alone, and a fix must hold that way too. ``alone_run``: the applier's run for
-    ``manifest`` on ``live`` when the caller has played it (audit's ``predicted-conflict``): the check
-    of the apply alone is that run when the manifest needs no edit."""
+    ``manifest`` on ``live``, played already (audit's ``predicted-conflict``)."""
     if manifest is None and not drop_last_applied and only_its_own(live, applier):
         # the applier re-applying what it applied to an object nobody else wrote changes nothing:
         # no simulation needed (most objects of a fleet audit are like this)
@@ -235,6 +234,7 @@ def choose_fix(
 
     best: Fix | None = None
     alone: Verification | None = None
+    checks = Checks(live, rules, now)
     tried: list[FixCommand | None] = []
     queue = list(candidates)
     while queue:
@@ -247,13 +247,13 @@ def choose_fix(
             # the annotation it writes records what that applier applied: the manifest before the change
             prev = inferred_manifest(live, applier_for_manager(cand.manager), root) or previous
         v = verify_command(cand, live, rules, ctx, applier, now=now, next_manifest=nxt2, previous_manifest=prev,
-                           keep=drop, played=alone_run if manifest is not None and not drop else None)
+                           keep=drop, played=alone_run if manifest is not None and not drop else None, checks=checks)
         if manifest is not None and cand is not None and v.ok:
             if manifest_in_command:
                 # run as printed, the command checks itself with the same manifest, its own way
                 from .writeplan import command_plan  # built on this module (migrate --for's alternative)
 
-                own = command_plan(cand, live, ctx, rules, now=now, applier=applier).verification or v
+                own = command_plan(cand, live, ctx, rules, now=now, applier=applier, checks=checks).verification or v
                 v = own if not own.ok else v
             else:
                 # the printed command plans without -f: it must keep every value on its own terms, and
@@ -540,9 +540,8 @@ def _stale(source: str, applier: Applier) -> bool:
     return source == applier.manager or any(fnmatch.fnmatchcase(source, g) for g in _STALE)
 
 
-def _retained(
-    v: Verification, nxt: Mapping[str, Any] | None, applier: Applier, root: Any
-) -> list[tuple[Path, tuple[str, ...]]]:
+def _retained(v: Verification, nxt: Mapping[str, Any] | None, applier: Applier,
+              root: Any) -> list[tuple[Path, tuple[str, ...]]]:
     """Fields the manifest sets that others still own after the next apply: dropping them from the
     manifest later would not remove them. Scalers' fields are not counted (they are dropped)."""
     final = v.final
@@ -562,16 +561,9 @@ def _retained(
     return out
 
 
-def conflict_fix(
-    live: Mapping[str, Any],
-    manifest: Mapping[str, Any],
-    rules: ResourceRules,
-    applier: Applier,
-    owners: Sequence[str],
-    *,
-    now: str,
-    reset_fields: FieldSet | None = None,
-) -> MigrateToServerSide | Handover | None:
+def conflict_fix(live: Mapping[str, Any], manifest: Mapping[str, Any], rules: ResourceRules, applier: Applier,
+                 owners: Sequence[str], *, now: str,
+                 reset_fields: FieldSet | None = None) -> MigrateToServerSide | Handover | None:
     """A way out of conflicts with ``owners`` other than editing the manifest or forcing: fold the
     owners' entries into the applier (``migrate --to server-side``), else hand the manifest's fields
     they own to the applier (``handover``) — the first that is checked as the command checks itself

@@ -35,9 +35,9 @@ from ..ownership.managedfields import LAST_APPLIED_ANNOTATION, ManagedFieldsEntr
 from ..typed.compare import compare
 from ..typed.tofieldset import to_field_set
 from .intent import Intent, under_leaf
-from .requests import RequestFailed, WriteRequest, simulate_requests
+from .requests import ApplyRequest, JsonPatchRequest, RequestFailed, WriteRequest, simulate_requests
 
-__all__ = ["BOOKKEEPING", "ValueChange", "Verification", "value_changes", "verify"]
+__all__ = ["BOOKKEEPING", "Checks", "ValueChange", "Verification", "value_changes", "verify"]
 
 #: not values anyone sets: the server's bookkeeping, and the last-applied annotation (a record of
 #: a manifest, rewritten by the remedies on purpose)
@@ -286,3 +286,49 @@ def _owners(entries: Sequence[ManagedFieldsEntry], p: Path) -> tuple[str, ...]:
                 + (" (Update)" if e.operation == "Update" else "")
             out.append(label)
     return tuple(sorted(set(out)))
+
+
+class Checks:
+    """The verifications made for one live object, each remembered by its inputs: a fix chosen for an
+    audit is checked as it is chosen and again as its printed command checks itself, mostly with the
+    same requests and manifests (equal copies). Inputs are told apart by their ``repr``, which keeps
+    1, 1.0, True and "1" apart (dict equality does not), once ``marshal`` has found them made of
+    built-in types only (whose ``repr`` is exact); other inputs are checked afresh."""
+
+    def __init__(self, live: Mapping[str, Any], rules: ResourceRules, now: str) -> None:
+        self.live, self.rules, self.now = live, rules, now
+        self._done: dict[str, Verification] = {}
+
+    def verify(self, fix: Sequence[WriteRequest], *, applier: Applier | None = None,
+               next_manifest: Mapping[str, Any] | None = None, previous_manifest: Mapping[str, Any] | None = None,
+               keep: Sequence[Path] = (), also_own: Sequence[str] = (),
+               played: ApplierRun | None = None) -> Verification:
+        import marshal
+
+        key: str | None = None
+        if played is None:
+            try:
+                inputs: Any = (
+                    [(type(r).__name__, r.ops if isinstance(r, JsonPatchRequest) else r.body, r.field_manager,
+                      r.force if isinstance(r, ApplyRequest) else None, r.purpose) for r in fix],
+                    _fields_of(applier) if applier is not None else None,
+                    next_manifest, previous_manifest, tuple(keep), tuple(also_own))
+                marshal.dumps(inputs)  # only built-in JSON types, exactly (else ValueError): then
+                key = repr(inputs)  # tells them apart as marshal does, and copies that share less alike
+            except ValueError:
+                key = None
+            known = self._done.get(key) if key is not None else None
+            if known is not None:
+                return known
+        v = verify(self.live, fix, self.rules, now=self.now, applier=applier, next_manifest=next_manifest,
+                   previous_manifest=previous_manifest, keep=keep, also_own=also_own, played=played)
+        if key is not None:
+            self._done[key] = v
+        return v
+
+
+def _fields_of(applier: Applier) -> tuple[Any, ...]:
+    """Every option of the applier (its kind by value: marshal takes no enum)."""
+    from dataclasses import fields
+
+    return (applier.kind.value, *(getattr(applier, f.name) for f in fields(applier) if f.name != "kind"))

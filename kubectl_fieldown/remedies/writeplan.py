@@ -24,7 +24,7 @@ from .forapplier import own_migration_notes
 from .manifests import inferred_manifest, with_live_fields, without_paths
 from .plans import Migration
 from .requests import RequestFailed, WriteRequest, requests_for, simulate_requests
-from .verify import Verification, verify
+from .verify import Checks, Verification
 
 __all__ = ["OwnershipMove", "WritePlan", "command_plan", "handed_over", "ownership_changes", "ownership_moves",
            "write_plan"]
@@ -70,6 +70,7 @@ def write_plan(
     applier: Applier | None,
     keep: Sequence[Path] = (),
     adds: Sequence[Path] = (),
+    checks: Checks | None = None,
 ) -> WritePlan:
     """Plan ``command`` for ``obj`` and check it: the requests, then ``applier``'s next apply of the
     manifest given with ``-f`` (``ctx.manifest``) or of the one the object records for it, without
@@ -110,8 +111,10 @@ def write_plan(
         nxt = without_paths(nxt, keep)
     if nxt is not None and adds:
         nxt = with_live_fields(nxt, obj, adds)
-    v = verify(obj, requests, rules, now=now, applier=applier if nxt is not None else None, next_manifest=nxt,
-               previous_manifest=previous, keep=keep)
+    if checks is None or checks.live is not obj or checks.rules is not rules or checks.now != now:
+        checks = Checks(obj, rules, now)
+    v = checks.verify(requests, applier=applier if nxt is not None else None, next_manifest=nxt,
+                      previous_manifest=previous, keep=keep)
     wp.verification = v
     wp.problems = v.problems()
     wp.edits = edits
@@ -139,11 +142,12 @@ def handed_over(command: FixCommand, applier: Applier | None) -> tuple[tuple[Pat
 
 
 def command_plan(command: FixCommand, obj: Mapping[str, Any], ctx: PlanContext, rules: ResourceRules | None, *,
-                 now: str, applier: Applier | None) -> WritePlan:
+                 now: str, applier: Applier | None, checks: Checks | None = None) -> WritePlan:
     """:func:`write_plan` as the command line runs it (and as audit checks a fix it prints with the
-    manifest it names): the fields the command hands over are its own (:func:`handed_over`)."""
+    manifest it names): the fields the command hands over are its own (:func:`handed_over`).
+    ``checks``: the verifications made for ``obj`` already (choosing the fix)."""
     keep, adds = handed_over(command, applier)
-    return write_plan(command, obj, ctx, rules, now=now, applier=applier, keep=keep, adds=adds)
+    return write_plan(command, obj, ctx, rules, now=now, applier=applier, keep=keep, adds=adds, checks=checks)
 
 
 def ownership_changes(before: Sequence[ManagedFieldsEntry], after: Sequence[ManagedFieldsEntry],

@@ -120,3 +120,35 @@ def test_a_map_that_goes_whole_is_asked_only_when_every_key_in_it_is() -> None:
     live["spec"]["labels"].pop("b")
     v = verify(live, [], WIDGET_RULES, now=NOW, applier=Applier.of("kubectl"), next_manifest=manifest(labels=None))
     assert v.unexpected == [] and v.dropped_removed == [parse_path(".spec.labels")]
+
+
+# --- Checks: verifications remembered by their inputs ---------------------------------------------
+
+
+def test_checks_remember_a_verification_by_its_inputs_told_apart_as_the_server_would() -> None:
+    from collections import UserDict
+
+    from kubectl_fieldown.remedies.verify import Checks, verify
+
+    from .states import NOW, RULES, client_side_created, manifest
+
+    live = client_side_created()
+    kubectl = Applier.of("kubectl")
+    checks = Checks(live, RULES, NOW)
+    first = checks.verify((), applier=kubectl, next_manifest=manifest(replicas=3))
+    # an equal copy of the same inputs: the same verification, not a second simulation
+    assert checks.verify((), applier=kubectl, next_manifest=copy.deepcopy(manifest(replicas=3))) is first
+    # what it remembers is what verify answers
+    fresh = verify(live, (), RULES, now=NOW, applier=kubectl, next_manifest=manifest(replicas=3))
+    assert [(c.path, c.kind, c.after) for c in first.changes] == [(c.path, c.kind, c.after) for c in fresh.changes]
+    # values Python's equality confuses (3 == 3.0, 1 == True) are other inputs
+    assert checks.verify((), applier=kubectl, next_manifest=manifest(replicas=3.0)) is not first
+    one = checks.verify((), applier=kubectl, next_manifest=manifest(replicas=1))
+    assert checks.verify((), applier=kubectl, next_manifest=manifest(replicas=True)) is not one
+    # as are another applier, other fields kept, and inputs of types it cannot tell apart exactly
+    assert checks.verify((), applier=Applier.of("argocd"), next_manifest=manifest(replicas=3)) is not first
+    assert checks.verify((), applier=kubectl, next_manifest=manifest(replicas=3),
+                         keep=[parse_path(".spec.replicas")]) is not first
+    wrapped = UserDict(manifest(replicas=3))
+    assert checks.verify((), applier=kubectl, next_manifest=wrapped) is not checks.verify(
+        (), applier=kubectl, next_manifest=wrapped)
