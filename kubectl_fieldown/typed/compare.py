@@ -14,12 +14,10 @@ from typing import Any
 from ..base.value import values_equal
 from ..fieldpath.element import FIELD, PathElement
 from ..fieldpath.set import FieldSet
-from ..schema.types import DEDUCED, Type
-from .items import LIST, MAP, SCALAR, index_items, side
+from ..schema.types import Type
+from .items import LIST, MAP, index_items, key_type, side
 
 _ABSENT: Any = object()
-#: the scalar types whose ``side`` is the scalar one wherever the type has one
-_SCALARS = (str, int, bool, float)
 
 
 @dataclass
@@ -79,25 +77,8 @@ class _Walker:
             # one value on both sides (merge and prune share what they leave untouched): nothing
             # below it differs (JSON, and so the server, has no NaN, the one value unequal to itself)
             return
-        # ``side`` of each, its common cases inline (this runs for every node both objects hold)
-        tl = type(lhs)
-        if tl is dict and t.map is not None:
-            sl = MAP
-        elif tl is list and t.list is not None:
-            sl = LIST
-        elif tl in _SCALARS and t.scalar is not None:
-            sl = SCALAR
-        else:
-            sl = side(t, lhs if lhs is not _ABSENT else None)
-        tr = type(rhs)
-        if tr is dict and t.map is not None:
-            sr = MAP
-        elif tr is list and t.list is not None:
-            sr = LIST
-        elif tr in _SCALARS and t.scalar is not None:
-            sr = SCALAR
-        else:
-            sr = side(t, rhs if rhs is not _ABSENT else None)
+        sl = side(t, lhs) if lhs is not _ABSENT else side(t, None)
+        sr = side(t, rhs) if rhs is not _ABSENT else side(t, None)
         in_leaf = False
         if lhs is not _ABSENT and rhs is not _ABSENT and sl != sr:
             # kinds differ (untyped positions): both handlers run and record into the same sets
@@ -135,16 +116,11 @@ class _Walker:
             lm = lm or {}
             rm = rm or {}
             inner: _Frame = (frame, pe) if pe is not None else None
-            fields, elem = m.fields, m.element
-            if elem is None:
-                elem = DEDUCED  # as key_type: a key the schema does not declare
             for k, lv in lm.items():
-                f = fields.get(k)
-                self.node(inner, (FIELD, k), lv, rm.get(k, _ABSENT), f.type if f is not None else elem)
+                self.node(inner, (FIELD, k), lv, rm.get(k, _ABSENT), key_type(m, k))
             for k, rv in rm.items():
                 if k not in lm:
-                    f = fields.get(k)
-                    self.node(inner, (FIELD, k), _ABSENT, rv, f.type if f is not None else elem)
+                    self.node(inner, (FIELD, k), _ABSENT, rv, key_type(m, k))
             return False
         if s == LIST:
             lt = t.list

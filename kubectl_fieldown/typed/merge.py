@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..schema.types import DEDUCED, ListType, MapType, Type
-from .items import LIST, MAP, SCALAR, index_items, side
+from ..schema.types import ListType, MapType, Type
+from .items import LIST, MAP, index_items, key_type, side
 
 _ABSENT: Any = object()
 
@@ -23,17 +23,7 @@ def merge(live: Any, config: Any, t: Type) -> Any:
 def _merge(lhs: Any, rhs: Any, t: Type) -> Any:
     if rhs is _ABSENT:
         return lhs
-    tr = type(rhs)
-    # the common cases of ``side`` first (a map, a list, a scalar where the type has that side): this
-    # runs for every node of every applied configuration
-    if tr is dict and t.map is not None:
-        s = MAP
-    elif tr is list and t.list is not None:
-        s = LIST
-    elif tr in _SHAREABLE and t.scalar is not None:
-        s = SCALAR
-    else:
-        s = side(t, rhs)
+    s = side(t, rhs)
     if lhs is not _ABSENT and not _compatible(lhs, s):
         # kinds differ (untyped positions): the config's kind decides and the live value is ignored
         lhs = _ABSENT
@@ -45,7 +35,7 @@ def _merge(lhs: Any, rhs: Any, t: Type) -> Any:
         lt = t.list
         assert lt is not None
         return _merge_list(lhs, rhs, lt)
-    if type(lhs) is tr and tr in _SHAREABLE and rhs == lhs:
+    if type(rhs) is type(lhs) and type(rhs) in _SHAREABLE and rhs == lhs:
         # the live scalar, equal and of one type: its container can then be shared as unchanged
         return lhs
     return rhs
@@ -56,8 +46,6 @@ _SHAREABLE = (str, int, bool)
 
 
 def _compatible(v: Any, s: int) -> bool:
-    if s == SCALAR:
-        return True
     if s == MAP:
         return type(v) is dict or v is None
     if s == LIST:
@@ -77,20 +65,15 @@ def _merge_map(lhs: Any, rhs: Any, m: MapType) -> Any:
         lm = {}
     out: dict[str, Any] = {}
     same = lhs is lm  # the live map, unless a new one was made for a null or absent one
-    fields, elem = m.fields, m.element
-    if elem is None:
-        elem = DEDUCED  # what key_type gives a key the schema does not declare
     for k, lv in lm.items():
         if k in rm:
-            f = fields.get(k)
-            v = out[k] = _merge(lv, rm[k], f.type if f is not None else elem)
+            v = out[k] = _merge(lv, rm[k], key_type(m, k))
             same = same and v is lv
         else:
             out[k] = lv
     for k, rv in rm.items():
         if k not in lm:
-            f = fields.get(k)
-            out[k] = _merge(_ABSENT, rv, f.type if f is not None else elem)
+            out[k] = _merge(_ABSENT, rv, key_type(m, k))
             same = False
     # nothing changed: the live map itself, so that compare and equality need not walk it
     return lhs if same else out
