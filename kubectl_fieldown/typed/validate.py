@@ -26,7 +26,7 @@ from typing import Any
 from ..base.value import go_format_float_v, go_json, go_quote, values_equal
 from ..fieldpath.element import FIELD, Path
 from ..fieldpath.pathstring import path_string
-from ..schema.types import DEDUCED, NO_DEFAULT, Type
+from ..schema.types import NO_DEFAULT, Type
 from .items import LIST, MAP, SCALAR, ItemError, item_element, key_type, side
 
 
@@ -34,64 +34,15 @@ def typed_errors(v: Any, t: Type, path: Path = (), *, undeclared: bool = False) 
     """``undeclared``: a key that a closed map (declared fields, no element type) does not declare
     is ``field not declared in schema`` — what a CRD's schema gives the server; the rest of that map
     is not looked at (SMD stops there)."""
-    if _valid(v, t, undeclared):
+    # every applied configuration is checked and nearly all are valid: a first walk only looks for a
+    # problem (no paths, no sorted keys, the first one ends it); the walk that words them follows it
+    found: list[str] = []
+    _typed(v, t, path, found, undeclared, words=False)
+    if not found:
         return []
     out: list[str] = []
     _typed(v, t, path, out, undeclared)
     return out
-
-
-def _valid(v: Any, t: Type, undeclared: bool) -> bool:
-    """Does :func:`_typed` find nothing? The same cases, without the paths and the sorted keys that
-    only its messages need: every applied configuration is checked, and nearly all are valid."""
-    s = side(t, v)
-    if s == MAP:
-        if v is None:
-            return True
-        if type(v) is not dict:
-            return False
-        m = t.map
-        assert m is not None
-        if m.atomic:
-            return True
-        fields, elem = m.fields, m.element
-        for k, x in v.items():
-            f = fields.get(k)
-            if f is not None:
-                kt = f.type
-            elif elem is not None:
-                kt = elem
-            elif undeclared:
-                return False
-            else:
-                kt = DEDUCED
-            if not _valid(x, kt, undeclared):
-                return False
-        return True
-    if s == SCALAR:
-        return not _scalar_error(t.scalar, v)
-    if s == LIST:
-        if v is None:
-            return True
-        if type(v) is not list:
-            return False
-        lt = t.list
-        assert lt is not None
-        if lt.relationship == "atomic":
-            return True
-        seen = set()
-        it = lt.item
-        for item in v:
-            try:
-                pe = item_element(lt, item)
-            except ItemError:
-                return False
-            if pe in seen:
-                return False
-            seen.add(pe)
-            if not _valid(item, it, undeclared):
-                return False
-    return True
 
 
 def typed_message(errs: list[str]) -> str:
@@ -125,9 +76,11 @@ def _pruned(v: Any, t: Type) -> Any:
     return v
 
 
-def _typed(v: Any, t: Type, path: Path, out: list[str], undeclared: bool = False) -> None:
+def _typed(v: Any, t: Type, path: Path, out: list[str], undeclared: bool = False, words: bool = True) -> None:
     # SMD's validating walker: the value picks the side of the type it fits, else the type's first
-    # side (map, scalar, list) and a type error; map keys in sorted order, as the server reports
+    # side (map, scalar, list) and a type error; map keys in sorted order, as the server reports.
+    # Without ``words`` it only tells whether there is a problem: it stops at the first, records ""
+    # for it, and neither builds paths nor sorts keys (``path`` stays what it was given)
     s = side(t, v)
     if s == MAP:
         m = t.map
@@ -135,26 +88,28 @@ def _typed(v: Any, t: Type, path: Path, out: list[str], undeclared: bool = False
         if v is None:
             return
         if type(v) is not dict:
-            out.append(f"{path_string(path)}: expected map, got &{{{_go_v(v)}}}")
+            out.append(f"{path_string(path)}: expected map, got &{{{_go_v(v)}}}" if words else "")
             return
         if m.atomic:
             return
-        for k in sorted(v):
+        for k in sorted(v) if words else v:
             if undeclared and m.element is None and k not in m.fields:
-                out.append(f"{path_string((*path, (FIELD, k)))}: field not declared in schema")
+                out.append(f"{path_string((*path, (FIELD, k)))}: field not declared in schema" if words else "")
                 return
-            _typed(v[k], key_type(m, k), (*path, (FIELD, k)), out, undeclared)
+            _typed(v[k], key_type(m, k), (*path, (FIELD, k)) if words else path, out, undeclared, words)
+            if out and not words:
+                return
     elif s == SCALAR:
         problem = _scalar_error(t.scalar, v)
         if problem:
-            out.append(f"{path_string(path)}: {problem}")
+            out.append(f"{path_string(path)}: {problem}" if words else "")
     elif s == LIST:
         lt = t.list
         assert lt is not None
         if v is None:
             return
         if type(v) is not list:
-            out.append(f"{path_string(path)}: expected list, got &{{{_go_v(v)}}}")
+            out.append(f"{path_string(path)}: expected list, got &{{{_go_v(v)}}}" if words else "")
             return
         if lt.relationship == "atomic":
             return
@@ -163,15 +118,21 @@ def _typed(v: Any, t: Type, path: Path, out: list[str], undeclared: bool = False
             try:
                 pe = item_element(lt, item)
             except ItemError as e:
-                out.append(f"{path_string(path)}: element {i}: {e}")
+                out.append(f"{path_string(path)}: element {i}: {e}" if words else "")
+                if not words:
+                    return
                 continue
             if pe in seen:
                 from ..fieldpath.pathstring import element_string
 
-                out.append(f"{path_string(path)}: duplicate entries for key {element_string(pe)[0:]}")
+                out.append(f"{path_string(path)}: duplicate entries for key {element_string(pe)[0:]}" if words else "")
+                if not words:
+                    return
                 continue
             seen.add(pe)
-            _typed(item, lt.item, (*path, pe), out, undeclared)
+            _typed(item, lt.item, (*path, pe) if words else path, out, undeclared, words)
+            if out and not words:
+                return
 
 
 def _scalar_error(kind: str | None, v: Any) -> str:
