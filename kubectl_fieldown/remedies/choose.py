@@ -150,7 +150,7 @@ def verify_command(
             requests = requests_for(command.plan(live, ctx))
         except MigrationError as e:
             return Verification(None, fix_error=str(e))
-    return (checks or Checks(live, rules, now)).verify(
+    return Checks.of(checks, live, rules, now).verify(
         requests, applier=applier, next_manifest=next_manifest, previous_manifest=previous_manifest, keep=keep,
         played=played if command is None else None)
 

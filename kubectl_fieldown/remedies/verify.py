@@ -299,6 +299,13 @@ class Checks:
         self.live, self.rules, self.now = live, rules, now
         self._done: dict[str, Verification] = {}
 
+    @classmethod
+    def of(cls, known: Checks | None, live: Mapping[str, Any], rules: ResourceRules, now: str) -> Checks:
+        """``known`` when it holds this object's checks (the same object, rules and time), else new ones."""
+        if known is not None and known.live is live and known.rules is rules and known.now == now:
+            return known
+        return cls(live, rules, now)
+
     def verify(self, fix: Sequence[WriteRequest], *, applier: Applier | None = None,
                next_manifest: Mapping[str, Any] | None = None, previous_manifest: Mapping[str, Any] | None = None,
                keep: Sequence[Path] = (), also_own: Sequence[str] = (),

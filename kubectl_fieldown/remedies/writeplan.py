@@ -111,10 +111,8 @@ def write_plan(
         nxt = without_paths(nxt, keep)
     if nxt is not None and adds:
         nxt = with_live_fields(nxt, obj, adds)
-    if checks is None or checks.live is not obj or checks.rules is not rules or checks.now != now:
-        checks = Checks(obj, rules, now)
-    v = checks.verify(requests, applier=applier if nxt is not None else None, next_manifest=nxt,
-                      previous_manifest=previous, keep=keep)
+    v = Checks.of(checks, obj, rules, now).verify(requests, applier=applier if nxt is not None else None,
+                                                  next_manifest=nxt, previous_manifest=previous, keep=keep)
     wp.verification = v
     wp.problems = v.problems()
     wp.edits = edits

@@ -149,6 +149,11 @@ def test_checks_remember_a_verification_by_its_inputs_told_apart_as_the_server_w
     assert checks.verify((), applier=Applier.of("argocd"), next_manifest=manifest(replicas=3)) is not first
     assert checks.verify((), applier=kubectl, next_manifest=manifest(replicas=3),
                          keep=[parse_path(".spec.replicas")]) is not first
+    # checks made for this object serve only this object, rules and time
+    assert Checks.of(checks, live, RULES, NOW) is checks
+    assert Checks.of(checks, copy.deepcopy(live), RULES, NOW) is not checks
+    assert Checks.of(checks, live, RULES, "2026-11-24T11:00:00Z") is not checks
+    assert Checks.of(None, live, RULES, NOW).live is live
     wrapped = UserDict(manifest(replicas=3))
     assert checks.verify((), applier=kubectl, next_manifest=wrapped) is not checks.verify(
         (), applier=kubectl, next_manifest=wrapped)
