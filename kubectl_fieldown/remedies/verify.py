@@ -20,8 +20,9 @@ owners (``dropped_kept``: it stays, and nobody will prune it).
 
 from __future__ import annotations
 
+import marshal
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from ..appliers import Applier, ApplierRun, run_applier
@@ -310,8 +311,6 @@ class Checks:
                next_manifest: Mapping[str, Any] | None = None, previous_manifest: Mapping[str, Any] | None = None,
                keep: Sequence[Path] = (), also_own: Sequence[str] = (),
                played: ApplierRun | None = None) -> Verification:
-        import marshal
-
         key: str | None = None
         if played is None:
             try:
@@ -336,6 +335,4 @@ class Checks:
 
 def _fields_of(applier: Applier) -> tuple[Any, ...]:
     """Every option of the applier (its kind by value: marshal takes no enum)."""
-    from dataclasses import fields
-
     return (applier.kind.value, *(getattr(applier, f.name) for f in fields(applier) if f.name != "kind"))
