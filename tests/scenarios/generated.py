@@ -23,7 +23,8 @@ sent and that now hold the value it sent are attributed to it; a field whose val
 attributed only to the steps that sent that value; a field that disappears has no writer; another
 writer's server-side apply that no longer sends a field it sent before gives it up (it wants what
 it applies, and the server drops its ownership of the rest). After a
-managedFields reset (:func:`forget_records`) a value the applier sends again is the applier's alone. A value
+managedFields reset (:func:`forget_records`) a value the applier sends again while no write has
+tracked the object since is the applier's alone (its own apply is then the value's only record). A value
 an Update step sent that was already there is not attributed to it: the server skips a write that
 changes nothing (no new resourceVersion, no managedFields entry), so no record, and no tool, can
 know it was sent — only an apply (server-side, or the user's applier with its configuration record)
@@ -184,7 +185,9 @@ def attribute(attr: Attribution, before: Mapping[Path, Any], after: Mapping[Path
               whole_set: bool = False) -> None:
     """One step's effect on ``attr`` (in place): see the module docstring. ``records_unchanged``: the
     step leaves a record of the values it sent that were there already (an apply; not an Update);
-    ``untracked``: the object has no managedFields after the step (a reset, and no apply since);
+    ``untracked``: the object had no managedFields when the step was sent (a reset, and no write that
+    left a record since): a server-side apply then records the applier as the only writer of a value
+    that was already there, as a client-side apply's annotation does;
     ``whole_set``: the step is another writer's server-side apply that went through, so what it sent
     is all it wants: a field it sent before and not now is no longer its (the server drops it too)."""
     for p in list(attr):
@@ -198,8 +201,9 @@ def attribute(attr: Attribution, before: Mapping[Path, Any], after: Mapping[Path
             attr[p] = {role} if mine else set()
         elif mine and records_unchanged:
             roles = attr.setdefault(p, set())
-            if role == "applier" and untracked and roles and all(r.endswith(FORGOTTEN) for r in roles):
-                roles.clear()  # its configuration is the one record of that value now
+            if role == "applier" and untracked:
+                # its configuration is the one record of that value now (with its own annotation's)
+                roles -= {r for r in roles if r.endswith(FORGOTTEN)}
             roles.add(role)
 
 

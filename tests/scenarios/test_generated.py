@@ -245,7 +245,7 @@ class Lab:
                 gen.forget_records(out.attr)
             gen.attribute(out.attr, gen.leaves(live), gen.leaves(new), sent if ok else {}, role,
                           records_unchanged=step.get("role") == "applier" or op == "apply",
-                          untracked=not (new.get("metadata") or {}).get("managedFields"), whole_set=whole_set)
+                          untracked=not (live.get("metadata") or {}).get("managedFields"), whole_set=whole_set)
             # an apply that wrote nothing (Flux skips one its dry-run finds no drift in) leaves no
             # record of its manifest: nothing on the object, and no tool, can know it was sent
             wrote = (new.get("metadata") or {}).get("resourceVersion") != \
@@ -574,6 +574,11 @@ def test_after_a_reset_the_applier_sending_a_value_again_is_its_only_record() ->
     attr: gen.Attribution = {team: {"other:imperative"}}
     gen.forget_records(attr)
     assert attr == {team: {"other:imperative~"}}
+    gen.attribute(attr, live, live, live, "applier", untracked=True)
+    assert attr == {team: {"applier"}}
+    # the same when the applier's own record (its annotation) survived the reset beside the writer's,
+    # and when it sends the value by server-side apply (seed-7602876): its entry is then the record
+    attr = {team: {"applier", "other:imperative~"}}
     gen.attribute(attr, live, live, live, "applier", untracked=True)
     assert attr == {team: {"applier"}}
     # once something tracks the object again (a server-side apply), the old writer still counts
