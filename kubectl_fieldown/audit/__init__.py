@@ -14,7 +14,7 @@ severities and why is :data:`RULES` (docs/audit.md). Pure: no I/O.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..base.objects import ObjectRef
 from .catalogue import (
@@ -26,13 +26,10 @@ from .catalogue import (
     Rule,
     Severity,
 )
-from .context import AuditContext, ObjectKey, object_key, same_object
+from .context import AuditContext, ObjectKey, object_key, object_rules, same_object
 from .drift import Drift, last_applied_drift
 from .findings import Finding, ObjectFix, sort_findings, type_finding
 from .rules import RULE_FUNCTIONS, ObjectFacts
-
-if TYPE_CHECKING:
-    from ..fieldmanager import ResourceRules
 
 __all__ = [
     "ANNOTATIONS_LIMIT",
@@ -59,21 +56,6 @@ __all__ = [
 def object_ref(api_version: str, kind: str, name: str) -> str:
     """``widget.example.com/w1``, ``secret/s`` (kubectl resolves singular.group like the plural)."""
     return ObjectRef(api_version, kind, None, name).resource_name
-
-
-def object_rules(ctx: AuditContext, obj: Mapping[str, Any]) -> ResourceRules | None:
-    """The kind's rules for one object, as ``conflicts`` uses them: a deduced schema (no schema known)
-    refined with the list types the object's managedFields show, so that audit and ``conflicts
-    --applier`` play the applier on the same schema (with atomic lists, a conflict on one list item
-    was missed)."""
-    rules = ctx.rules_for(str(obj.get("apiVersion") or ""), str(obj.get("kind") or ""))
-    if rules is None or not rules.schema.deduced:
-        return rules
-    from dataclasses import replace
-
-    from ..conflicts.report import hinted_schema
-
-    return replace(rules, schema=hinted_schema(rules.schema, obj))
 
 
 def audit_object(obj: Mapping[str, Any], ctx: AuditContext) -> list[Finding]:

@@ -1,11 +1,12 @@
-"""What the audit rules need beyond the object (:class:`AuditContext`) and how ``-f`` manifests are
-matched to live objects (:data:`ObjectKey`, :func:`object_key`). Below the package's ``__init__`` and
+"""What the audit rules need beyond the object (:class:`AuditContext`, and a kind's rules for one object:
+:func:`object_rules`) and how ``-f`` manifests are matched to live objects (:data:`ObjectKey`,
+:func:`object_key`). Below the package's ``__init__`` and
 :mod:`.rules`, which both use them; ``kubectl_fieldown.audit`` re-exports them."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from .catalogue import ANNOTATIONS_LIMIT, AUTOSCALER_MANAGERS, IMPERATIVE_MANAGERS
@@ -14,7 +15,7 @@ if TYPE_CHECKING:
     from ..appliers import Applier
     from ..fieldmanager import ResourceRules
 
-__all__ = ["AuditContext", "ObjectKey", "object_key", "same_object"]
+__all__ = ["AuditContext", "ObjectKey", "object_key", "object_rules", "same_object"]
 
 ObjectKey = tuple[str, str, str, str]
 """(apiVersion, kind, namespace or "", name): how ``-f`` manifests are matched to live objects."""
@@ -67,3 +68,16 @@ class AuditContext:
     @property
     def field_manager(self) -> str | None:
         return self.applier.manager if self.applier is not None else None
+
+
+def object_rules(ctx: AuditContext, obj: Mapping[str, Any]) -> ResourceRules | None:
+    """The kind's rules for one object, as ``conflicts`` uses them: a deduced schema (no schema known)
+    refined with the list types the object's managedFields show, so that audit and ``conflicts
+    --applier`` play the applier on the same schema (with atomic lists, a conflict on one list item
+    was missed)."""
+    rules = ctx.rules_for(str(obj.get("apiVersion") or ""), str(obj.get("kind") or ""))
+    if rules is None or not rules.schema.deduced:
+        return rules
+    from ..conflicts.report import hinted_schema
+
+    return replace(rules, schema=hinted_schema(rules.schema, obj))

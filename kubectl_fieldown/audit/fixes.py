@@ -14,13 +14,15 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..appliers import Applier, ApplierKind
+from ..base.value import MAX_DEPTH, nesting_depth
 from ..fieldpath import path_string
-from ..ownership.managedfields import LAST_APPLIED_ANNOTATION
+from ..ownership.managedfields import LAST_APPLIED_ANNOTATION, ManagedFieldsError
 from ..remedies.choose import Fix, choose_fix, only_its_own, stays
 from ..remedies.commands import MigrateFor, MigrateToServerSide, checked_applier
 from ..remedies.intent import Intent
 from ..remedies.manifests import detected_applier as detect
 from ..remedies.manifests import without_paths
+from .context import object_key, object_rules
 from .findings import Finding, ObjectFix
 from .rules import ObjectFacts
 
@@ -42,9 +44,6 @@ def detected_applier(f: ObjectFacts) -> Applier | None:
 
 
 def object_fix(f: ObjectFacts, findings: Sequence[Finding], ctx: AuditContext) -> ObjectFix:
-    from ..base.value import MAX_DEPTH, nesting_depth
-    from ..ownership.managedfields import ManagedFieldsError
-
     why = None
     if nesting_depth(f.obj) > MAX_DEPTH:
         why = f"nested more than {MAX_DEPTH} levels deep, more than the tool analyses: no fix can be checked"
@@ -76,14 +75,10 @@ def _fix_of(f: ObjectFacts, findings: Sequence[Finding], ctx: AuditContext) -> O
     if applier is None:
         return fix(command=None, verified=False, problems=(
             "no applier manages this object (controllers only): name the one that will with --applier",))
-    from . import object_rules
-
     rules = object_rules(ctx, f.obj)
     if rules is None:
         return fix(command=None, verified=False, problems=(
             f"no schema is known for {f.kind} {f.api_version}: a fix cannot be checked",))
-    from . import object_key
-
     manifest = ctx.manifests.get(object_key(f.obj)) if ctx.manifests else None
     drop_la = any(x.id in _ANNOTATION_MUST_GO for x in findings)
     key = None

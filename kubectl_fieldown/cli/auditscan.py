@@ -149,11 +149,11 @@ class _RulesByKind:
         self._known: dict[tuple[str, str], ResourceRules | None] = dict(known)
 
     def __call__(self, api_version: str, kind: str) -> ResourceRules | None:
-        from ..kube.errors import KubeError
-        from ..kube.stream import FATAL_ERRORS
-
         key = (api_version, kind)
         if key not in self._known:
+            from ..kube.errors import KubeError
+            from ..kube.stream import FATAL_ERRORS
+
             try:
                 res = self._client.discovery.resolve_kind(api_version, kind)
                 rules: ResourceRules | None = self._kind_rules.rules(

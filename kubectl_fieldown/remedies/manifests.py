@@ -21,9 +21,17 @@ import functools
 from collections.abc import Mapping
 from typing import Any
 
-from ..appliers import Applier, ApplierKind
+from ..appliers import Applier, ApplierKind, applier_for_manager
 from ..fieldmanager.jsondata import copy_json
-from ..ownership.managedfields import APPLY, LAST_APPLIED_ANNOTATION, UPDATE, ManagedFieldsEntry, decode_entries
+from ..ownership.managedfields import (
+    APPLY,
+    KUBECTL_CLIENT_SIDE_APPLY,
+    KUBECTL_LAST_APPLIED,
+    LAST_APPLIED_ANNOTATION,
+    UPDATE,
+    ManagedFieldsEntry,
+    decode_entries,
+)
 from ..schema.types import Type
 from ..typed.remove import extract_owned
 from .migration import LAST_APPLIED_PATH
@@ -35,9 +43,6 @@ __all__ = ["detected_applier", "inferred_manifest", "with_live_fields", "without
 def detected_applier(obj: Mapping[str, Any]) -> Applier | None:
     """The applier in use: the newest Apply manager of the main resource; else client-side kubectl
     when the object carries its annotation or manager; else none (controllers only)."""
-    from ..appliers import applier_for_manager
-    from ..ownership.managedfields import KUBECTL_CLIENT_SIDE_APPLY, KUBECTL_LAST_APPLIED
-
     md = obj.get("metadata") or {}
     raw = md.get("managedFields")
     entries = [e for e in raw if isinstance(e, Mapping)] if isinstance(raw, list) else []
