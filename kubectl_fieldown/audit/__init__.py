@@ -13,7 +13,9 @@ severities and why is :data:`RULES` (docs/audit.md). Pure: no I/O.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
+from types import ModuleType
 from typing import Any
 
 from ..base.objects import ObjectRef
@@ -80,9 +82,7 @@ def audit_object(obj: Mapping[str, Any], ctx: AuditContext) -> list[Finding]:
     if len(out) > 1:
         out.sort(key=lambda f: ORDER[f.id])
     if ctx.fixes:
-        from .fixes import object_fix
-
-        fix = object_fix(facts, out, ctx)
+        fix = _fixes().object_fix(facts, out, ctx)
         if fix.at_risk and "values-at-risk" not in ctx.ignore:
             out.append(facts.finding("values-at-risk", f"no fix keeps every value for {fix.applier}: "
                                      + "; ".join(fix.at_risk), {"changes": list(fix.at_risk)}))
@@ -118,6 +118,15 @@ def audit_object(obj: Mapping[str, Any], ctx: AuditContext) -> list[Finding]:
         out.sort(key=lambda f: ORDER[f.id])
         out = [f.with_fix(fix) for f in out]
     return out
+
+
+@functools.cache
+def _fixes() -> ModuleType:
+    # the fixes (and the remedies under them) load on the first object that needs one: rendering a
+    # report needs this package, not them; once loaded, no import statement runs per object
+    from . import fixes
+
+    return fixes
 
 
 def _dropped_fields_stay(facts: ObjectFacts, fix: ObjectFix) -> Finding:

@@ -22,6 +22,7 @@ why (its ``verification.problems()``), and no command is offered.
 from __future__ import annotations
 
 import fnmatch
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -528,8 +529,6 @@ def _co_owners(live: Mapping[str, Any], applier: Applier, nxt: Mapping[str, Any]
 
 
 def _glob_literal(name: str) -> str:
-    import re
-
     return re.sub(r"([*?\[])", r"[\1]", name)
 
 

@@ -23,6 +23,7 @@ from typing import Any
 
 from ..appliers import Applier, ApplierKind, applier_for_manager
 from ..fieldmanager.jsondata import copy_json
+from ..fieldpath import FieldSet
 from ..ownership.managedfields import (
     APPLY,
     KUBECTL_CLIENT_SIDE_APPLY,
@@ -34,6 +35,8 @@ from ..ownership.managedfields import (
 )
 from ..schema.types import Type
 from ..typed.remove import extract_owned
+from .handover import remove_paths
+from .intent import annotation_is_its
 from .migration import LAST_APPLIED_PATH
 from .toserverside import last_applied_document
 
@@ -75,8 +78,6 @@ def inferred_manifest(live: Mapping[str, Any], applier: Applier, root: Type,
     """The manifest ``applier`` last applied to ``live`` (None when nothing records it). The
     last-applied annotation is its only when :func:`.intent.annotation_is_its` says so (``manifest``:
     the one it applies next, when known)."""
-    from .intent import annotation_is_its
-
     md = live.get("metadata") or {}
     api_version = str(live.get("apiVersion") or "")
     la = (md.get("annotations") or {}).get(LAST_APPLIED_ANNOTATION)
@@ -127,9 +128,7 @@ def _extracted(live: Mapping[str, Any], entry: ManagedFieldsEntry, root: Type) -
     return body
 
 
-def _lac_set() -> Any:
-    from ..fieldpath import FieldSet
-
+def _lac_set() -> FieldSet:
     return FieldSet([LAST_APPLIED_PATH])
 
 
@@ -152,8 +151,6 @@ def _merge_missing(doc: dict[str, Any], extra: Mapping[str, Any]) -> None:
 
 def without_paths(manifest: Mapping[str, Any], paths: Any) -> dict[str, Any]:
     """``manifest`` without the fields at ``paths`` (the edits a fix asks the user to make)."""
-    from .handover import remove_paths
-
     doc: dict[str, Any] = copy_json(dict(manifest))
     remove_paths(doc, list(paths))
     return doc
