@@ -153,7 +153,7 @@ def test_help_uses_a_wide_terminal_and_never_cuts_the_command_list() -> None:
     assert max(len(line) for line in wide) > 100  # no 100-column ceiling of our own
 
 
-def test_the_command_line_collects_garbage_less_often_and_main_leaves_the_host_alone() -> None:
+def test_the_command_line_collects_garbage_less_often_and_not_at_exit_and_main_leaves_the_host_alone() -> None:
     import gc
     import subprocess
     import sys
@@ -161,11 +161,17 @@ def test_the_command_line_collects_garbage_less_often_and_main_leaves_the_host_a
     # run() (the console script, python -m) sets the thresholds before the command runs
     code = ("import gc, sys\n"
             "from kubectl_fieldown.cli import main as m\n"
-            "m.main = lambda: print(*gc.get_threshold()) or 0\n"
+            "m.main = lambda: print(*gc.get_threshold(), gc.get_freeze_count()) or 3\n"
+            "sys.exit = lambda code: print(code, gc.get_freeze_count() > 0)\n"
             "m.run()\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    assert tuple(int(x) for x in proc.stdout.split()) == cli_main.GC_THRESHOLDS != (700, 10, 10)
+    during, at_exit = proc.stdout.splitlines()
+    *thresholds, frozen = (int(x) for x in during.split())
+    assert tuple(thresholds) == cli_main.GC_THRESHOLDS != (700, 10, 10)
+    # the objects alive at the end are frozen before the exit (the command's code is passed on), not
+    # while it runs
+    assert frozen == 0 and at_exit == "3 True"
     # main() is also the library's entry (tests, embedding): it does not touch the process's collector
     before = gc.get_threshold()
     with redirect_stdout(io.StringIO()):
