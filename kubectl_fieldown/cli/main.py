@@ -488,7 +488,7 @@ def collect_less_often() -> None:
 
     A run allocates millions of small containers (decoded pages, paths, sets, findings) and frees
     them by reference counting; cycles are rare. At CPython's default gen-0 threshold (700) the
-    collector walks the young objects thousands of times per audit for nothing: a sixth of the CPU
+    collector walks the young objects thousands of times per audit for nothing: a fifth of the CPU
     of ``audit -A`` over 10,000 objects (bench/bench_audit.py). Every generation still runs (the
     long-lived ``watch`` frees its cycles), every 50,000 allocations instead of 700."""
     gc.set_threshold(*GC_THRESHOLDS)
