@@ -250,3 +250,24 @@ def test_a_later_configuration_holding_the_shrunk_manifest_makes_an_older_field_
     (sup,) = [f for f in found if f.id == "superseded-deletions"]
     assert sup.details["fields"] == [".spec.color"], sup.details
     assert not any(n.startswith("nothing to run") for n in fix.notes)
+
+
+def test_an_object_too_deep_to_analyse_gets_no_fix_unless_it_needs_no_analysis() -> None:
+    from kubectl_fieldown.base.value import MAX_DEPTH
+
+    def deep(obj: dict[str, Any]) -> dict[str, Any]:
+        value: Any = "x"
+        for _ in range(MAX_DEPTH + 5):
+            value = {"d": value}
+        obj["spec"]["config"] = value
+        return obj
+
+    # only its applier's own record: its re-apply changes nothing, which the entries' names say alone
+    found, own = the_fix(deep(client_side_created()), ctx())
+    assert [f.id for f in found] == ["client-side-apply"]
+    assert own.verified and any(n.startswith("nothing to run") for n in own.notes), own
+    # another writer's fields: deciding the fix needs the engine, which does not go that deep
+    _, other = the_fix(deep(scaled_and_labelled()), ctx())
+    assert not other.verified and other.argv() == []
+    assert other.problems == (f"nested more than {MAX_DEPTH} levels deep, more than the tool analyses: "
+                              "no fix can be checked",)
