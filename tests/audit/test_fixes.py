@@ -271,3 +271,19 @@ def test_an_object_too_deep_to_analyse_gets_no_fix_unless_it_needs_no_analysis()
     assert not other.verified and other.argv() == []
     assert other.problems == (f"nested more than {MAX_DEPTH} levels deep, more than the tool analyses: "
                               "no fix can be checked",)
+
+
+def test_with_a_manifest_an_object_too_deep_to_analyse_is_not_played_and_its_fix_says_why() -> None:
+    # the engine walks an object recursively: 500 levels (a tenant's preserve-unknown-fields value,
+    # which the server keeps) ended the whole audit -f with a RecursionError
+    from kubectl_fieldown.base.value import MAX_DEPTH
+
+    obj = client_side_created()
+    value: Any = "x"
+    for _ in range(MAX_DEPTH * 5):
+        value = {"d": value}
+    obj["spec"]["config"] = value
+    found, fix = the_fix(obj, _with_manifest(Applier.of("kubectl"), manifest()))
+    assert "predicted-conflict" not in [f.id for f in found]
+    assert not fix.verified and fix.problems == (
+        f"nested more than {MAX_DEPTH} levels deep, more than the tool analyses: no fix can be checked",)

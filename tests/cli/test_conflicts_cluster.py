@@ -513,3 +513,31 @@ def test_appliers_side_by_side(sc: Scenario) -> None:
     out = text(run("conflicts", "-f", str(dropped), "--applier", "kubectl-client-side", "--applier", "flux",
                    "--kubeconfig", str(sc.cluster.kubeconfig)))
     assert "with kubectl apply (client-side):" in out and "with Flux:" in out
+
+
+def test_a_live_object_nested_beyond_the_limit_is_said_and_the_others_predicted(sc: Scenario) -> None:
+    """The server keeps 10,000 levels under x-kubernetes-preserve-unknown-fields; the engine walks an
+    object recursively, so such an object ended the prediction of every document with an internal
+    RecursionError. It is named, and the other documents are predicted."""
+    from kubectl_fieldown.base.value import MAX_DEPTH
+
+    deep: Any = "x"
+    for _ in range(400):
+        deep = {"d": deep}
+    live = {"apiVersion": "example.com/v1", "kind": "Widget",
+            "metadata": {"name": "deep", "namespace": sc.namespace}, "spec": {"config": deep}}
+    sc.cluster.kubectl("apply", "--server-side", "--field-manager", "tenant", "-f", "-", input=json.dumps(live))
+    both = sc.tmp / "both.yaml"
+    both.write_text(yaml.safe_dump_all([
+        {"apiVersion": "example.com/v1", "kind": "Widget",
+         "metadata": {"name": "deep", "namespace": sc.namespace}, "spec": {"color": "red"}},
+        {"apiVersion": "example.com/v1", "kind": "Widget",
+         "metadata": {"name": "shallow", "namespace": sc.namespace}, "spec": {"color": "blue"}},
+    ]))
+    r = sc.conflicts(both, "ci", "-o", "json")
+    assert "internal error" not in r.err, r.err
+    assert r.err.endswith(f"document 1: Widget {sc.namespace}/deep (example.com/v1): nested more than {MAX_DEPTH} "
+                          "levels deep, more than the tool analyses\n"), r.err
+    assert len(r.err.strip().splitlines()) == 1, r.err
+    assert r.code != 0
+    assert [i["name"] for i in r.json()["items"]] == ["shallow"]
