@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..appliers import Applier, ApplierKind
-from ..base.value import MAX_DEPTH, nesting_depth
+from ..base.value import TOO_DEEP
 from ..fieldpath import path_string
 from ..ownership.managedfields import LAST_APPLIED_ANNOTATION, ManagedFieldsError
 from ..remedies.choose import Fix, choose_fix, only_its_own, stays
@@ -44,7 +44,7 @@ def detected_applier(f: ObjectFacts) -> Applier | None:
 
 
 class _TooDeep(Exception):
-    """The object is nested deeper than the engine analyses (:data:`MAX_DEPTH`)."""
+    """The object is nested deeper than the engine analyses (:attr:`ObjectFacts.too_deep`)."""
 
 
 def object_fix(f: ObjectFacts, findings: Sequence[Finding], ctx: AuditContext) -> ObjectFix:
@@ -56,7 +56,7 @@ def object_fix(f: ObjectFacts, findings: Sequence[Finding], ctx: AuditContext) -
         # fix, and the audit of the others goes on
         why = f"{e}: no fix can be checked"
     except _TooDeep:
-        why = f"nested more than {MAX_DEPTH} levels deep, more than the tool analyses: no fix can be checked"
+        why = f"{TOO_DEEP}: no fix can be checked"
     if why is not None:
         return ObjectFix(f.resource, f.name, f.namespace, ctx.applier.describe() if ctx.applier else "",
                          ctx.applier is not None, command=None, verified=False, problems=(why,))
@@ -90,7 +90,7 @@ def _fix_of(f: ObjectFacts, findings: Sequence[Finding], ctx: AuditContext) -> O
         return _object_fix(f, applier, named, choose_fix(f.obj, rules, applier, now=ctx.now), findings)
     # what follows walks the whole object (its shape, the engine's simulations): a walk of its depth
     # first, here rather than for every object (a sixth of the audit of one that needs no simulation)
-    if nesting_depth(f.obj) > MAX_DEPTH:
+    if f.too_deep:
         raise _TooDeep
     if manifest is None:
         key = (applier, f.api_version, f.kind, drop_la, _shape(f.obj))

@@ -138,9 +138,9 @@ class ObjectFacts:
     """One object's identity and the facts every rule starts from, read in one pass over the raw
     entries; the last-applied annotation is parsed on first use."""
 
-    __slots__ = ("_la_doc", "_la_error", "api_version", "appliers", "apply_names", "csa", "entries", "is_secret",
-                 "kind", "kubectl_applies", "la", "md", "name", "namespace", "obj", "predicted", "resource",
-                 "special", "trapped", "update_names")
+    __slots__ = ("_la_doc", "_la_error", "_too_deep", "api_version", "appliers", "apply_names", "csa", "entries",
+                 "is_secret", "kind", "kubectl_applies", "la", "md", "name", "namespace", "obj", "predicted",
+                 "resource", "special", "trapped", "update_names")
 
     def __init__(self, obj: Mapping[str, Any], md: dict[str, Any]) -> None:
         self.obj = obj
@@ -174,6 +174,7 @@ class ObjectFacts:
                     self.special.append(e)
         self._la_doc: Any = MISSING
         self._la_error: str | None = None
+        self._too_deep: bool | None = None
         self.trapped: list[dict[str, Any]] = []
         #: the applier's sequence for the object's manifest as ``predicted-conflict`` played it
         #: (applier, manifest, run): the fix's check of the apply alone is that same run
@@ -210,6 +211,13 @@ class ObjectFacts:
         return self._la_doc
 
     @property
+    def too_deep(self) -> bool:
+        """Nested deeper than the engine walks (:data:`MAX_DEPTH`; a walk of the whole object, so once)."""
+        if self._too_deep is None:
+            self._too_deep = nesting_depth(self.obj) > MAX_DEPTH
+        return self._too_deep
+
+    @property
     def la_error(self) -> str | None:
         _ = self.la_doc
         return self._la_error
@@ -240,7 +248,7 @@ def predicted_conflict(f: ObjectFacts, ctx: AuditContext) -> list[Finding]:
     rules = object_rules(ctx, f.obj)
     if rules is None:
         return []
-    if nesting_depth(f.obj) > MAX_DEPTH:
+    if f.too_deep:
         # deeper than the engine walks (a tenant's preserve-unknown-fields value): nothing is
         # predicted, and the object's fix says why (audit.fixes), while the audit goes on
         return []

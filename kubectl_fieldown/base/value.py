@@ -51,6 +51,9 @@ Kubernetes objects rarely pass 30 (a CRD's own schema); the API server accepts 1
 downstream (value keys, FieldsV1, the owner tree, the engine, YAML output) is recursive by design and
 must stay well inside Python's recursion limit."""
 
+TOO_DEEP = f"nested more than {MAX_DEPTH} levels deep, more than the tool analyses"
+"""What is said of a live object deeper than :data:`MAX_DEPTH` (the server keeps such objects)."""
+
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..base.objects import ObjectRef
-from ..base.value import MAX_DEPTH, nesting_depth
+from ..base.value import MAX_DEPTH, TOO_DEEP, nesting_depth
 from ..kube.kindrules import KindRules, rules_for
 from .errors import UsageError
 
@@ -198,8 +198,7 @@ def predict_online(docs: Sequence[InputDocument], req: Request, schemas: KindRul
             if live is not None and nesting_depth(live) > MAX_DEPTH:
                 # the server keeps up to 10,000 levels (preserve-unknown-fields); the engine walks them
                 # recursively. Files were checked when read
-                outcome.errors.append(f"{doc.where}: {_heading(ObjectRef(api_version, kind, ns, name))}: nested "
-                                      f"more than {MAX_DEPTH} levels deep, more than the tool analyses")
+                outcome.errors.append(f"{doc.where}: {_heading(ObjectRef(api_version, kind, ns, name))}: {TOO_DEEP}")
                 continue
             gvk = GroupVersionKind.from_api_version(api_version, kind)
             schema = schemas.lookup(gvk, res)

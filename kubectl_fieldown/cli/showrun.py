@@ -16,7 +16,7 @@ import sys
 from collections.abc import Iterator, Mapping, Sequence
 
 from ..base.record import Record
-from ..base.value import MAX_DEPTH, nesting_depth
+from ..base.value import MAX_DEPTH, TOO_DEEP, nesting_depth
 from ..fieldpath import is_prefix, parse_path
 from ..fieldpath.lookup import names_in
 from ..ownership.managedfields import ManagedFieldsEntry, ManagedFieldsError, decode_entries
@@ -344,7 +344,7 @@ def show_objects(req: ShowRequest) -> int:
         assert src.obj is not None
         if not src.from_file and nesting_depth(src.obj) > MAX_DEPTH:
             # the server keeps up to 10,000 levels (preserve-unknown-fields); files were checked when read
-            too_deep = ValueError(f"nested more than {MAX_DEPTH} levels deep, more than the tool analyses")
+            too_deep = ValueError(TOO_DEEP)
             failures.append(_Located(f"{src.where}: {object_title(src.obj)}", too_deep))
             continue
         md = src.obj.get("metadata")
