@@ -47,7 +47,7 @@ from ..ownership.managedfields import (
     ManagerIdentity,
     decode_entries,
 )
-from ..typed.tofieldset import to_field_set
+from ..typed.tofieldset import leaf_path, to_field_set
 
 if TYPE_CHECKING:
     from ..appliers import Applier, Request
@@ -249,7 +249,7 @@ def _kubectl_flow(
     upgraded = upgrade_managed_fields(entries, owners, manager)
     key = [(e.manager, e.operation, e.api_version, e.subresource, encode_fields_v1(e.fields)) for e in entries]
     if [(e.manager, e.operation, e.api_version, e.subresource, encode_fields_v1(e.fields)) for e in upgraded] == key:
-        return WriteResult(obj, entries, first.changed, first.comparison)
+        return WriteResult(obj, entries, first.changed, first.comparison, first.config_set)
     new = dict(obj)
     new["metadata"] = {**(obj.get("metadata") or {}), "managedFields": [e.to_dict() for e in upgraded]}
     # kubectl sends this JSON patch without a fieldManager; it changes no field, so nobody gains any
@@ -258,7 +258,8 @@ def _kubectl_flow(
     final = simulate_apply(obj, manifest, manager, rules, now=now, force=force)
     plan.steps.append(f"apply again by {manager}")
     before = _without_mf(live) if live is not None else {}
-    return WriteResult(final.object, final.entries, True, compare(before, _without_mf(final.object), rules.root))
+    return WriteResult(final.object, final.entries, True, compare(before, _without_mf(final.object), rules.root),
+                       final.config_set)
 
 
 def _without_mf(obj: Mapping[str, Any]) -> dict[str, Any]:
@@ -402,32 +403,41 @@ def _never_pruned(result: WriteResult, manifest: Mapping[str, Any], manager: str
     ``ci`` to ``kubectl``): no apply by ``manager`` removes them, whatever its manifest says. Fields that
     had an owner in ``live`` and have none afterwards are listed too, with no owners: the run
     dropped their owner's entry (client-go's csaupgrade drops the client-side manager's entries of
-    every apiVersion but merges only those of the target's), and an unowned field is never pruned."""
+    every apiVersion but merges only those of the target's), and an unowned field is never pruned.
+
+    ``result.config_set``, when there is one, is the set of ``manifest`` (``result`` is its apply)."""
+    applied = ManagerIdentity(manager, APPLY, "", "")
     try:
-        in_manifest = to_field_set(dict(manifest), rules.root)
-        present = to_field_set(result.object, rules.root)
+        in_manifest = result.config_set
+        if in_manifest is None:
+            in_manifest = to_field_set(dict(manifest), rules.root)
+        owned_before = FieldSet()
+        if live is not None:
+            for e in live_entries if live_entries is not None else _entries(live):
+                if not e.subresource:
+                    owned_before = owned_before.union(e.fields)
+        # every field listed had an owner, before or after: the owned paths the manifest does not set
+        # are the candidates, each looked up in the result alone (a leaf there, as the set of the whole
+        # object would have it, spelled as the object spells it)
+        candidates = owned_before.difference(in_manifest)
+        for e in result.entries:
+            if result.config_set is not None and e.identity == applied:
+                continue  # what this apply recorded: the manifest's own fields
+            candidates = candidates.union(e.fields.difference(in_manifest))
+        found = [p for q in candidates.sorted_paths() if (p := leaf_path(result.object, rules.root, q)) is not None]
     except ValueError:
         return []
-    owned_before: FieldSet | None = None  # what live's entries own, decoded on first need
-    old_names: set[ManagerIdentity] | None = None  # likewise
+    old_names: set[ManagerIdentity] | None = None  # decided on first need
     out: list[RetainedField] = []
-    # the result's leaves that the manifest does not set (the difference: exact paths, as has())
-    for p in present.leaves().difference(in_manifest).sorted_paths():
+    for p in found:
         if p[:1] == _STATUS or STRIPPED_METADATA.has(p) or _is_key_field(p):
             continue
         if p == _LAST_APPLIED:
             continue
         owners = [e for e in result.entries if e.fields.has(p) and not e.subresource]
         if not owners:
-            if not any(e.fields.has(p) for e in result.entries):
-                if owned_before is None:
-                    owned_before = FieldSet()
-                    if live is not None:
-                        for e in live_entries if live_entries is not None else _entries(live):
-                            if not e.subresource:
-                                owned_before = owned_before.union(e.fields)
-                if owned_before.has(p):
-                    out.append(RetainedField(p, ()))
+            if not any(e.fields.has(p) for e in result.entries) and owned_before.has(p):
+                out.append(RetainedField(p, ()))
             continue
         if any(e.operation == APPLY for e in owners):
             if old_names is None:

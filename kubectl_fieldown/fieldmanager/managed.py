@@ -41,6 +41,9 @@ class Managed:
         self.fields: dict[ManagerIdentity, Owned] = {}
         self.times: dict[ManagerIdentity, str | None] = {}
         self.last_comparison: Comparison | None = None
+        #: the set of the configuration the last apply sent, its ignored fields included (to_field_set
+        #: of it): the apply's explanation needs it again
+        self.config_set: FieldSet | None = None
 
     @classmethod
     def from_entries(cls, entries: list[ManagedFieldsEntry]) -> Managed:
@@ -57,6 +60,7 @@ class Managed:
         m.fields = dict(self.fields)
         m.times = dict(self.times)
         m.last_comparison = self.last_comparison
+        m.config_set = self.config_set
         return m
 
     def entries(self) -> list[ManagedFieldsEntry]:

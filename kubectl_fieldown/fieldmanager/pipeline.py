@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..base.value import values_equal
+from ..fieldpath.set import FieldSet
 from ..ownership.managedfields import ManagedFieldsEntry, ManagedFieldsError, decode_entries
 from ..typed.compare import Comparison, compare
 from ..typed.validate import (
@@ -40,6 +41,8 @@ class WriteResult:
     """False when the server would leave the object itself unchanged (managedFields may still move)."""
     comparison: Comparison | None = None
     """live → result, at the request's version (for explanations)."""
+    config_set: FieldSet | None = None
+    """An apply's: the field set of the configuration it sent (ignored fields included)."""
 
 
 def simulate_apply(
@@ -102,7 +105,7 @@ def simulate_apply(
     out = encode(result, managed, copy=not changed)
     if creating and isinstance(out.get("metadata"), dict):
         out["metadata"].setdefault("creationTimestamp", now)
-    return WriteResult(out, managed.entries(), changed or creating, managed.last_comparison)
+    return WriteResult(out, managed.entries(), changed or creating, managed.last_comparison, managed.config_set)
 
 
 def simulate_update(

@@ -124,7 +124,7 @@ def _smd_apply(
     _reconcile(managed, live, rules)
     merged = merge(live, cfg, t)
     last = managed.fields.get(ident)
-    s = to_field_set(cfg, t)
+    s = managed.config_set = to_field_set(cfg, t)
     if not ignored.is_empty():
         s = s.recursive_difference(ignored)
     managed.fields[ident] = Owned(s, gv, True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..fieldpath.element import FIELD, KEY, PathElement
+from ..fieldpath.element import FIELD, KEY, Path, PathElement
 from ..fieldpath.set import FieldSet
 from ..schema.types import ListType, MapType, Type
 from .items import index_items
@@ -102,3 +102,62 @@ def _walk_list(v: list[Any], lt: ListType) -> FieldSet | None:
     if not members and not children:
         return None
     return FieldSet._node(members, children)
+
+
+def leaf_path(value: Any, t: Type, path: Path) -> Path | None:
+    """``path`` as a leaf of ``to_field_set(value, t)`` (a member with nothing below it), spelled with
+    the value's own elements (a list item's key as the item holds it), or None when it is not one.
+
+    Walks ``path`` alone, deciding each step as :func:`_below` does, so a caller that needs a few
+    paths of a large object does not build the object's whole set."""
+    x = value
+    last = len(path) - 1
+    out: list[PathElement] = []
+    for i, pe in enumerate(path):
+        tx = type(x)
+        if tx is dict:
+            m = t.map
+            if not x or m is None or m.atomic or pe[0] != FIELD or pe[1] not in x:
+                return None
+            x = x[pe[1]]
+            out.append(pe)
+            f = m.fields.get(pe[1])
+            if f is None:
+                # an undeclared key is a member itself; below it, its element's fields
+                if m.element is None:
+                    return tuple(out) if i == last else None
+                t = m.element
+            else:
+                t = f.type
+                if i == last:
+                    return tuple(out) if _below(x, t) is _LEAF else None
+                continue
+        elif tx is list:
+            lt = t.list
+            if not x or lt is None or lt.relationship == "atomic":
+                return None
+            pes, first, dups = index_items(lt, x)
+            if pe == UNKEYED:
+                unkeyed = pes.count(None)
+                if not unkeyed:
+                    return None
+                if unkeyed > 1:  # one opaque member
+                    return (*out, UNKEYED) if i == last else None
+                x = x[pes.index(None)]
+                out.append(UNKEYED)
+            else:
+                at = first.get(pe)
+                if at is None:
+                    return None
+                own = pes[at]
+                assert own is not None
+                out.append(own)
+                if own in dups:  # a duplicated item is one opaque member
+                    return tuple(out) if i == last else None
+                x = x[at]
+            t = lt.item
+        else:
+            return None
+        if i == last:
+            return tuple(out) if not isinstance(_below(x, t), FieldSet) else None
+    return None
