@@ -431,6 +431,13 @@ def go_value_string(v: Any) -> str:
 
 
 def _json_string(s: str, html: bool) -> str:
+    if s.isascii() and s.isprintable() and '"' not in s and "\\" not in s and not (
+            html and ("<" in s or ">" in s or "&" in s)):
+        return f'"{s}"'  # the usual case: printable ASCII (0x20-0x7e) needing no escape is itself
+    return _escaped_json_string(s, html)
+
+
+def _escaped_json_string(s: str, html: bool) -> str:
     out = ['"']
     for ch in s:
         c = ord(ch)

@@ -318,7 +318,17 @@ def element_key(pe: PathElement) -> str:
     if kind == FIELD:
         return "f:" + str(payload)
     if kind == KEY:
-        return "k:{" + ",".join(f"{go_json_string_plain(n)}:{_inner(v)}" for n, v in payload) + "}"
+        # keys of strings, integers, booleans and nulls: equal elements are spelled alike, so cached
+        # by the element (a float can equal an int and be spelled otherwise: 1e+21)
+        plain = all(len(v) == 1 or type(v[1]) in _SPELLED_BY_VALUE for _, v in payload)  # (null,)
+        if plain:
+            s = _raw_key_cache.get(pe)
+            if s is not None:
+                return s
+        s = "k:{" + ",".join(f"{go_json_string_plain(n)}:{_inner(v)}" for n, v in payload) + "}"
+        if plain and len(_raw_key_cache) < 65536:
+            _raw_key_cache[pe] = s
+        return s
     if kind == VALUE:
         return "v:" + _inner(payload)
     if kind == INDEX:
@@ -336,6 +346,8 @@ def _inner(vk: tuple[Any, ...]) -> str:
 
 
 _encoded_key_cache: dict[Any, str] = {}
+_raw_key_cache: dict[PathElement, str] = {}
+_SPELLED_BY_VALUE = (str, int, bool)
 
 
 def _outer(pe: PathElement) -> str:

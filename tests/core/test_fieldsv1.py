@@ -162,6 +162,20 @@ def test_element_key_and_parse_element(pe: Any, text: str) -> None:
     assert parse_element(text) == pe
 
 
+def test_equal_keys_keep_their_own_spelling() -> None:
+    # element_key caches keys by element only where equal elements are spelled alike
+    for first, second, texts in [
+        (10**21, 1e21, ('k:{"p":1000000000000000000000}', 'k:{"p":1e+21}')),
+        (0, -0.0, ('k:{"p":0}', 'k:{"p":-0}')),
+        ("a", "a", ('k:{"p":"a"}', 'k:{"p":"a"}')),
+    ]:
+        a, b = key({"p": first}), key({"p": second})
+        assert a == b
+        for _ in range(2):  # the second time from the cache, where there is one
+            assert (element_key(a), element_key(b)) == texts
+            assert (element_key(b), element_key(a)) == texts[::-1]
+
+
 # --- ordering -----------------------------------------------------------------------------------
 
 

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import kubectl_fieldown.base.value as value
 from kubectl_fieldown.base.value import (
     RANK_BOOL,
     RANK_LIST,
@@ -440,6 +441,12 @@ JSON_PLAIN = [
 @pytest.mark.parametrize(("s", "encoded"), JSON_PLAIN)
 def test_go_json_string_plain(s: str, encoded: str) -> None:
     assert go_json_string_plain(s) == encoded
+
+
+@given(st.text(alphabet=st.sampled_from(list(' az~09<>&"\\\x7f\x1f\n\u2028\ud800é'))) | st.text(), st.booleans())
+def test_json_string_shortcut_agrees_with_the_escaping_loop(s: str, html: bool) -> None:
+    # printable ASCII without quote, backslash (or <>& for HTML) is returned as it is, unescaped
+    assert value._json_string(s, html) == value._escaped_json_string(s, html)
 
 
 @settings(max_examples=200, deadline=None)
