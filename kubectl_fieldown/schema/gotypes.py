@@ -148,20 +148,61 @@ def _is_empty(value: Any, desc: Mapping[str, Any]) -> bool:
     return False
 
 
-def _is_zero(value: Any, desc: Mapping[str, Any]) -> bool:
-    """``omitzero``: the value equals the encoding of its type's zero value (for the API types
-    this matches Go's ``IsZero``: ``metav1.Time`` zero is ``null``, any other time a string)."""
-    zero = _zero(desc)
+def _is_zero(value: Any, zero: Any) -> bool:
+    """``omitzero``: the value equals ``zero``, the encoding of its type's zero value (for the API
+    types this matches Go's ``IsZero``: ``metav1.Time`` zero is ``null``, any other time a string)."""
     return isinstance(value, bool) == isinstance(zero, bool) and bool(value == zero)
 
 
-def _encode_struct(value: Mapping[str, Any], type_id: str) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+_OMITTED: Any = object()
+
+_Step = tuple[str, Mapping[str, Any], bool, bool, Any, Any]
+"""A field of :func:`_encode_struct`: name, descriptor, omitempty, omitzero, the type's zero (only
+read) and what an absent field encodes to (the zero, or ``_OMITTED``)."""
+
+
+@functools.cache
+def _layout(type_id: str) -> tuple[tuple[_Step, ...], dict[str, int], tuple[int, ...]]:
+    """The struct's fields in Go order, each field's place by name, and the places of the fields
+    that an absent value still encodes (its zero is not omitted): decided once per type, so that
+    encoding an object visits only the fields it holds and those."""
+    steps = []
     for name, desc, omitempty, omitzero in _fields(type_id):
-        v = _roundtrip(value[name], desc) if name in value else _zero(desc)
+        zero = _zero(desc)
+        dropped = (omitempty and _is_empty(zero, desc)) or (omitzero and _is_zero(zero, zero))
+        steps.append((name, desc, omitempty, omitzero, zero, _OMITTED if dropped else zero))
+    places = {step[0]: i for i, step in enumerate(steps)}
+    return tuple(steps), places, tuple(i for i, step in enumerate(steps) if step[5] is not _OMITTED)
+
+
+def _fresh(v: Any) -> Any:
+    """A copy of a zero value (JSON: dicts, lists, scalars) that shares no container with it."""
+    t = type(v)
+    if t is dict:
+        return {k: _fresh(x) for k, x in v.items()}
+    if t is list:
+        return [_fresh(x) for x in v]
+    return v
+
+
+def _encode_struct(value: Mapping[str, Any], type_id: str) -> dict[str, Any]:
+    steps, places, shown_absent = _layout(type_id)
+    at = [i for k in value if (i := places.get(k)) is not None]  # unknown keys are dropped
+    if shown_absent:
+        at.extend(shown_absent)
+        at = sorted(set(at))
+    else:
+        at.sort()
+    out: dict[str, Any] = {}
+    for i in at:
+        name, desc, omitempty, omitzero, zero, absent = steps[i]
+        if name not in value:
+            out[name] = _fresh(absent)
+            continue
+        v = _roundtrip(value[name], desc)
         if omitempty and _is_empty(v, desc):
             continue
-        if omitzero and _is_zero(v, desc):
+        if omitzero and _is_zero(v, zero):
             continue
         out[name] = v
     return out
@@ -169,6 +210,9 @@ def _encode_struct(value: Mapping[str, Any], type_id: str) -> dict[str, Any]:
 
 def _roundtrip(value: Any, desc: Mapping[str, Any]) -> Any:
     """Decode a JSON value into the Go type ``desc`` describes, then encode it back."""
+    tv = type(value)
+    if tv is str or tv is int or tv is bool:
+        return value  # into any type, only a float changes (an integral one in an integer field)
     kind = desc["kind"]
     if kind == "ptr":
         return None if value is None else _roundtrip(value, desc["elem"])
@@ -177,14 +221,14 @@ def _roundtrip(value: Any, desc: Mapping[str, Any]) -> Any:
         # into a slice, map, []byte or interface: nil
         return _zero(desc)
     if kind == "struct":
-        if isinstance(value, Mapping):
+        if tv is dict or isinstance(value, Mapping):
             return _encode_struct(value, desc["type"])
     elif kind == "slice":
         if isinstance(value, list):
             elem = desc["elem"]
             return [_roundtrip(v, elem) for v in value]
     elif kind == "map":
-        if isinstance(value, Mapping):
+        if tv is dict or isinstance(value, Mapping):
             elem = desc["elem"]
             return {k: _roundtrip(v, elem) for k, v in value.items()}
     elif kind == "int":
