@@ -107,35 +107,40 @@ def reconcile_with_schema(s: FieldSet, live: Any, t: Type) -> FieldSet | None:
     # The live value is only needed under types with both a map and a list side (untyped ones), so
     # it is looked up lazily: ``ref`` is the value itself or ``(_LAZY, parent_ref, element)``.
     def walk(node: FieldSet, ref: Any, nt: Type) -> FieldSet:
+        # a node with nothing to collapse below it is returned itself (most entries, most of the time)
         nonlocal changed
         if not node.children:
             return node
-        members = set(node.members)
-        children: dict[PathElement, FieldSet] = {}
+        members: set[PathElement] | None = None  # copies, made on the first change
+        children: dict[PathElement, FieldSet] = node.children
         m = nt.map
         lt = nt.list
         for pe, c in node.children.items():
             if pe[0] == FIELD:
                 if m is None:
-                    children[pe] = c
                     continue
                 f = m.fields.get(pe[1])
                 ct = f.type if f is not None else m.element
             else:
                 if lt is None:
-                    children[pe] = c
                     continue
                 ct = lt.item
             if ct is None or ct is DEDUCED:
-                children[pe] = c
                 continue
             child_ref = (_LAZY, ref, pe)
             if _atomic_at(ct, child_ref):
                 changed = True
+                if members is None:
+                    members, children = set(node.members), dict(node.children)
                 members.add(pe)
+                del children[pe]
                 continue
-            children[pe] = walk(c, child_ref, ct)
-        return FieldSet._node(members, children)
+            w = walk(c, child_ref, ct)
+            if w is not c:
+                if members is None:
+                    members, children = set(node.members), dict(node.children)
+                children[pe] = w
+        return node if members is None else FieldSet._node(members, children)
 
     out = walk(s, live, t)
     return out if changed else None

@@ -200,6 +200,20 @@ def test_reconcile_collapses_now_atomic_nodes() -> None:
     assert reconcile_with_schema(fs(".spec.color"), {}, WIDGET) is None
 
 
+def test_reconcile_keeps_what_it_does_not_collapse() -> None:
+    s = fs(".metadata.labels.a", '.spec.containers[name="c"].image', ".spec.selector.matchLabels.a",
+           ".spec.selector.matchLabels.b", ".spec.labels.x")
+    r = reconcile_with_schema(s, {}, WIDGET)
+    assert r is not None
+    assert paths(r) == ['.metadata.labels.a', '.spec.containers[name="c"].image', ".spec.labels.x", ".spec.selector"]
+    # untouched subtrees are the entry's own nodes, and the entry itself is left as it was
+    md = (0, "metadata")
+    assert r.children[md] is s.children[md]
+    assert paths(s)[-2:] == [".spec.selector.matchLabels.a", ".spec.selector.matchLabels.b"]
+    unchanged = fs(".metadata.labels.a", '.spec.containers[name="c"].image')
+    assert reconcile_with_schema(unchanged, {}, WIDGET) is None
+
+
 # --- validation ----------------------------------------------------------------------------------
 
 
