@@ -15,6 +15,7 @@ from typing import Any
 from ..base.value import values_equal
 from ..fieldpath import FieldSet
 from ..ownership.managedfields import APPLY, STRIPPED_METADATA, UPDATE, ManagerIdentity
+from ..schema.types import Type
 from ..typed.compare import Comparison, compare
 from ..typed.merge import merge
 from ..typed.remove import ensure_named_fields_are_members, reconcile_with_schema, remove_items
@@ -124,21 +125,32 @@ def _smd_apply(
     _reconcile(managed, live, rules)
     merged = merge(live, cfg, t)
     last = managed.fields.get(ident)
-    s = managed.config_set = to_field_set(cfg, t)
-    if not ignored.is_empty():
-        s = s.recursive_difference(ignored)
-    managed.fields[ident] = Owned(s, gv, True)
-    managed.times.setdefault(ident, None)
     if last is not None:
+        s = _record_applied(managed, ident, cfg, t, ignored, gv)
         try:
             merged = _prune(merged, managed, last, rules, s, gv)
         except _Failed as e:
             raise _Failed(f"failed to prune fields: {e}") from None
     c = _update_managers(live, merged, managed, ident, force, rules, subresource)
+    if last is None:
+        # with nothing to prune, no step before reads the applier's new set (the others' conflicts
+        # and losses are the object's changes): it is built once the apply is known to go through
+        _record_applied(managed, ident, cfg, t, ignored, gv)
     managed.last_comparison = c
     if values_equal(live, merged):
         return None, managed
     return merged, managed
+
+
+def _record_applied(managed: Managed, ident: ManagerIdentity, cfg: dict[str, Any], t: Type, ignored: FieldSet,
+                    gv: str) -> FieldSet:
+    """The applier's new entry: the configuration's set, less the fields the strategy ignores."""
+    s = managed.config_set = to_field_set(cfg, t)
+    if not ignored.is_empty():
+        s = s.recursive_difference(ignored)
+    managed.fields[ident] = Owned(s, gv, True)
+    managed.times.setdefault(ident, None)
+    return s
 
 
 def _convert(rules: ResourceRules, obj: Any, version: str, what: str) -> Any:
