@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..base.value import value_key
+from ..base.value import RANK_STRING, value_key
 from ..fieldpath.element import KEY, VALUE, PathElement
 from ..schema.types import DEDUCED, NO_DEFAULT, ListType, MapType, Type
 
@@ -17,6 +17,9 @@ MAP = 1
 LIST = 2
 SCALAR = 3
 NONE = 0
+
+
+_NOT_SET: Any = object()
 
 
 class ItemError(ValueError):
@@ -55,7 +58,13 @@ def key_type(m: MapType, name: str) -> Type:
 
 def item_element(lt: ListType, item: Any) -> PathElement:
     """The path element of one item of an associative list (keys filled from schema defaults)."""
-    if lt.keys:
+    keys = lt.keys
+    if len(keys) == 1 and type(item) is dict:
+        # the usual list (containers, env, volumes: by name): one key, a string
+        v = item.get(keys[0], _NOT_SET)
+        if type(v) is str:
+            return (KEY, ((keys[0], (RANK_STRING, v)),))
+    if keys:
         if item is None:
             raise ItemError("associative list with keys may not have a null element")
         if type(item) is not dict:

@@ -23,7 +23,9 @@ def merge(live: Any, config: Any, t: Type) -> Any:
 def _merge(lhs: Any, rhs: Any, t: Type) -> Any:
     if rhs is _ABSENT:
         return lhs
-    s = side(t, rhs)
+    tr = type(rhs)
+    # side(t, rhs), its usual cases first
+    s = MAP if tr is dict and t.map is not None else LIST if tr is list and t.list is not None else side(t, rhs)
     if lhs is not _ABSENT and not _compatible(lhs, s):
         # kinds differ (untyped positions): the config's kind decides and the live value is ignored
         lhs = _ABSENT
@@ -65,15 +67,18 @@ def _merge_map(lhs: Any, rhs: Any, m: MapType) -> Any:
         lm = {}
     out: dict[str, Any] = {}
     same = lhs is lm  # the live map, unless a new one was made for a null or absent one
+    fields = m.fields
     for k, lv in lm.items():
         if k in rm:
-            v = out[k] = _merge(lv, rm[k], key_type(m, k))
+            f = fields.get(k)  # key_type(m, k), inline: once per key of every merged map
+            v = out[k] = _merge(lv, rm[k], f.type if f is not None else key_type(m, k))
             same = same and v is lv
         else:
             out[k] = lv
     for k, rv in rm.items():
         if k not in lm:
-            out[k] = _merge(_ABSENT, rv, key_type(m, k))
+            f = fields.get(k)
+            out[k] = _merge(_ABSENT, rv, f.type if f is not None else key_type(m, k))
             same = False
     # nothing changed: the live map itself, so that compare and equality need not walk it
     return lhs if same else out
