@@ -81,6 +81,11 @@ def _typed(v: Any, t: Type, path: Path, out: list[str], undeclared: bool = False
     # side (map, scalar, list) and a type error; map keys in sorted order, as the server reports.
     # Without ``words`` it only tells whether there is a problem: it stops at the first, records ""
     # for it, and neither builds paths nor sorts keys (``path`` stays what it was given)
+    tv = type(v)
+    if tv in _FITS:
+        kind = t.scalar
+        if kind is not None and (kind == _FITS[tv] or kind not in _CHECKED):
+            return  # a scalar where its kind of scalar (or an untyped one) is expected: fine
     s = side(t, v)
     if s == MAP:
         m = t.map
@@ -133,6 +138,11 @@ def _typed(v: Any, t: Type, path: Path, out: list[str], undeclared: bool = False
             _typed(item, lt.item, (*path, pe) if words else path, out, undeclared, words)
             if out and not words:
                 return
+
+
+#: the scalar kind each JSON scalar type satisfies; _scalar_error checks only the kinds in _CHECKED
+_FITS = {str: "string", int: "numeric", float: "numeric", bool: "boolean"}
+_CHECKED = ("numeric", "string", "boolean")
 
 
 def _scalar_error(kind: str | None, v: Any) -> str:

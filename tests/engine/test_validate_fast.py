@@ -46,3 +46,16 @@ def test_each_kind_of_problem_is_found_by_both() -> None:
         assert typed_errors(value, WIDGET, undeclared=undeclared), value
     assert _valid({"spec": {"nope": 1, "containers": [{"name": "a"}]}}, WIDGET, False)
     assert typed_errors({"spec": {"nope": 1}}, WIDGET) == []
+
+
+@given(st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=3)),
+       st.sampled_from(["numeric", "string", "boolean", "untyped"]))
+def test_a_scalar_is_judged_by_its_kind_alone(v: Any, kind: str) -> None:
+    # _typed answers a scalar of the expected kind before looking at the type's sides
+    from kubectl_fieldown.typed.validate import _scalar_error
+
+    for t in (Type(scalar=kind), Type(scalar=kind, map=WIDGET.map)):  # alone, or beside a map side
+        out: list[str] = []
+        _typed(v, t, (), out)
+        problem = _scalar_error(kind, v)
+        assert out == ([f": {problem}"] if problem else [])
