@@ -71,7 +71,14 @@ def _merge_map(lhs: Any, rhs: Any, m: MapType) -> Any:
     for k, lv in lm.items():
         if k in rm:
             f = fields.get(k)  # key_type(m, k), inline: once per key of every merged map
-            v = out[k] = _merge(lv, rm[k], f.type if f is not None else key_type(m, k))
+            kt = f.type if f is not None else key_type(m, k)
+            rv = rm[k]
+            trv = type(rv)
+            if (trv is str or trv is int or trv is bool) and kt.scalar is not None:
+                # _merge of a scalar where a scalar may be, inline: the live value when it is the same
+                v = out[k] = lv if type(lv) is trv and lv == rv else rv
+            else:
+                v = out[k] = _merge(lv, rv, kt)
             same = same and v is lv
         else:
             out[k] = lv
