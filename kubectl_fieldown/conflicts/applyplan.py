@@ -349,7 +349,7 @@ def _explain(
     if live is not None:
         # decoded once, for the applier's own Apply entries here and everyone's in _never_pruned
         all_raw = (live.get("metadata") or {}).get("managedFields")
-        live_entries = _decoded(all_raw)
+        live_entries = result.live_entries if result.live_entries is not None else _decoded(all_raw)
         if live_entries or not all_raw:
             own = [e for e in live_entries if e.manager == manager and e.operation == APPLY]
         else:  # some entry does not decode: the applier's own may still
@@ -411,15 +411,19 @@ def _never_pruned(result: WriteResult, manifest: Mapping[str, Any], manager: str
         in_manifest = result.config_set
         if in_manifest is None:
             in_manifest = to_field_set(dict(manifest), rules.root)
-        owned_before = FieldSet()
+        # what live's entries owned that the same entry no longer owns (a field no entry owns
+        # afterwards was owned before only if it is in there)
+        now = {e.identity: e.fields for e in result.entries}
+        lost = FieldSet()
         if live is not None:
             for e in live_entries if live_entries is not None else _entries(live):
                 if not e.subresource:
-                    owned_before = owned_before.union(e.fields)
+                    kept = now.get(e.identity)
+                    lost = lost.union(e.fields if kept is None else e.fields.difference(kept))
         # every field listed had an owner, before or after: the owned paths the manifest does not set
         # are the candidates, each looked up in the result alone (a leaf there, as the set of the whole
         # object would have it, spelled as the object spells it)
-        candidates = owned_before.difference(in_manifest)
+        candidates = lost.difference(in_manifest)
         for e in result.entries:
             if result.config_set is not None and e.identity == applied:
                 continue  # what this apply recorded: the manifest's own fields
@@ -436,7 +440,7 @@ def _never_pruned(result: WriteResult, manifest: Mapping[str, Any], manager: str
             continue
         owners = [e for e in result.entries if e.fields.has(p) and not e.subresource]
         if not owners:
-            if not any(e.fields.has(p) for e in result.entries) and owned_before.has(p):
+            if not any(e.fields.has(p) for e in result.entries) and lost.has(p):
                 out.append(RetainedField(p, ()))
             continue
         if any(e.operation == APPLY for e in owners):

@@ -43,6 +43,9 @@ class WriteResult:
     """live → result, at the request's version (for explanations)."""
     config_set: FieldSet | None = None
     """An apply's: the field set of the configuration it sent (ignored fields included)."""
+    live_entries: list[ManagedFieldsEntry] | None = None
+    """The managedFields of the object written to, decoded (the entries the write left unchanged
+    hold the same sets as the result's)."""
 
 
 def simulate_apply(
@@ -105,7 +108,8 @@ def simulate_apply(
     out = encode(result, managed, copy=not changed)
     if creating and isinstance(out.get("metadata"), dict):
         out["metadata"].setdefault("creationTimestamp", now)
-    return WriteResult(out, managed.entries(), changed or creating, managed.last_comparison, managed.config_set)
+    return WriteResult(out, managed.entries(), changed or creating, managed.last_comparison, managed.config_set,
+                       entries)
 
 
 def simulate_update(

@@ -195,6 +195,8 @@ class FieldSet:
         """Paths of ``self`` that are not in ``other`` (exact paths; nothing below is removed)."""
         if other.is_empty() or self.is_empty():
             return self
+        if other is self:  # an entry a write left as it was
+            return EMPTY
         om = other.members
         members = self.members
         if om and not members.isdisjoint(om):
