@@ -21,7 +21,8 @@ def child_value(node: Any, pe: PathElement) -> Any:
     """The value one element below ``node``, or :data:`MISSING`."""
     kind, payload = pe
     if kind == FIELD:
-        if isinstance(node, Mapping) and payload in node:
+        # dict first: isinstance with an ABC is a Python-level check per call
+        if (type(node) is dict or isinstance(node, Mapping)) and payload in node:
             return node[payload]
         return MISSING
     if not isinstance(node, list):
@@ -34,8 +35,14 @@ def child_value(node: Any, pe: PathElement) -> Any:
                 return item
         return MISSING
     if kind == KEY:
+        if len(payload) == 1:  # the usual list, keyed by one field
+            (n, vk), = payload
+            for item in node:
+                if (type(item) is dict or isinstance(item, Mapping)) and n in item and value_key(item[n]) == vk:
+                    return item
+            return MISSING
         for item in node:
-            if isinstance(item, Mapping) and all(
+            if (type(item) is dict or isinstance(item, Mapping)) and all(
                 n in item and value_key(item[n]) == vk for n, vk in payload
             ):
                 return item

@@ -37,7 +37,7 @@ def element_string(pe: PathElement) -> str:
 
 def path_string(path: Path) -> str:
     """The server's form of a path (SMD ``Path.String``)."""
-    return "".join(element_string(pe) for pe in path)
+    return "".join([element_string(pe) for pe in path])  # a list: join builds one anyway
 
 
 class PathSyntaxError(ValueError):
