@@ -78,10 +78,8 @@ class _Walker:
             # below it differs (JSON, and so the server, has no NaN, the one value unequal to itself)
             return
         tl = type(lhs)
-        if tl is type(rhs) and (tl is str or tl is int or tl is bool):
-            # two scalars of one type are a leaf on every side of any type: modified or not
-            if pe is not None and lhs != rhs:
-                _node_at(self.modified, frame).members.add(pe)
+        if tl is type(rhs) and (tl is str or tl is int or tl is bool) and lhs == rhs:
+            # one scalar on both sides, of one type: nothing differs either (most values of a write)
             return
         sl = side(t, lhs) if lhs is not _ABSENT else side(t, None)
         sr = side(t, rhs) if rhs is not _ABSENT else side(t, None)
@@ -122,14 +120,11 @@ class _Walker:
             lm = lm or {}
             rm = rm or {}
             inner: _Frame = (frame, pe) if pe is not None else None
-            fields = m.fields
             for k, lv in lm.items():
-                f = fields.get(k)  # key_type(m, k), inline
-                self.node(inner, (FIELD, k), lv, rm.get(k, _ABSENT), f.type if f is not None else key_type(m, k))
+                self.node(inner, (FIELD, k), lv, rm.get(k, _ABSENT), key_type(m, k))
             for k, rv in rm.items():
                 if k not in lm:
-                    f = fields.get(k)
-                    self.node(inner, (FIELD, k), _ABSENT, rv, f.type if f is not None else key_type(m, k))
+                    self.node(inner, (FIELD, k), _ABSENT, rv, key_type(m, k))
             return False
         if s == LIST:
             lt = t.list

@@ -23,9 +23,7 @@ def merge(live: Any, config: Any, t: Type) -> Any:
 def _merge(lhs: Any, rhs: Any, t: Type) -> Any:
     if rhs is _ABSENT:
         return lhs
-    tr = type(rhs)
-    # side(t, rhs), its usual cases first
-    s = MAP if tr is dict and t.map is not None else LIST if tr is list and t.list is not None else side(t, rhs)
+    s = side(t, rhs)
     if lhs is not _ABSENT and not _compatible(lhs, s):
         # kinds differ (untyped positions): the config's kind decides and the live value is ignored
         lhs = _ABSENT
@@ -67,25 +65,21 @@ def _merge_map(lhs: Any, rhs: Any, m: MapType) -> Any:
         lm = {}
     out: dict[str, Any] = {}
     same = lhs is lm  # the live map, unless a new one was made for a null or absent one
-    fields = m.fields
     for k, lv in lm.items():
         if k in rm:
-            f = fields.get(k)  # key_type(m, k), inline: once per key of every merged map
-            kt = f.type if f is not None else key_type(m, k)
             rv = rm[k]
-            trv = type(rv)
-            if (trv is str or trv is int or trv is bool) and kt.scalar is not None:
-                # _merge of a scalar where a scalar may be, inline: the live value when it is the same
-                v = out[k] = lv if type(lv) is trv and lv == rv else rv
-            else:
-                v = out[k] = _merge(lv, rv, kt)
+            if type(rv) is type(lv) and type(rv) in _SHAREABLE and rv == lv:
+                # _merge's answer for the same scalar on both sides (whatever the type: see
+                # test_an_unchanged_scalar_merges_to_the_live_one), without a call per unchanged value
+                out[k] = lv
+                continue
+            v = out[k] = _merge(lv, rv, key_type(m, k))
             same = same and v is lv
         else:
             out[k] = lv
     for k, rv in rm.items():
         if k not in lm:
-            f = fields.get(k)
-            out[k] = _merge(_ABSENT, rv, f.type if f is not None else key_type(m, k))
+            out[k] = _merge(_ABSENT, rv, key_type(m, k))
             same = False
     # nothing changed: the live map itself, so that compare and equality need not walk it
     return lhs if same else out

@@ -102,8 +102,7 @@ def _typed(v: Any, t: Type, path: Path, out: list[str], undeclared: bool = False
             if undeclared and m.element is None and k not in fields:
                 out.append(f"{path_string((*path, (FIELD, k)))}: field not declared in schema" if words else "")
                 return
-            f = fields.get(k)  # key_type(m, k), inline
-            kt = f.type if f is not None else key_type(m, k)
+            kt = key_type(m, k)
             x = v[k]
             tx = type(x)
             if tx in _FITS:

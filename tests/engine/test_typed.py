@@ -7,14 +7,15 @@ from typing import Any
 import pytest
 
 from kubectl_fieldown.fieldpath import FieldSet, parse_path, path_string
+from kubectl_fieldown.schema.types import DEDUCED, UNTYPED, Type
 from kubectl_fieldown.typed.compare import compare
 from kubectl_fieldown.typed.items import ItemError, item_element
-from kubectl_fieldown.typed.merge import merge
+from kubectl_fieldown.typed.merge import _merge, merge
 from kubectl_fieldown.typed.remove import ensure_named_fields_are_members, reconcile_with_schema, remove_items
 from kubectl_fieldown.typed.tofieldset import to_field_set
 from kubectl_fieldown.typed.validate import null_errors, typed_errors
 
-from .schemas import CONTAINER, PORT, SPEC, WIDGET, list_map, string_map, struct
+from .schemas import CONTAINER, NUMBER, PORT, SPEC, STRING, WIDGET, list_map, string_map, struct
 
 
 def paths(s: FieldSet) -> list[str]:
@@ -236,3 +237,20 @@ def test_null_errors_name_the_field_and_type() -> None:
 
 def test_container_schema_is_granular() -> None:
     assert CONTAINER.map is not None and not CONTAINER.map.atomic
+
+
+_SIDES = [STRING, NUMBER, UNTYPED, DEDUCED, CONTAINER, list_map(CONTAINER, "name"), string_map(True),
+          Type(map=string_map().map, list=list_map(STRING).list)]
+_SCALARS: list[Any] = ["", "a", 0, 1, -1, 2**60, True, False]
+
+
+@pytest.mark.parametrize("t", _SIDES)
+def test_an_unchanged_scalar_merges_to_the_live_one(t: Type) -> None:
+    # merge's map loop answers an unchanged scalar itself; _merge would give an equal value of the
+    # same type on any side of any type (and the walks that follow see no change)
+    m = struct({"k": t})
+    for v in _SCALARS:
+        out = merge({"k": v}, {"k": v}, m)["k"]
+        alone = _merge(v, v, t)
+        assert (out, type(out)) == (alone, type(alone)) == (v, type(v))
+        assert compare({"k": v}, {"k": v}, m).is_same()

@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kubectl_fieldown.schema.types import Type
+from kubectl_fieldown.schema.types import MapType, StructField, Type
 from kubectl_fieldown.typed.validate import _typed, typed_errors
 
 from .schemas import WIDGET
@@ -59,3 +59,9 @@ def test_a_scalar_is_judged_by_its_kind_alone(v: Any, kind: str) -> None:
         _typed(v, t, (), out)
         problem = _scalar_error(kind, v)
         assert out == ([f": {problem}"] if problem else [])
+        # and as a map's value, which the map's loop judges without a call
+        holder = Type(map=MapType({"k": StructField(t)}, None, False))
+        for words in (True, False):
+            out = []
+            _typed({"k": v}, holder, (), out, words=words)
+            assert out == (([f".k: {problem}"] if words else [""]) if problem else [])
