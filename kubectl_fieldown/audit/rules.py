@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..base.objects import is_secret
 from ..base.redact import scrub, secret_texts
-from ..base.value import MAX_DEPTH, nesting_depth
+from ..base.value import too_deep as nested_too_deep
 from ..fieldpath import element_string, parse_element, path_string
 from ..ownership.managedfields import (
     APPLY,
@@ -212,9 +212,10 @@ class ObjectFacts:
 
     @property
     def too_deep(self) -> bool:
-        """Nested deeper than the engine walks (:data:`MAX_DEPTH`; a walk of the whole object, so once)."""
+        """Nested deeper than the engine walks (:func:`~kubectl_fieldown.base.value.too_deep`; a walk of
+        the whole object, so once)."""
         if self._too_deep is None:
-            self._too_deep = nesting_depth(self.obj) > MAX_DEPTH
+            self._too_deep = nested_too_deep(self.obj)
         return self._too_deep
 
     @property

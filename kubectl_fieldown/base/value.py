@@ -54,6 +54,12 @@ must stay well inside Python's recursion limit."""
 TOO_DEEP = f"nested more than {MAX_DEPTH} levels deep, more than the tool analyses"
 """What is said of a live object deeper than :data:`MAX_DEPTH` (the server keeps such objects)."""
 
+
+def too_deep(v: Any) -> bool:
+    """Nested deeper than :data:`MAX_DEPTH` (:data:`TOO_DEEP`): the engine and the renderers, which
+    recurse, do not take it."""
+    return nesting_depth(v) > MAX_DEPTH
+
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -142,6 +148,20 @@ def _bare_ok(s: str) -> bool:
 
 
 _SCALAR_TYPES = frozenset({str, int, float, bool, type(None)})
+
+
+def copy_json(v: Any) -> Any:
+    """A deep copy of JSON data (much cheaper than ``copy.deepcopy`` on this hot path)."""
+    t = type(v)
+    if t is dict:
+        return {k: copy_json(x) for k, x in v.items()}
+    if t is list:
+        return [copy_json(x) for x in v]
+    if t is str or t is int or t is float or t is bool or v is None:
+        return v
+    if isinstance(v, Mapping):
+        return {k: copy_json(x) for k, x in v.items()}
+    return v
 
 
 def nesting_depth(v: Any, limit: int = MAX_DEPTH) -> int:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..base.objects import ObjectRef
-from ..base.value import MAX_DEPTH, TOO_DEEP, nesting_depth
+from ..base.value import TOO_DEEP, too_deep
 from ..kube.kindrules import KindRules, rules_for
 from .errors import UsageError
 
@@ -195,7 +195,7 @@ def predict_online(docs: Sequence[InputDocument], req: Request, schemas: KindRul
                 live: dict[str, Any] | None = client.get(res, name, ns)
             except NotFound:
                 live = None
-            if live is not None and nesting_depth(live) > MAX_DEPTH:
+            if live is not None and too_deep(live):
                 # the server keeps up to 10,000 levels (preserve-unknown-fields); the engine walks them
                 # recursively. Files were checked when read
                 outcome.errors.append(f"{doc.where}: {_heading(ObjectRef(api_version, kind, ns, name))}: {TOO_DEEP}")

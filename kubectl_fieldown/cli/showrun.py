@@ -16,7 +16,7 @@ import sys
 from collections.abc import Iterator, Mapping, Sequence
 
 from ..base.record import Record
-from ..base.value import MAX_DEPTH, TOO_DEEP, nesting_depth
+from ..base.value import TOO_DEEP, too_deep
 from ..fieldpath import is_prefix, parse_path
 from ..fieldpath.lookup import names_in
 from ..ownership.managedfields import ManagedFieldsEntry, ManagedFieldsError, decode_entries
@@ -342,10 +342,9 @@ def show_objects(req: ShowRequest) -> int:
             failures.append(src.error)
             continue
         assert src.obj is not None
-        if not src.from_file and nesting_depth(src.obj) > MAX_DEPTH:
+        if not src.from_file and too_deep(src.obj):
             # the server keeps up to 10,000 levels (preserve-unknown-fields); files were checked when read
-            too_deep = ValueError(TOO_DEEP)
-            failures.append(_Located(f"{src.where}: {object_title(src.obj)}", too_deep))
+            failures.append(_Located(f"{src.where}: {object_title(src.obj)}", ValueError(TOO_DEEP)))
             continue
         md = src.obj.get("metadata")
         if src.from_file and _saved_without_managed_fields(src.obj):

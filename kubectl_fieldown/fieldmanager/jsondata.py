@@ -9,19 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-
-def copy_json(v: Any) -> Any:
-    """A deep copy of JSON data (much cheaper than ``copy.deepcopy`` on this hot path)."""
-    t = type(v)
-    if t is dict:
-        return {k: copy_json(x) for k, x in v.items()}
-    if t is list:
-        return [copy_json(x) for x in v]
-    if t is str or t is int or t is float or t is bool or v is None:
-        return v
-    if isinstance(v, Mapping):
-        return {k: copy_json(x) for k, x in v.items()}
-    return v
+from ..base.value import copy_json as copy_json  # the one JSON copy, shared with the schema's Go round trip
 
 
 def as_dict(obj: Mapping[str, Any]) -> dict[str, Any]:

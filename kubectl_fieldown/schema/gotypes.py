@@ -42,6 +42,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..base.value import copy_json
 from .types import KindSchema
 
 DATA_FILE = "builtin-go-types-1.36.json"
@@ -175,16 +176,6 @@ def _layout(type_id: str) -> tuple[tuple[_Step, ...], dict[str, int], tuple[int,
     return tuple(steps), places, tuple(i for i, step in enumerate(steps) if step[5] is not _OMITTED)
 
 
-def _fresh(v: Any) -> Any:
-    """A copy of a zero value (JSON: dicts, lists, scalars) that shares no container with it."""
-    t = type(v)
-    if t is dict:
-        return {k: _fresh(x) for k, x in v.items()}
-    if t is list:
-        return [_fresh(x) for x in v]
-    return v
-
-
 def _encode_struct(value: Mapping[str, Any], type_id: str) -> dict[str, Any]:
     steps, places, shown_absent = _layout(type_id)
     at = [i for k in value if (i := places.get(k)) is not None]  # unknown keys are dropped
@@ -197,7 +188,7 @@ def _encode_struct(value: Mapping[str, Any], type_id: str) -> dict[str, Any]:
     for i in at:
         name, desc, omitempty, omitzero, zero, absent = steps[i]
         if name not in value:
-            out[name] = _fresh(absent)
+            out[name] = copy_json(absent)  # the zero is shared: a copy of it
             continue
         v = _roundtrip(value[name], desc)
         if omitempty and _is_empty(v, desc):
