@@ -35,17 +35,14 @@ def child_value(node: Any, pe: PathElement) -> Any:
                 return item
         return MISSING
     if kind == KEY:
-        if len(payload) == 1:  # the usual list, keyed by one field
-            (n, vk), = payload
-            for item in node:
-                if (type(item) is dict or isinstance(item, Mapping)) and n in item and value_key(item[n]) == vk:
-                    return item
-            return MISSING
         for item in node:
-            if (type(item) is dict or isinstance(item, Mapping)) and all(
-                n in item and value_key(item[n]) == vk for n, vk in payload
-            ):
-                return item
+            if type(item) is dict or isinstance(item, Mapping):
+                # a loop, not all() over a generator: one made per item was most of a lookup's cost
+                for n, vk in payload:
+                    if n not in item or value_key(item[n]) != vk:
+                        break
+                else:
+                    return item
         return MISSING
     return MISSING
 

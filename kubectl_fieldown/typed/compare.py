@@ -15,7 +15,7 @@ from ..base.value import values_equal
 from ..fieldpath.element import FIELD, PathElement
 from ..fieldpath.set import FieldSet
 from ..schema.types import Type
-from .items import LIST, MAP, index_items, key_type, side
+from .items import LIST, MAP, index_items, key_type, same_scalar, side
 
 _ABSENT: Any = object()
 
@@ -77,8 +77,7 @@ class _Walker:
             # one value on both sides (merge and prune share what they leave untouched): nothing
             # below it differs (JSON, and so the server, has no NaN, the one value unequal to itself)
             return
-        tl = type(lhs)
-        if tl is type(rhs) and (tl is str or tl is int or tl is bool) and lhs == rhs:
+        if same_scalar(lhs, rhs):
             # one scalar on both sides, of one type: nothing differs either (most values of a write)
             return
         sl = side(t, lhs) if lhs is not _ABSENT else side(t, None)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..base.value import RANK_STRING, value_key
+from ..base.value import value_key
 from ..fieldpath.element import KEY, VALUE, PathElement
 from ..schema.types import DEDUCED, NO_DEFAULT, ListType, MapType, Type
 
@@ -17,9 +17,6 @@ MAP = 1
 LIST = 2
 SCALAR = 3
 NONE = 0
-
-
-_NOT_SET: Any = object()
 
 
 class ItemError(ValueError):
@@ -45,6 +42,13 @@ def side(t: Type, v: Any) -> int:
     return NONE
 
 
+def same_scalar(a: Any, b: Any) -> bool:
+    """One string, integer or boolean on both sides, of one type: unchanged, on any side of any type.
+    (Equal floats are not the same: 0.0 and -0.0.)"""
+    t = type(a)
+    return t is type(b) and (t is str or t is int or t is bool) and a == b
+
+
 def key_type(m: MapType, name: str) -> Type:
     """The type of a map key: its declared field, else the element type, else deduced.
 
@@ -59,16 +63,13 @@ def key_type(m: MapType, name: str) -> Type:
 def item_element(lt: ListType, item: Any) -> PathElement:
     """The path element of one item of an associative list (keys filled from schema defaults)."""
     keys = lt.keys
-    if len(keys) == 1 and type(item) is dict:
-        # the usual list (containers, env, volumes: by name): one key, a string
-        v = item.get(keys[0], _NOT_SET)
-        if type(v) is str:
-            return (KEY, ((keys[0], (RANK_STRING, v)),))
     if keys:
         if item is None:
             raise ItemError("associative list with keys may not have a null element")
         if type(item) is not dict:
             raise ItemError("associative list with keys may not have non-map elements")
+        if len(keys) == 1 and keys[0] in item:
+            return (KEY, ((keys[0], value_key(item[keys[0]])),))  # one pair: nothing to sort or default
         pairs = []
         for k in lt.keys:
             if k in item:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..schema.types import ListType, MapType, Type
-from .items import LIST, MAP, index_items, key_type, side
+from .items import LIST, MAP, index_items, key_type, same_scalar, side
 
 _ABSENT: Any = object()
 
@@ -35,14 +35,10 @@ def _merge(lhs: Any, rhs: Any, t: Type) -> Any:
         lt = t.list
         assert lt is not None
         return _merge_list(lhs, rhs, lt)
-    if type(rhs) is type(lhs) and type(rhs) in _SHAREABLE and rhs == lhs:
+    if same_scalar(lhs, rhs):
         # the live scalar, equal and of one type: its container can then be shared as unchanged
         return lhs
     return rhs
-
-
-#: scalars whose equal values are indistinguishable (a float is not: 0.0 and -0.0 are equal)
-_SHAREABLE = (str, int, bool)
 
 
 def _compatible(v: Any, s: int) -> bool:
@@ -68,9 +64,9 @@ def _merge_map(lhs: Any, rhs: Any, m: MapType) -> Any:
     for k, lv in lm.items():
         if k in rm:
             rv = rm[k]
-            if type(rv) is type(lv) and type(rv) in _SHAREABLE and rv == lv:
+            if same_scalar(lv, rv):
                 # _merge's answer for the same scalar on both sides (whatever the type: see
-                # test_an_unchanged_scalar_merges_to_the_live_one), without a call per unchanged value
+                # test_an_unchanged_scalar_merges_to_the_live_one), without its walk
                 out[k] = lv
                 continue
             v = out[k] = _merge(lv, rv, key_type(m, k))
