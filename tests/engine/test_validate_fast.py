@@ -59,7 +59,7 @@ def test_a_scalar_is_judged_by_its_kind_alone(v: Any, kind: str) -> None:
         _typed(v, t, (), out)
         problem = _scalar_error(kind, v)
         assert out == ([f": {problem}"] if problem else [])
-        # and as a map's value, which the map's loop judges without a call
+        # and as a map's value, worded and not
         holder = Type(map=MapType({"k": StructField(t)}, None, False))
         for words in (True, False):
             out = []
