@@ -1,18 +1,20 @@
 #!/usr/bin/env python3
-"""Regenerate the offline schemas of built-in kinds: kubectl_fieldown/data/builtin-schemas.json.
+"""Regenerate the offline schemas of built-in kinds: kubectl_fieldown/data/builtin-schemas.json, and
+ObjectMeta's part of it, kubectl_fieldown/data/builtin-object-meta.json.
 
 The source is the wheel of the ``kubernetes-validate`` package (SOURCE_VERSION below): per
 Kubernetes minor version, ``kubernetes_validate/kubernetes-json-schema/v1.XX.0-local/_definitions.json``
 (the cluster OpenAPI of that release as JSON schema, ``$defs``). The extract keeps, of every schema
 node, only the keywords the merge-type converter reads (:data:`KEPT_KEYWORDS`, ``required`` of
 definitions) and stores each definition once for all the versions where it is the same, so the
-~17 MB the tool read (108 MB installed with the package) become ~0.8 MB of package data.
+~17 MB the tool read (108 MB installed with the package) become ~0.8 MB of package data. The small
+file holds the definitions ObjectMeta refers to (``builtin.object_meta_extract``): a custom
+resource's schema needs nothing else of the built-in ones, and reads it without the large file.
 
 The extract must give exactly the merge types the full documents give. This script converts both
 (``BuiltinSchemas.fingerprint()``: every definition's merge types and the kind index) and refuses
-to write when a version differs; it writes the fingerprints of the full documents to
-tests/schema/builtin-schemas-fingerprints.json, which the test suite compares with the shipped
-extract on every run.
+to write when a version differs; the test suite compares the shipped files the same way with the
+documents of the installed package (a test dependency pinned to SOURCE_VERSION) on every run.
 
     .venv/bin/python hack/gen-builtin-schemas.py               # pip-downloads the wheel, writes both files
     .venv/bin/python hack/gen-builtin-schemas.py --wheel W.whl # offline, from a downloaded wheel
@@ -43,7 +45,7 @@ from kubectl_fieldown.schema import builtin  # noqa: E402
 SOURCE_PACKAGE = "kubernetes-validate"
 SOURCE_VERSION = "1.37.0"
 DATA = REPO / "kubectl_fieldown" / "data" / builtin.DATA_FILE
-FINGERPRINTS = REPO / "tests" / "schema" / "builtin-schemas-fingerprints.json"
+OBJECT_META_DATA = REPO / "kubectl_fieldown" / "data" / builtin.OBJECT_META_FILE
 _MEMBER = re.compile(r"^kubernetes_validate/kubernetes-json-schema/v(\d+)\.(\d+)\.0-local/_definitions\.json$")
 
 KEPT_KEYWORDS = (
@@ -151,14 +153,24 @@ def build_extract(sources: Mapping[str, Mapping[str, Any]], wheel: Path) -> str:
         "kept_keywords": [*KEPT_KEYWORDS, "required (of definitions)"],
         "versions": versions,
     }
+    return extract_text(header, {name: [[seen_in, node] for seen_in, node in variants[name]]
+                                 for name in sorted(variants)})
+
+
+def extract_text(header: Mapping[str, Any], definitions: Mapping[str, Any]) -> str:
+    """An extract as it is written: one definition per line."""
     lines = [json.dumps(header, separators=(",", ":"))[:-1] + ',"definitions":{']
-    names = sorted(variants)
+    names = sorted(definitions)
     for i, name in enumerate(names):
-        entry = [[seen_in, node] for seen_in, node in variants[name]]
         comma = "," if i < len(names) - 1 else ""
-        lines.append(f"{json.dumps(name)}:{json.dumps(entry, separators=(',', ':'))}{comma}")
+        lines.append(f"{json.dumps(name)}:{json.dumps(definitions[name], separators=(',', ':'))}{comma}")
     lines.append("}}")
     return "\n".join(lines) + "\n"
+
+
+def object_meta_text(extract: str) -> str:
+    small = builtin.object_meta_extract(json.loads(extract))
+    return extract_text({k: v for k, v in small.items() if k != "definitions"}, small["definitions"])
 
 
 def fingerprints(sources: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
@@ -187,11 +199,7 @@ def main() -> int:
     if differ:
         sys.exit(f"gen-builtin-schemas: the extract changes the merge types of {', '.join(differ)}; "
                  "KEPT_KEYWORDS misses a keyword the converter reads")
-    recorded = json.dumps(
-        {"source": f"{SOURCE_PACKAGE} {SOURCE_VERSION}", "sha256": full}, indent=1, sort_keys=True
-    ) + "\n"
-
-    outputs = {DATA: extract, FINGERPRINTS: recorded}
+    outputs = {DATA: extract, OBJECT_META_DATA: object_meta_text(extract)}
     if args.check:
         stale = [p for p, text in outputs.items() if not p.is_file() or p.read_text(encoding="utf-8") != text]
         for path in stale:

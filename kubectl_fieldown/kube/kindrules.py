@@ -96,6 +96,8 @@ class KindRules:
         """A kind the API server holds as Go structs (zero values, no CRD null validation)."""
         if self.registry.subresources(gvk) is not None:
             return False  # a CRD given with --schema
+        if not gvk.in_builtin_group:
+            return False
         gotypes = _gotypes()
         if gotypes is not None and gotypes.normalizer_for(gvk.api_version, gvk.kind) is not None:
             return True

@@ -33,7 +33,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from .openapi import OBJECT_META, SchemaConverter, kind_index, ref_name, schema_type
@@ -41,6 +41,9 @@ from .types import DEDUCED, NO_DEFAULT, UNTYPED, GroupVersionKind, KindSchema, T
 
 DATA_FILE = "builtin-schemas.json"
 """The generated extract in ``kubectl_fieldown/data`` (``hack/gen-builtin-schemas.py``)."""
+OBJECT_META_FILE = "builtin-object-meta.json"
+"""ObjectMeta's part of :data:`DATA_FILE` (:func:`object_meta_extract`): what a custom resource's
+schema needs of the built-in ones, a few KB where the whole extract takes some 20 ms to read."""
 SOURCE_NAME = "kubernetes-validate"
 """Where the schemas come from, as shown in ``KindSchema.source`` (``kubernetes-validate 1.36``)."""
 _VERSION_ARG = re.compile(r"^v?(\d+)\.(\d+)(?:\.\d+)?(?:[-+].*)?$")
@@ -72,13 +75,22 @@ class UnknownKubeVersionError(BuiltinSchemaError, ValueError):
 
 @functools.lru_cache(maxsize=1)
 def _data() -> Mapping[str, Any]:
+    return _read_extract(DATA_FILE)
+
+
+@functools.lru_cache(maxsize=1)
+def _object_meta_data() -> Mapping[str, Any]:
+    return _read_extract(OBJECT_META_FILE)
+
+
+def _read_extract(name: str) -> Mapping[str, Any]:
     import importlib.resources  # (here: importing it costs every command's start-up a few ms)
 
-    resource = importlib.resources.files("kubectl_fieldown").joinpath("data").joinpath(DATA_FILE)
+    resource = importlib.resources.files("kubectl_fieldown").joinpath("data").joinpath(name)
     try:
         text = resource.read_text(encoding="utf-8")
     except FileNotFoundError as e:
-        raise BuiltinSchemaError(f"the offline built-in schemas ({DATA_FILE}) are not installed") from e
+        raise BuiltinSchemaError(f"the offline built-in schemas ({name}) are not installed") from e
     data = json.loads(text)
     if (
         not isinstance(data, dict)
@@ -86,8 +98,37 @@ def _data() -> Mapping[str, Any]:
         or not isinstance(data.get("versions"), list)
         or not isinstance(data.get("definitions"), dict)
     ):
-        raise BuiltinSchemaError(f"{DATA_FILE}: not a built-in schemas extract (format 1)")
+        raise BuiltinSchemaError(f"{name}: not a built-in schemas extract (format 1)")
     return data
+
+
+def object_meta_extract(extract: Mapping[str, Any]) -> dict[str, Any]:
+    """The part of an extract that ObjectMeta's merge type is converted from: the definitions it
+    refers to, transitively, in every variant (``hack/gen-builtin-schemas.py`` writes it as
+    :data:`OBJECT_META_FILE`; a test checks that each version converts to the same type)."""
+    definitions = extract["definitions"]
+    kept: set[str] = set()
+    todo = [OBJECT_META]
+    while todo:
+        name = todo.pop()
+        if name in kept or name not in definitions:
+            continue
+        kept.add(name)
+        todo.extend(_refs(definitions[name]))
+    return {"format": 1, "versions": list(extract["versions"]),
+            "definitions": {name: definitions[name] for name in sorted(kept)}}
+
+
+def _refs(node: Any) -> Iterator[str]:
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if k == "$ref" and isinstance(v, str):
+                yield ref_name(v)
+            else:
+                yield from _refs(v)
+    elif isinstance(node, list):
+        for v in node:
+            yield from _refs(v)
 
 
 def source_info() -> Mapping[str, Any]:
@@ -98,7 +139,8 @@ def source_info() -> Mapping[str, Any]:
 
 def available_versions() -> list[str]:
     """The Kubernetes minor versions with offline schemas, oldest first (``["1.25", …]``)."""
-    versions = [str(v) for v in _data()["versions"]]
+    # (the small file lists the same versions: asking which there are does not read the large one)
+    versions = [str(v) for v in _object_meta_data()["versions"]]
     return sorted(versions, key=lambda v: tuple(int(p) for p in v.split(".")))
 
 
@@ -238,38 +280,54 @@ class BuiltinSchemas:
         Two sources with the same fingerprint give the same answers; the tests compare the shipped
         extract with the full kubernetes-validate documents this way.
         """
-        slots: dict[int, int] = {}
-        table: list[Any] = []
-
-        def slot(t: Type) -> Any:
-            if t is DEDUCED or t is UNTYPED:
-                return t.name
-            found = slots.get(id(t))
-            if found is not None:
-                return found
-            index = slots[id(t)] = len(table)
-            table.append(None)
-            entry: dict[str, Any] = {"name": t.name, "scalar": t.scalar, "json": t.json_type, "null": t.nullable}
-            if t.map is not None:
-                entry["map"] = {
-                    "atomic": t.map.atomic,
-                    "element": None if t.map.element is None else slot(t.map.element),
-                    "fields": [
-                        [name, slot(f.type), None if f.default is NO_DEFAULT else {"default": f.default}]
-                        for name, f in t.map.fields.items()
-                    ],
-                }
-            if t.list is not None:
-                entry["list"] = [t.list.relationship, list(t.list.keys), slot(t.list.item)]
-            table[index] = entry
-            return index
-
-        roots = [[name, slot(self.type(name))] for name in self._definitions]
+        roots, table = _type_table((name, self.type(name)) for name in self._definitions)
         kinds = [[g.group, g.version, g.kind, self._index[g]] for g in self.kinds()]
         canonical = json.dumps({"roots": roots, "kinds": kinds, "types": table}, sort_keys=True, separators=(",", ":"))
         import hashlib
 
         return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def type_fingerprint(t: Type) -> str:
+    """SHA-256 of everything one merge type decides (as :meth:`BuiltinSchemas.fingerprint` does for
+    all of an extract's): equal for two types that give the same answers."""
+    import hashlib
+
+    roots, table = _type_table([("", t)])
+    canonical = json.dumps({"roots": roots, "types": table}, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _type_table(named: Iterable[tuple[str, Type]]) -> tuple[list[Any], list[Any]]:
+    """Named types as a table of their nodes, each once (a shared type is one slot)."""
+    slots: dict[int, int] = {}
+    table: list[Any] = []
+
+    def slot(t: Type) -> Any:
+        if t is DEDUCED or t is UNTYPED:
+            return t.name
+        found = slots.get(id(t))
+        if found is not None:
+            return found
+        index = slots[id(t)] = len(table)
+        table.append(None)
+        entry: dict[str, Any] = {"name": t.name, "scalar": t.scalar, "json": t.json_type, "null": t.nullable}
+        if t.map is not None:
+            entry["map"] = {
+                "atomic": t.map.atomic,
+                "element": None if t.map.element is None else slot(t.map.element),
+                "fields": [
+                    [name, slot(f.type), None if f.default is NO_DEFAULT else {"default": f.default}]
+                    for name, f in t.map.fields.items()
+                ],
+            }
+        if t.list is not None:
+            entry["list"] = [t.list.relationship, list(t.list.keys), slot(t.list.item)]
+        table[index] = entry
+        return index
+
+    roots = [[name, slot(t)] for name, t in named]
+    return roots, table
 
 
 @functools.cache
@@ -280,3 +338,14 @@ def _builtin(version: str) -> BuiltinSchemas:
 def builtin_kinds(kube_version: str | None = None) -> BuiltinSchemas:
     """The offline schemas for ``kube_version`` (``"1.36"``, ``"v1.36.4"``; default: the newest)."""
     return _builtin(normalize_version(kube_version) if kube_version else newest_version())
+
+
+def builtin_object_meta(kube_version: str | None = None) -> Type:
+    """ObjectMeta's merge type for ``kube_version`` (default: the newest), read from
+    :data:`OBJECT_META_FILE` alone: the ``metadata`` of a custom resource's schema."""
+    return _object_meta_schemas(normalize_version(kube_version) if kube_version else newest_version()).object_meta()
+
+
+@functools.cache
+def _object_meta_schemas(version: str) -> BuiltinSchemas:
+    return BuiltinSchemas(version, definitions_for(_object_meta_data(), version))

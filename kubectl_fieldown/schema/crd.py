@@ -188,9 +188,9 @@ def _embed(node: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _default_object_meta() -> Type:
-    from .builtin import builtin_kinds
+    from .builtin import builtin_object_meta
 
-    return builtin_kinds().object_meta()
+    return builtin_object_meta()
 
 
 def kinds_from_crd(crd: Mapping[str, Any], object_meta: Type | None = None,

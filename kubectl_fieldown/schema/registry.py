@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .builtin import BuiltinSchemas, builtin_kinds, normalize_version
+from .builtin import BuiltinSchemas, builtin_kinds, builtin_object_meta, normalize_version
 from .crd import CRDSubresources, crd_name, crd_storage_version, crd_subresources, is_crd, kinds_from_crd
 from .openapi import OBJECT_META, SchemaConverter, definitions_of, kinds_from_openapi_v3
 from .types import DEDUCED, GroupVersionKind, KindSchema, Type
@@ -213,8 +213,7 @@ class SchemaRegistry:
             definitions = definitions_of(source.document)
             if OBJECT_META in definitions:
                 return SchemaConverter(definitions).named(OBJECT_META)
-        builtins = self.builtins() or builtin_kinds()
-        return builtins.object_meta()
+        return builtin_object_meta(self.kube_version if self.use_builtins else None)
 
 
 def _describe(source: _CRDSource | _OpenAPISource) -> str:

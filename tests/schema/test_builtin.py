@@ -292,3 +292,71 @@ def test_the_fingerprint_sees_what_the_conversion_reads() -> None:
     for what, change in changes.items():
         assert builtin.BuiltinSchemas("x", {**definitions, **change}).fingerprint() != reference, what
     assert builtin.BuiltinSchemas("x", dict(definitions)).fingerprint() == reference
+
+
+# --- ObjectMeta's own small extract (what a custom resource's schema needs, read without the large one) -----
+
+def test_the_object_meta_file_is_cut_from_the_extract() -> None:
+    assert builtin._object_meta_data() == builtin.object_meta_extract(builtin._data())
+    assert available_versions() == [str(v) for v in builtin._data()["versions"]]
+
+
+@pytest.mark.parametrize("version", available_versions())
+def test_object_meta_from_its_file_is_the_extracts(version: str) -> None:
+    small = builtin.builtin_object_meta(version)
+    assert small is not builtin_kinds(version).object_meta()  # converted from the small file alone
+    assert builtin.type_fingerprint(small) == builtin.type_fingerprint(builtin_kinds(version).object_meta())
+
+
+def test_the_type_fingerprint_sees_a_change() -> None:
+    definitions = dict(builtin._object_meta_schemas(newest_version())._definitions)
+    owner_reference = "io.k8s.apimachinery.pkg.apis.meta.v1.OwnerReference"
+    reference = builtin.type_fingerprint(builtin.BuiltinSchemas("x", definitions).object_meta())
+    meta = definitions[OBJECT_META]
+    refs = meta["properties"]["ownerReferences"]
+    changed = {**meta, "properties": {**meta["properties"], "ownerReferences": {
+        k: v for k, v in refs.items() if not k.startswith("x-kubernetes-")}}}  # keyed by uid -> atomic
+    assert builtin.type_fingerprint(builtin.BuiltinSchemas("x", {**definitions, OBJECT_META: changed})
+                                    .object_meta()) != reference
+    assert owner_reference in definitions
+
+
+def test_a_custom_resource_reads_no_built_in_data() -> None:
+    # a fresh interpreter: which data files does a custom resource's schema read?
+    import subprocess
+    import sys
+
+    code = (
+        "from kubectl_fieldown.schema import builtin, gotypes\n"
+        "from kubectl_fieldown.kube.kindrules import KindRules\n"
+        "from kubectl_fieldown.schema.registry import SchemaRegistry\n"
+        "from kubectl_fieldown.schema.types import GroupVersionKind\n"
+        "import json, sys\n"
+        "reg = SchemaRegistry()\n"
+        "reg.add_crd(json.loads(sys.argv[1]))\n"
+        "kinds = KindRules(reg)\n"
+        "assert not kinds.is_builtin(GroupVersionKind('other.example.com', 'v1', 'Gadget'))\n"
+        "meta = kinds.lookup(GroupVersionKind('example.com', 'v1', 'Widget')).root.map.fields['metadata']\n"
+        "assert 'managedFields' in meta.type.map.fields\n"
+        "print(builtin._data.cache_info().currsize, gotypes._data.cache_info().currsize)\n"
+    )
+    crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+           "metadata": {"name": "widgets.example.com"},
+           "spec": {"group": "example.com", "scope": "Namespaced",
+                    "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+                    "versions": [{"name": "v1", "served": True, "storage": True,
+                                  "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                                      "spec": {"type": "object", "properties": {"a": {"type": "string"}}}}}}}]}}
+    out = subprocess.run([sys.executable, "-c", code, json.dumps(crd)], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["0", "0"]
+
+
+@pytest.mark.parametrize("group", sorted({g.group for v in available_versions() for g in builtin_kinds(v).kinds()}
+                                         | {k.rsplit("/", 2)[0] if k.count("/") == 2 else ""
+                                            for k in __import__("kubectl_fieldown.schema.gotypes",
+                                                                fromlist=["x"]).builtin_kinds()}))
+def test_every_built_in_kind_is_in_a_built_in_group(group: str) -> None:
+    # KindRules.is_builtin says no at once for any other group: this keeps that exact
+    assert GroupVersionKind(group, "v1", "X").in_builtin_group
+    assert not GroupVersionKind("example.com", "v1", "X").in_builtin_group
+    assert not GroupVersionKind("k8s.io.example.com", "v1", "X").in_builtin_group

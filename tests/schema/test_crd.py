@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from kubectl_fieldown.schema.builtin import builtin_kinds
+from kubectl_fieldown.schema.builtin import builtin_object_meta
 from kubectl_fieldown.schema.crd import (
     CRDError,
     CRDScale,
@@ -185,7 +185,7 @@ def test_metadata_is_the_given_object_meta(recorded: dict[str, dict[str, Any]]) 
     root = kinds_from_crd(recorded["Gizmo"], object_meta=meta)[GroupVersionKind("example.com", "v1", "Gizmo")].root
     assert at(root, "metadata") is meta
     default_root = _kind(recorded["Gizmo"]).root
-    assert at(default_root, "metadata") is builtin_kinds().object_meta()
+    assert at(default_root, "metadata") is builtin_object_meta()
 
 
 # --- synthetic CRDs ---------------------------------------------------------------------------
@@ -235,7 +235,7 @@ def crd_v1beta1(**spec: Any) -> dict[str, Any]:
 
 def test_declared_root_metadata_is_replaced_by_object_meta() -> None:
     root = _kind(crd_v1()).root
-    assert at(root, "metadata") is builtin_kinds().object_meta()
+    assert at(root, "metadata") is builtin_object_meta()
     assert describe(at(root, "metadata.finalizers")) == "list:set"
 
 
@@ -309,7 +309,7 @@ def test_spec_preserve_unknown_fields_opens_every_struct(crd: dict[str, Any], pr
         assert m is not None and m.element is expected, path
     # Declared fields stay typed either way; the shared ObjectMeta is never modified.
     assert describe(at(root, "metadata.finalizers")) == "list:set"
-    assert builtin_kinds().object_meta().map.element is None  # type: ignore[union-attr]
+    assert builtin_object_meta().map.element is None  # type: ignore[union-attr]
 
 
 def test_embedded_resource_gets_type_meta_and_object_meta() -> None:
@@ -339,7 +339,7 @@ def test_embedded_resource_gets_type_meta_and_object_meta() -> None:
     crd = crd_v1(versions=[{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": schema}}])
     original = copy.deepcopy(crd)
     root = _kind(crd).root
-    meta = builtin_kinds().object_meta()
+    meta = builtin_object_meta()
     for node in ("spec.template", "spec.objects[]"):
         assert describe(at(root, f"{node}.apiVersion")) == "scalar:string"
         assert describe(at(root, f"{node}.kind")) == "scalar:string"
