@@ -65,6 +65,7 @@ def test_release_builds_checked_packages_and_the_krew_archive(release: Release) 
         entry_points = z.read(next(n for n in wheel_names if n.endswith("entry_points.txt"))).decode()
     # the wheel carries the data the offline schemas need, and both console scripts
     assert "kubectl_fieldown/data/builtin-schemas.json" in wheel_names
+    assert "kubectl_fieldown/data/builtin-object-meta.json" in wheel_names
     assert "kubectl-fieldown = " in entry_points and "kubectl_complete-fieldown = " in entry_points
     with zipfile.ZipFile(release.archive) as z:
         modes = {i.filename: (i.external_attr >> 16) & 0o777 for i in z.infolist()}
@@ -74,6 +75,7 @@ def test_release_builds_checked_packages_and_the_krew_archive(release: Release) 
     tag = f"cp{sys.version_info[0]}{sys.version_info[1]}"
     # the code and its dependencies, the pure ones once, the compiled ones for this Python (no fallback)
     for member in ("fieldown-bundle/run.py", "fieldown-bundle/lib/kubectl_fieldown/data/builtin-schemas.json",
+                   "fieldown-bundle/lib/kubectl_fieldown/data/builtin-object-meta.json",
                    "fieldown-bundle/lib/kubernetes/client/configuration.py", "fieldown-bundle/lib/typer/main.py",
                    "fieldown-bundle/lib/yaml/__init__.py", "fieldown-bundle/lib/rich/console.py"):
         assert member in modes, member
