@@ -29,9 +29,10 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Final
 
+from ..base.record import Record
 from ..ownership.managedfields import KUBECTL, KUBECTL_CLIENT_SIDE_APPLY, ManagedFieldsEntry, decode_entries
 
 __all__ = [
@@ -228,30 +229,49 @@ def parse_applier_spec(text: str, *, manager: str | None = None, force: bool = F
     return applier
 
 
-@dataclass(frozen=True)
-class Request:
+class Request(Record):
     """One request an applier sends, and what the server answers.
 
     ``verb`` is ``apply``, ``json-patch``, ``merge-patch``, ``strategic-patch`` or ``create``; ``status`` the HTTP
     status the server would answer (200/201, 409 conflict, 422/400/500 rejections)."""
 
-    verb: str
-    manager: str
-    purpose: str
-    body: Any
-    force: bool = False
-    status: int = 200
-    message: str = ""
-    changed: bool = False
+    __slots__ = ("body", "changed", "force", "manager", "message", "purpose", "status", "verb")
+    verb: Final[str]
+    manager: Final[str]
+    purpose: Final[str]
+    body: Final[Any]
+    force: Final[bool]
+    status: Final[int]
+    message: Final[str]
+    changed: Final[bool]
     """The object itself (not only managedFields) changed."""
+
+    def __init__(
+        self,
+        verb: str,
+        manager: str,
+        purpose: str,
+        body: Any,
+        force: bool = False,
+        status: int = 200,
+        message: str = "",
+        changed: bool = False,
+    ) -> None:
+        self.verb = verb
+        self.manager = manager
+        self.purpose = purpose
+        self.body = body
+        self.force = force
+        self.status = status
+        self.message = message
+        self.changed = changed
 
     @property
     def ok(self) -> bool:
         return self.status < 300
 
 
-@dataclass
-class ApplierRun:
+class ApplierRun(Record, mutable=True):
     """What an applier's sequence does to one object.
 
     ``result`` is the object after the last request that succeeded (the live object when nothing
@@ -260,17 +280,40 @@ class ApplierRun:
     requests kubectl only warns about (its migration follow-up). ``taken_over`` lists what a forced
     apply took from other managers (the conflicts it would have had without force)."""
 
+    __slots__ = ("applier", "conflicts", "error", "live", "manifest", "requests", "result", "taken_over", "warnings")
     applier: Applier
     live: Mapping[str, Any] | None
     manifest: Mapping[str, Any]
-    requests: list[Request] = field(default_factory=list)
-    result: dict[str, Any] | None = None
-    error: Request | None = None
-    warnings: list[Request] = field(default_factory=list)
-    conflicts: list[Any] = field(default_factory=list)
+    requests: list[Request]
+    result: dict[str, Any] | None
+    error: Request | None
+    warnings: list[Request]
+    conflicts: list[Any]
     """fieldmanager.FieldConflict of the apply that failed with 409 (empty otherwise)."""
-    taken_over: list[Any] = field(default_factory=list)
+    taken_over: list[Any]
     """fieldmanager.FieldConflict that a forced apply resolved by taking the fields."""
+
+    def __init__(
+        self,
+        applier: Applier,
+        live: Mapping[str, Any] | None,
+        manifest: Mapping[str, Any],
+        requests: list[Request] | None = None,
+        result: dict[str, Any] | None = None,
+        error: Request | None = None,
+        warnings: list[Request] | None = None,
+        conflicts: list[Any] | None = None,
+        taken_over: list[Any] | None = None,
+    ) -> None:
+        self.applier = applier
+        self.live = live
+        self.manifest = manifest
+        self.requests = requests if requests is not None else []
+        self.result = result
+        self.error = error
+        self.warnings = warnings if warnings is not None else []
+        self.conflicts = conflicts if conflicts is not None else []
+        self.taken_over = taken_over if taken_over is not None else []
 
     @property
     def ok(self) -> bool:

@@ -20,7 +20,9 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
+
+from ..base.record import Record
 
 __all__ = ["KUBECTL_TYPES_VERSION", "GoStructs", "PatchMeta", "PatchMetaError", "StructMeta", "patch_meta_for"]
 
@@ -32,12 +34,16 @@ class PatchMetaError(ValueError):
     """apimachinery could not look the field up (its message)."""
 
 
-@dataclass(frozen=True)
-class PatchMeta:
+class PatchMeta(Record):
     """The tags of one field: ``strategies`` as ``strings.Split(tag, ",")`` (``[""]`` when untagged)."""
 
-    strategies: tuple[str, ...] = ()
-    merge_key: str = ""
+    __slots__ = ("merge_key", "strategies")
+    strategies: Final[tuple[str, ...]]
+    merge_key: Final[str]
+
+    def __init__(self, strategies: tuple[str, ...] = (), merge_key: str = "") -> None:
+        self.strategies = strategies
+        self.merge_key = merge_key
 
 
 def _go_kind_name(desc: Mapping[str, Any] | None) -> str:
@@ -68,14 +74,18 @@ class GoStructs:
         return "", ""
 
 
-@dataclass(frozen=True)
-class StructMeta:
+class StructMeta(Record):
     """``PatchMetaFromStruct{T}``: the Go type a value at one position has (a type descriptor of the
     Go types data: struct, ptr, slice, map, scalar, custom). ``structs``: where its struct types are
     found (None: the built-in kinds' Go types)."""
 
-    desc: Mapping[str, Any] | None
-    structs: GoStructs | None = None
+    __slots__ = ("desc", "structs")
+    desc: Final[Mapping[str, Any] | None]
+    structs: Final[GoStructs | None]
+
+    def __init__(self, desc: Mapping[str, Any] | None, structs: GoStructs | None = None) -> None:
+        self.desc = desc
+        self.structs = structs
 
     def name(self) -> str:
         return _go_kind_name(self.desc)

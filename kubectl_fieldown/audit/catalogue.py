@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from typing import Final
 
+from ..base.record import Record
 from ..ownership.managedfields import (
     ANCIENT_CHANGES,
     BEFORE_FIRST_APPLY,
@@ -43,12 +44,18 @@ class Severity(str, enum.Enum):
 _RANK = {"info": 0, "warning": 1, "error": 2}
 
 
-@dataclass(frozen=True)
-class Rule:
-    id: str
-    severity: Severity
-    title: str
-    rationale: str
+class Rule(Record):
+    __slots__ = ("id", "rationale", "severity", "title")
+    id: Final[str]
+    severity: Final[Severity]
+    title: Final[str]
+    rationale: Final[str]
+
+    def __init__(self, id: str, severity: Severity, title: str, rationale: str) -> None:
+        self.id = id
+        self.severity = severity
+        self.title = title
+        self.rationale = rationale
 
 
 INFO, WARNING, ERROR = Severity.info, Severity.warning, Severity.error

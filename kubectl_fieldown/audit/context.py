@@ -6,9 +6,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Final
 
+from ..base.record import Record
 from .catalogue import ANNOTATIONS_LIMIT, AUTOSCALER_MANAGERS, IMPERATIVE_MANAGERS
 
 if TYPE_CHECKING:
@@ -38,8 +39,7 @@ def _no_rules(api_version: str, kind: str) -> ResourceRules | None:
     return None
 
 
-@dataclass(frozen=True)
-class AuditContext:
+class AuditContext(Record, uncompared=("memo",)):
     """What the rules need beyond the object.
 
     ``applier`` is the applier the user names (``--applier``, ``--field-manager``): fixes are for
@@ -48,22 +48,54 @@ class AuditContext:
     merge rules (None: unknown, no fix can be verified); ``now`` is the simulated time; ``fixes``
     False skips fix selection (findings only)."""
 
-    applier: Applier | None = None
-    manifests: Mapping[ObjectKey, Mapping[str, Any]] = field(default_factory=dict)
-    manifest_files: Mapping[ObjectKey, str] = field(default_factory=dict)
+    __slots__ = ("applier", "autoscaler_managers", "connection", "fixes", "ignore", "imperative_managers",
+                 "manifest_files", "manifests", "memo", "now", "rules_for", "size_error", "size_warning")
+    applier: Final[Applier | None]
+    manifests: Final[Mapping[ObjectKey, Mapping[str, Any]]]
+    manifest_files: Final[Mapping[ObjectKey, str]]
     """The file each manifest was read from, where it can be read again (not stdin): a fix names it
     with ``--manifest``, so that run as printed it is checked against the manifest audit checked with."""
-    connection: tuple[str, ...] = ()
+    connection: Final[tuple[str, ...]]
     """The ``--kubeconfig``/``--context`` flags that reach the audited cluster, for the fixes' commands."""
-    rules_for: Callable[[str, str], ResourceRules | None] = _no_rules
-    now: str = "1970-01-01T00:00:00Z"
-    ignore: frozenset[str] = frozenset()
-    fixes: bool = True
-    size_warning: int = ANNOTATIONS_LIMIT * 3 // 4
-    size_error: int = ANNOTATIONS_LIMIT * 9 // 10
-    imperative_managers: tuple[str, ...] = IMPERATIVE_MANAGERS
-    autoscaler_managers: tuple[str, ...] = AUTOSCALER_MANAGERS
-    memo: dict[Any, Any] = field(default_factory=dict, compare=False, hash=False)
+    rules_for: Final[Callable[[str, str], ResourceRules | None]]
+    now: Final[str]
+    ignore: Final[frozenset[str]]
+    fixes: Final[bool]
+    size_warning: Final[int]
+    size_error: Final[int]
+    imperative_managers: Final[tuple[str, ...]]
+    autoscaler_managers: Final[tuple[str, ...]]
+    memo: Final[dict[Any, Any]]
+
+    def __init__(
+        self,
+        applier: Applier | None = None,
+        manifests: Mapping[ObjectKey, Mapping[str, Any]] | None = None,
+        manifest_files: Mapping[ObjectKey, str] | None = None,
+        connection: tuple[str, ...] = (),
+        rules_for: Callable[[str, str], ResourceRules | None] = _no_rules,
+        now: str = "1970-01-01T00:00:00Z",
+        ignore: frozenset[str] = frozenset(),
+        fixes: bool = True,
+        size_warning: int = ANNOTATIONS_LIMIT * 3 // 4,
+        size_error: int = ANNOTATIONS_LIMIT * 9 // 10,
+        imperative_managers: tuple[str, ...] = IMPERATIVE_MANAGERS,
+        autoscaler_managers: tuple[str, ...] = AUTOSCALER_MANAGERS,
+        memo: dict[Any, Any] | None = None,
+    ) -> None:
+        self.applier = applier
+        self.manifests = manifests if manifests is not None else {}
+        self.manifest_files = manifest_files if manifest_files is not None else {}
+        self.connection = connection
+        self.rules_for = rules_for
+        self.now = now
+        self.ignore = ignore
+        self.fixes = fixes
+        self.size_warning = size_warning
+        self.size_error = size_error
+        self.imperative_managers = imperative_managers
+        self.autoscaler_managers = autoscaler_managers
+        self.memo = memo if memo is not None else {}
 
     @property
     def field_manager(self) -> str | None:

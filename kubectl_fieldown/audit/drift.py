@@ -11,10 +11,10 @@ import binascii
 import functools
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import Any, Final
 
+from ..base.record import Record
 from ..base.value import values_equal
 from ..fieldpath import FIELD, Path, path_string
 from ..fieldpath.element import field as field_pe
@@ -27,11 +27,16 @@ MISSING: Any = object()
 _MISSING = MISSING
 
 
-@dataclass(frozen=True)
-class Drift:
-    path: str
-    last_applied: Any
-    live: Any
+class Drift(Record):
+    __slots__ = ("last_applied", "live", "path")
+    path: Final[str]
+    last_applied: Final[Any]
+    live: Final[Any]
+
+    def __init__(self, path: str, last_applied: Any, live: Any) -> None:
+        self.path = path
+        self.last_applied = last_applied
+        self.live = live
 
 
 def last_applied_drift(la: Mapping[str, Any], live: Mapping[str, Any], *, secret: bool = False) -> list[Drift]:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from ..base.objects import group_of, type_name
+from ..base.record import Record
 from .catalogue import ORDER, RULES, Severity
 
 __all__ = ["Finding", "ObjectFix", "sort_findings", "type_finding", "type_ref"]
@@ -19,50 +19,94 @@ def type_ref(api_version: str, kind: str) -> str:
     return type_name(group_of(api_version), kind)
 
 
-@dataclass(frozen=True, slots=True)
-class ObjectFix:
+class ObjectFix(Record):
     """The one remedy of an object, for one applier, checked by the engine (see
     :func:`kubectl_fieldown.remedies.choose.choose_fix`). The renderer turns :meth:`argv` into a
     command line; ``drop`` are edits to the manifest (another writer keeps those fields)."""
 
-    resource: str
-    name: str
-    namespace: str | None
-    applier: str
+    __slots__ = ("applier", "applier_named", "args", "at_risk", "command", "connection", "drop", "inferred_deletions",
+                 "manifest_file", "name", "namespace", "notes", "problems", "resource", "stays", "stays_alone",
+                 "superseded_deletions", "unclaimed", "verified")
+    resource: Final[str]
+    name: Final[str]
+    namespace: Final[str | None]
+    applier: Final[str]
     """The applier the fix is for, as a person reads it (``kubectl apply --server-side``)."""
-    applier_named: bool
+    applier_named: Final[bool]
     """The user named the applier (``--applier``/``--field-manager``); else it was detected."""
-    command: str | None
-    args: tuple[str, ...] = ()
-    drop: tuple[str, ...] = ()
-    verified: bool = True
-    problems: tuple[str, ...] = ()
+    command: Final[str | None]
+    args: Final[tuple[str, ...]]
+    drop: Final[tuple[str, ...]]
+    verified: Final[bool]
+    problems: Final[tuple[str, ...]]
     """Why no safe fix was found (the fix is then not offered)."""
-    notes: tuple[str, ...] = ()
-    at_risk: tuple[str, ...] = ()
+    notes: Final[tuple[str, ...]]
+    at_risk: Final[tuple[str, ...]]
     """What the applier's next apply will change that nobody asked for, when no fix keeps every value
     (the engine's simulation of the best candidate): the ``values-at-risk`` finding."""
-    stays: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    stays: Final[tuple[tuple[str, tuple[str, ...]], ...]]
     """Fields the manifest dropped that only the applier's previous configuration set, and that stay
     after the fix and the next apply (path, owners afterwards): the ``dropped-fields-stay`` error."""
-    unclaimed: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    unclaimed: Final[tuple[tuple[str, tuple[str, ...]], ...]]
     """Fields the manifest does not set that the next apply keeps, owned only by writers of a whole
     configuration or by nobody: the ``unclaimed-fields-stay`` error (whose they are, the user knows)."""
-    inferred_deletions: tuple[str, ...] = ()
+    inferred_deletions: Final[tuple[str, ...]]
     """Fields the next apply deletes because the manifest no longer sets them, whose owner was judged the
     applier's previous identity only by what it recorded: the ``inferred-deletions`` error."""
-    superseded_deletions: tuple[str, ...] = ()
+    superseded_deletions: Final[tuple[str, ...]]
     """Fields the next apply deletes that only an older configuration of the applier set (its latest
     apply, under another manager, did not): the ``superseded-deletions`` error."""
-    stays_alone: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    stays_alone: Final[tuple[tuple[str, tuple[str, ...]], ...]]
     """The same for the applier's next apply alone, when the fix's command makes them go: the
     ``dropped-fields-stay`` warning (run the fix first)."""
-    manifest_file: str | None = None
+    manifest_file: Final[str | None]
     """The ``-f`` file holding the manifest the fix was checked with: the command names it
     (``--manifest``), so that it checks the same next apply."""
-    connection: tuple[str, ...] = ()
+    connection: Final[tuple[str, ...]]
     """``--kubeconfig``/``--context`` as the audit was given them: the command names the cluster the
     object was found in (several contexts in one audit, or another than the current one)."""
+
+    def __init__(
+        self,
+        resource: str,
+        name: str,
+        namespace: str | None,
+        applier: str,
+        applier_named: bool,
+        command: str | None,
+        args: tuple[str, ...] = (),
+        drop: tuple[str, ...] = (),
+        verified: bool = True,
+        problems: tuple[str, ...] = (),
+        notes: tuple[str, ...] = (),
+        at_risk: tuple[str, ...] = (),
+        stays: tuple[tuple[str, tuple[str, ...]], ...] = (),
+        unclaimed: tuple[tuple[str, tuple[str, ...]], ...] = (),
+        inferred_deletions: tuple[str, ...] = (),
+        superseded_deletions: tuple[str, ...] = (),
+        stays_alone: tuple[tuple[str, tuple[str, ...]], ...] = (),
+        manifest_file: str | None = None,
+        connection: tuple[str, ...] = (),
+    ) -> None:
+        self.resource = resource
+        self.name = name
+        self.namespace = namespace
+        self.applier = applier
+        self.applier_named = applier_named
+        self.command = command
+        self.args = args
+        self.drop = drop
+        self.verified = verified
+        self.problems = problems
+        self.notes = notes
+        self.at_risk = at_risk
+        self.stays = stays
+        self.unclaimed = unclaimed
+        self.inferred_deletions = inferred_deletions
+        self.superseded_deletions = superseded_deletions
+        self.stays_alone = stays_alone
+        self.manifest_file = manifest_file
+        self.connection = connection
 
     @property
     def runnable(self) -> bool:
@@ -87,28 +131,55 @@ class ObjectFix:
                 "notes": list(self.notes)}
 
 
-@dataclass(frozen=True, slots=True)
-class Finding:
+class Finding(Record, uncompared=("details",)):
     """One problem of one object (or, for ``type-*`` ids, of one resource type: name is None).
 
     ``resource`` is the kubectl-style type of the object (``widget.example.com``), ``fix`` the
     object's one fix (shared by all its findings), ``details`` id-specific data (docs/audit.md)."""
 
-    id: str
-    severity: Severity
-    api_version: str
-    kind: str
-    namespace: str | None
-    name: str | None
-    message: str
-    fix: ObjectFix | None = None
-    resource: str = ""
-    details: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
-    context: str | None = None
+    __slots__ = ("api_version", "context", "details", "fix", "id", "kind", "message", "name", "namespace", "resource",
+                 "severity")
+    id: Final[str]
+    severity: Final[Severity]
+    api_version: Final[str]
+    kind: Final[str]
+    namespace: Final[str | None]
+    name: Final[str | None]
+    message: Final[str]
+    fix: Final[ObjectFix | None]
+    resource: Final[str]
+    details: Final[Mapping[str, Any]]
+    context: Final[str | None]
     """The kubeconfig context the object was found in, when one audit ran over several."""
 
+    def __init__(
+        self,
+        id: str,
+        severity: Severity,
+        api_version: str,
+        kind: str,
+        namespace: str | None,
+        name: str | None,
+        message: str,
+        fix: ObjectFix | None = None,
+        resource: str = "",
+        details: Mapping[str, Any] | None = None,
+        context: str | None = None,
+    ) -> None:
+        self.id = id
+        self.severity = severity
+        self.api_version = api_version
+        self.kind = kind
+        self.namespace = namespace
+        self.name = name
+        self.message = message
+        self.fix = fix
+        self.resource = resource
+        self.details = details if details is not None else {}
+        self.context = context
+
     def with_fix(self, fix: ObjectFix | None) -> Finding:
-        # dataclasses.replace, without its introspection (called for every finding of an audit)
+        # replace(), without building its keywords (called for every finding of an audit)
         return Finding(self.id, self.severity, self.api_version, self.kind, self.namespace, self.name, self.message,
                        fix, self.resource, self.details, self.context)
 

@@ -62,9 +62,7 @@ def object_fix(f: ObjectFacts, findings: Sequence[Finding], ctx: AuditContext) -
                          ctx.applier is not None, command=None, verified=False, problems=(why,))
     if ctx.connection and fix.runnable:
         # run as printed, the command reaches the cluster this object was audited in
-        from dataclasses import replace
-
-        return replace(fix, connection=ctx.connection)
+        return fix.replace(connection=ctx.connection)
     return fix
 
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Final
 
+from ..base.record import Record
 from .catalogue import RULES, Severity
 from .findings import Finding, sort_findings
 
@@ -23,22 +23,49 @@ UNREACHABLE = "context-unreachable"
 TYPE_FAILURES = frozenset({"type-forbidden", "type-error"})
 
 
-@dataclass(frozen=True)
-class ContextPart:
+class ContextPart(Record):
     """What one context's audit gave: ``error`` says why it could not be read (then nothing else counts)."""
 
-    context: str
-    findings: Sequence[Finding] = ()
-    objects: int = 0
-    types: Sequence[str] = ()
-    complete_types: Sequence[str] = ()
-    objects_by_type: dict[str, int] = field(default_factory=dict)
-    seconds: float = 0.0
-    server: str = ""
-    error: str | None = None
-    interrupted: bool = False
-    sources: Mapping[Any, Any] = field(default_factory=dict)
+    __slots__ = ("complete_types", "context", "error", "findings", "interrupted", "objects", "objects_by_type",
+                 "seconds", "server", "sources", "types")
+    context: Final[str]
+    findings: Final[Sequence[Finding]]
+    objects: Final[int]
+    types: Final[Sequence[str]]
+    complete_types: Final[Sequence[str]]
+    objects_by_type: Final[dict[str, int]]
+    seconds: Final[float]
+    server: Final[str]
+    error: Final[str | None]
+    interrupted: Final[bool]
+    sources: Final[Mapping[Any, Any]]
     """Where the ``-f`` manifests were read, by object key (for ``-o sarif``)."""
+
+    def __init__(
+        self,
+        context: str,
+        findings: Sequence[Finding] = (),
+        objects: int = 0,
+        types: Sequence[str] = (),
+        complete_types: Sequence[str] = (),
+        objects_by_type: dict[str, int] | None = None,
+        seconds: float = 0.0,
+        server: str = "",
+        error: str | None = None,
+        interrupted: bool = False,
+        sources: Mapping[Any, Any] | None = None,
+    ) -> None:
+        self.context = context
+        self.findings = findings
+        self.objects = objects
+        self.types = types
+        self.complete_types = complete_types
+        self.objects_by_type = objects_by_type if objects_by_type is not None else {}
+        self.seconds = seconds
+        self.server = server
+        self.error = error
+        self.interrupted = interrupted
+        self.sources = sources if sources is not None else {}
 
     @property
     def reachable(self) -> bool:
@@ -59,7 +86,7 @@ def merged_findings(parts: Sequence[ContextPart]) -> list[Finding]:
     """Every context's findings in context order (each in report order), tagged with its context."""
     out: list[Finding] = []
     for part in parts:
-        found = [replace(f, context=part.context) for f in part.findings]
+        found = [f.replace(context=part.context) for f in part.findings]
         if part.error is not None:
             found.append(unreachable_finding(part.context, part.error))
         out.extend(sort_findings(found))

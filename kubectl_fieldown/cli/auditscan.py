@@ -8,9 +8,9 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..base.record import Record
 from ..kube.kindrules import KindRules
 from ..schema.types import GroupVersionKind
 from .errors import UsageError
@@ -82,15 +82,27 @@ def _parse_concurrency(text: str) -> int:
 # --- manifests for predicted conflicts ---------------------------------------------------------------
 
 
-@dataclass
-class Manifests:
+class Manifests(Record, mutable=True):
     """The ``-f`` manifests by live-object key, with the engine rules of each kind."""
 
-    by_key: dict[ObjectKey, dict[str, Any]] = field(default_factory=dict)
-    resources: dict[ObjectKey, ResourceInfo] = field(default_factory=dict)
-    rules: dict[tuple[str, str], ResourceRules] = field(default_factory=dict)
-    sources: dict[ObjectKey, InputDocument] = field(default_factory=dict)
+    __slots__ = ("by_key", "resources", "rules", "sources")
+    by_key: dict[ObjectKey, dict[str, Any]]
+    resources: dict[ObjectKey, ResourceInfo]
+    rules: dict[tuple[str, str], ResourceRules]
+    sources: dict[ObjectKey, InputDocument]
     """Where each manifest was read (``-o sarif`` points at its lines)."""
+
+    def __init__(
+        self,
+        by_key: dict[ObjectKey, dict[str, Any]] | None = None,
+        resources: dict[ObjectKey, ResourceInfo] | None = None,
+        rules: dict[tuple[str, str], ResourceRules] | None = None,
+        sources: dict[ObjectKey, InputDocument] | None = None,
+    ) -> None:
+        self.by_key = by_key if by_key is not None else {}
+        self.resources = resources if resources is not None else {}
+        self.rules = rules if rules is not None else {}
+        self.sources = sources if sources is not None else {}
 
 
 def _read_manifests(paths: Sequence[str], recursive: bool) -> list[InputDocument]:
@@ -177,17 +189,36 @@ def _now() -> str:
 # --- the scan --------------------------------------------------------------------------------------
 
 
-@dataclass
-class ScanResult:
-    findings: list[Finding] = field(default_factory=list)
-    objects: int = 0
-    objects_by_type: dict[str, int] = field(default_factory=dict)
-    complete_types: set[str] = field(default_factory=set)
-    seen_manifests: set[ObjectKey] = field(default_factory=set)
-    elsewhere: set[ObjectKey] = field(default_factory=set)
+class ScanResult(Record, mutable=True):
+    __slots__ = ("complete_types", "elsewhere", "findings", "interrupted", "objects", "objects_by_type",
+                 "seen_manifests")
+    findings: list[Finding]
+    objects: int
+    objects_by_type: dict[str, int]
+    complete_types: set[str]
+    seen_manifests: set[ObjectKey]
+    elsewhere: set[ObjectKey]
     """Manifests whose object the scan listed at another served version: counted, not audited there —
     the manifest's apply is at its own version, so the object is read and audited at that one."""
-    interrupted: bool = False
+    interrupted: bool
+
+    def __init__(
+        self,
+        findings: list[Finding] | None = None,
+        objects: int = 0,
+        objects_by_type: dict[str, int] | None = None,
+        complete_types: set[str] | None = None,
+        seen_manifests: set[ObjectKey] | None = None,
+        elsewhere: set[ObjectKey] | None = None,
+        interrupted: bool = False,
+    ) -> None:
+        self.findings = findings if findings is not None else []
+        self.objects = objects
+        self.objects_by_type = objects_by_type if objects_by_type is not None else {}
+        self.complete_types = complete_types if complete_types is not None else set()
+        self.seen_manifests = seen_manifests if seen_manifests is not None else set()
+        self.elsewhere = elsewhere if elsewhere is not None else set()
+        self.interrupted = interrupted
 
 
 class _Progress:

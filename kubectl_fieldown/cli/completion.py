@@ -24,7 +24,6 @@ import contextlib
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import replace
 from typing import Any
 
 from ..base.yamlmodule import import_yaml
@@ -272,8 +271,8 @@ def _client(params: dict[str, Any]) -> Any:
                        namespace=params.get("namespace"))
     options = cluster_options(args)
     if current().request_timeout is None:
-        options = replace(options, connect_timeout=_CONNECT_TIMEOUT, read_timeout=_READ_TIMEOUT)
-    return ClusterClient(replace(options, retry=RetryPolicy(max_attempts=1)))
+        options = options.replace(connect_timeout=_CONNECT_TIMEOUT, read_timeout=_READ_TIMEOUT)
+    return ClusterClient(options.replace(retry=RetryPolicy(max_attempts=1)))
 
 
 def _all_params(ctx: Any) -> dict[str, Any]:

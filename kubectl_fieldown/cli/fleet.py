@@ -14,12 +14,12 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Final
 
 import typer
 
+from ..base.record import Record
 from . import options
 from .completion import complete_context
 from .errors import EXIT_USAGE, UsageError, _said, print_error
@@ -58,18 +58,38 @@ MetricsFile = Annotated[
 ]
 
 
-@dataclass(frozen=True)
-class AuditSpec:
+class AuditSpec(Record):
     """What to audit, the same in every context."""
 
-    kinds: list[str]
-    namespace: str | None
-    all_namespaces: bool
-    selector: str | None
-    docs: list[InputDocument]
-    named: Applier | None
-    ignored: frozenset[str]
-    workers: int
+    __slots__ = ("all_namespaces", "docs", "ignored", "kinds", "named", "namespace", "selector", "workers")
+    kinds: Final[list[str]]
+    namespace: Final[str | None]
+    all_namespaces: Final[bool]
+    selector: Final[str | None]
+    docs: Final[list[InputDocument]]
+    named: Final[Applier | None]
+    ignored: Final[frozenset[str]]
+    workers: Final[int]
+
+    def __init__(
+        self,
+        kinds: list[str],
+        namespace: str | None,
+        all_namespaces: bool,
+        selector: str | None,
+        docs: list[InputDocument],
+        named: Applier | None,
+        ignored: frozenset[str],
+        workers: int,
+    ) -> None:
+        self.kinds = kinds
+        self.namespace = namespace
+        self.all_namespaces = all_namespaces
+        self.selector = selector
+        self.docs = docs
+        self.named = named
+        self.ignored = ignored
+        self.workers = workers
 
 
 # --- flags ------------------------------------------------------------------------------------------
@@ -119,14 +139,30 @@ def check_metrics_file(path: str | None) -> None:
 # --- one cluster --------------------------------------------------------------------------------------
 
 
-@dataclass
-class ClusterScan:
+class ClusterScan(Record, mutable=True):
+    __slots__ = ("context", "manifests", "ns", "result", "server", "types")
     result: ScanResult
     types: list[ResourceInfo]
     ns: str | AllNamespaces
     manifests: Manifests
     context: str | None
     server: str
+
+    def __init__(
+        self,
+        result: ScanResult,
+        types: list[ResourceInfo],
+        ns: str | AllNamespaces,
+        manifests: Manifests,
+        context: str | None,
+        server: str,
+    ) -> None:
+        self.result = result
+        self.types = types
+        self.ns = ns
+        self.manifests = manifests
+        self.context = context
+        self.server = server
 
 
 def connection_flags(cluster: options.ClusterArgs) -> tuple[str, ...]:

@@ -7,8 +7,9 @@ server would answer; :func:`conflict_message` is apimachinery's ``NewConflictErr
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from typing import Final
 
+from ..base.record import Record
 from ..fieldpath import Path, path_string
 from ..ownership.managedfields import ManagerIdentity
 
@@ -35,12 +36,16 @@ class Invalid(FieldManagerError):
     reason = "Invalid"
 
 
-@dataclass(frozen=True)
-class FieldConflict:
+class FieldConflict(Record):
     """Another manager owns a field the apply would change."""
 
-    identity: ManagerIdentity
-    path: Path
+    __slots__ = ("identity", "path")
+    identity: Final[ManagerIdentity]
+    path: Final[Path]
+
+    def __init__(self, identity: ManagerIdentity, path: Path) -> None:
+        self.identity = identity
+        self.path = path
 
     @property
     def manager(self) -> str:

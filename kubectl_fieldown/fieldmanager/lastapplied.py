@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
 from ..base.value import go_json, values_equal
@@ -63,7 +62,7 @@ def _apply_waiving_last_applied_conflicts(
         remaining = [c for c in e.conflicts if not allowed.has(c.path)]
         if remaining:
             raise ApplyConflict(remaining) from None
-        return apply_skip_non_applied(live, cfg, managed, replace(req, force=True))
+        return apply_skip_non_applied(live, cfg, managed, req.replace(force=True))
 
 
 def _allowed_conflicts_from_last_applied(live: dict[str, Any], rules: ResourceRules) -> FieldSet | None:

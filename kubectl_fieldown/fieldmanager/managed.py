@@ -8,9 +8,9 @@ Update falls back to the live entries, or to none, where an Apply fails), :func:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from ..base.record import Record
 from ..fieldpath import UNSTRUCTURED, FieldSet
 from ..ownership.managedfields import (
     APPLY,
@@ -25,13 +25,18 @@ from ..typed.compare import Comparison
 from .jsondata import copy_json
 
 
-@dataclass
-class Owned:
+class Owned(Record, mutable=True):
     """One manager's fields, the version it wrote them at and whether it applied them."""
 
+    __slots__ = ("api_version", "applied", "fields")
     fields: FieldSet
     api_version: str
     applied: bool
+
+    def __init__(self, fields: FieldSet, api_version: str, applied: bool) -> None:
+        self.fields = fields
+        self.api_version = api_version
+        self.applied = applied
 
 
 class Managed:

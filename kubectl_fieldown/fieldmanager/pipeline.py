@@ -6,9 +6,9 @@ server's order (apimachinery ``fieldmanager.go`` and the handlers' ``patch.go``/
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
+from ..base.record import Record
 from ..base.value import values_equal
 from ..fieldpath.set import FieldSet
 from ..ownership.managedfields import ManagedFieldsEntry, ManagedFieldsError, decode_entries
@@ -31,21 +31,37 @@ from .rules import ResourceRules, empty_object
 from .strategy import apply_defaults, coerce_object_meta, invalid, prepare_for_write, value_errors
 
 
-@dataclass
-class WriteResult:
+class WriteResult(Record, mutable=True):
     """The object after a simulated write, and its managedFields."""
 
+    __slots__ = ("changed", "comparison", "config_set", "entries", "live_entries", "object")
     object: dict[str, Any]
     entries: list[ManagedFieldsEntry]
     changed: bool
     """False when the server would leave the object itself unchanged (managedFields may still move)."""
-    comparison: Comparison | None = None
+    comparison: Comparison | None
     """live → result, at the request's version (for explanations)."""
-    config_set: FieldSet | None = None
+    config_set: FieldSet | None
     """An apply's: the field set of the configuration it sent (ignored fields included)."""
-    live_entries: list[ManagedFieldsEntry] | None = None
+    live_entries: list[ManagedFieldsEntry] | None
     """The managedFields of the object written to, decoded (the entries the write left unchanged
     hold the same sets as the result's)."""
+
+    def __init__(
+        self,
+        object: dict[str, Any],
+        entries: list[ManagedFieldsEntry],
+        changed: bool,
+        comparison: Comparison | None = None,
+        config_set: FieldSet | None = None,
+        live_entries: list[ManagedFieldsEntry] | None = None,
+    ) -> None:
+        self.object = object
+        self.entries = entries
+        self.changed = changed
+        self.comparison = comparison
+        self.config_set = config_set
+        self.live_entries = live_entries
 
 
 def simulate_apply(

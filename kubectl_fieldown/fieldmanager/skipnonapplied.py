@@ -6,7 +6,6 @@ written by ``before-first-apply``, so the first applier does not silently take t
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from ..ownership.managedfields import BEFORE_FIRST_APPLY
@@ -24,5 +23,5 @@ def apply_skip_non_applied(
 ) -> tuple[dict[str, Any] | None, Managed]:
     if not managed.fields:
         empty = empty_object(req.rules)
-        managed = structuredmerge.update(empty, live, managed, replace(req, manager=BEFORE_FIRST_APPLY))
+        managed = structuredmerge.update(empty, live, managed, req.replace(manager=BEFORE_FIRST_APPLY))
     return structuredmerge.apply(live, cfg, managed, req)

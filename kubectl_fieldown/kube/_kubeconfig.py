@@ -11,16 +11,15 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import dataclasses
 import logging
 import os
 import shutil
 import tempfile
 import threading
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
+from ..base.record import Record
 from ..base.yamlmodule import import_yaml
 from . import _lightconfig, incluster
 from .credentials import bearer_header
@@ -32,18 +31,38 @@ SERVICE_NAMESPACE_FILENAME = "/var/run/secrets/kubernetes.io/serviceaccount/name
 DEFAULT_KUBECONFIG = "~/.kube/config"
 
 
-@dataclass(frozen=True)
-class LoadedConfig:
+class LoadedConfig(Record):
     """The result of reading kubeconfig (or the in-cluster service account)."""
 
-    server: str
-    context: str | None
-    namespace: str | None  # the context's default namespace (None if it sets none)
-    source: str  # "kubeconfig <paths>" or "in-cluster"
-    configuration: Any  # kubernetes.client.Configuration (untyped library)
-    proxy: str | None = None  # the proxy URL for this server, chosen as kubectl chooses it
-    token_file: str | None = None  # the file the bearer token is read from (trimmed at every request)
-    token_origin: str = "the kubeconfig"  # where an inline bearer token comes from, for errors
+    __slots__ = ("configuration", "context", "namespace", "proxy", "server", "source", "token_file", "token_origin")
+    server: Final[str]
+    context: Final[str | None]
+    namespace: Final[str | None]  # the context's default namespace (None if it sets none)
+    source: Final[str]  # "kubeconfig <paths>" or "in-cluster"
+    configuration: Final[Any]  # kubernetes.client.Configuration (untyped library)
+    proxy: Final[str | None]  # the proxy URL for this server, chosen as kubectl chooses it
+    token_file: Final[str | None]  # the file the bearer token is read from (trimmed at every request)
+    token_origin: Final[str]  # where an inline bearer token comes from, for errors
+
+    def __init__(
+        self,
+        server: str,
+        context: str | None,
+        namespace: str | None,
+        source: str,
+        configuration: Any,
+        proxy: str | None = None,
+        token_file: str | None = None,
+        token_origin: str = "the kubeconfig",
+    ) -> None:
+        self.server = server
+        self.context = context
+        self.namespace = namespace
+        self.source = source
+        self.configuration = configuration
+        self.proxy = proxy
+        self.token_file = token_file
+        self.token_origin = token_origin
 
 
 def kubeconfig_paths(explicit: str | None) -> tuple[list[str], bool]:
@@ -343,10 +362,10 @@ def _overridden(loaded: LoadedConfig, flags: ConnectionOverrides, kubeconfig_pro
         cfg.api_key_prefix = {}
         cfg.refresh_api_key_hook = None
         cfg.username = cfg.password = None
-        loaded = dataclasses.replace(loaded, token_file=None, token_origin="--token")
+        loaded = loaded.replace(token_file=None, token_origin="--token")
     if server == loaded.server:
         return loaded
-    return dataclasses.replace(loaded, server=server, proxy=proxy_for(server, os.environ, kubeconfig_proxy))
+    return loaded.replace(server=server, proxy=proxy_for(server, os.environ, kubeconfig_proxy))
 
 
 @contextlib.contextmanager

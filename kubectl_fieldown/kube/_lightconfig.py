@@ -26,9 +26,9 @@ import base64
 import binascii
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
+from ..base.record import Record
 from ..base.yamlmodule import import_yaml
 
 __all__ = ["Light", "LightConfiguration", "Unsupported", "load", "merged_context_names"]
@@ -85,20 +85,36 @@ class LightConfiguration:
         return {}
 
 
-@dataclass(frozen=True)
-class Light:
+class Light(Record):
     """A kubeconfig read: the configuration, and the context's entries as the library has them."""
 
-    configuration: LightConfiguration
-    context: Mapping[str, Any]
-    user: Mapping[str, Any] | None
-    cluster: Mapping[str, Any]
+    __slots__ = ("cluster", "configuration", "context", "user")
+    configuration: Final[LightConfiguration]
+    context: Final[Mapping[str, Any]]
+    user: Final[Mapping[str, Any] | None]
+    cluster: Final[Mapping[str, Any]]
+
+    def __init__(
+        self,
+        configuration: LightConfiguration,
+        context: Mapping[str, Any],
+        user: Mapping[str, Any] | None,
+        cluster: Mapping[str, Any],
+    ) -> None:
+        self.configuration = configuration
+        self.context = context
+        self.user = user
+        self.cluster = cluster
 
 
-@dataclass(frozen=True)
-class _Entry:
-    value: Mapping[str, Any]  # the inner mapping ("cluster", "context" or "user")
-    path: str  # the file it comes from
+class _Entry(Record):
+    __slots__ = ("path", "value")
+    value: Final[Mapping[str, Any]]  # the inner mapping ("cluster", "context" or "user")
+    path: Final[str]  # the file it comes from
+
+    def __init__(self, value: Mapping[str, Any], path: str) -> None:
+        self.value = value
+        self.path = path
 
 
 def _read(path: str) -> dict[str, Any]:

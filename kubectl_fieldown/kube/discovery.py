@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import quote
 
+from ..base.record import Record
 from . import _json
 from .cache import read_json, server_cache_dir, write_bytes_atomic
 from .errors import RequestContext, UnknownResourceType
@@ -54,20 +54,45 @@ _CACHE_FORMAT = 1
 _ROOTS = ("/api", "/apis")
 
 
-@dataclass(frozen=True)
-class ResourceInfo:
+class ResourceInfo(Record):
     """One resource type in one group-version, as discovery describes it."""
 
-    group: str  # "" for the core group
-    version: str
-    resource: str  # the plural, lower-case: "widgets"
-    kind: str
-    namespaced: bool
-    verbs: frozenset[str] = frozenset()
-    short_names: tuple[str, ...] = ()
-    singular: str = ""
-    subresources: frozenset[str] = frozenset()
-    categories: tuple[str, ...] = ()
+    __slots__ = ("categories", "group", "kind", "namespaced", "resource", "short_names", "singular", "subresources",
+                 "verbs", "version")
+    group: Final[str]  # "" for the core group
+    version: Final[str]
+    resource: Final[str]  # the plural, lower-case: "widgets"
+    kind: Final[str]
+    namespaced: Final[bool]
+    verbs: Final[frozenset[str]]
+    short_names: Final[tuple[str, ...]]
+    singular: Final[str]
+    subresources: Final[frozenset[str]]
+    categories: Final[tuple[str, ...]]
+
+    def __init__(
+        self,
+        group: str,
+        version: str,
+        resource: str,
+        kind: str,
+        namespaced: bool,
+        verbs: frozenset[str] = frozenset(),
+        short_names: tuple[str, ...] = (),
+        singular: str = "",
+        subresources: frozenset[str] = frozenset(),
+        categories: tuple[str, ...] = (),
+    ) -> None:
+        self.group = group
+        self.version = version
+        self.resource = resource
+        self.kind = kind
+        self.namespaced = namespaced
+        self.verbs = verbs
+        self.short_names = short_names
+        self.singular = singular
+        self.subresources = subresources
+        self.categories = categories
 
     @property
     def api_version(self) -> str:
@@ -242,17 +267,26 @@ def find_kind(resources: Sequence[ResourceInfo], api_version: str, kind: str) ->
 # fetching and caching
 
 
-@dataclass
-class _RootData:
+class _RootData(Record, mutable=True):
+    __slots__ = ("etag", "resources", "status")
     status: int  # 200, or 404 when the server has no such root (the lab server has no /api)
     etag: str | None
-    resources: list[ResourceInfo] = field(default_factory=list)
+    resources: list[ResourceInfo]
+
+    def __init__(self, status: int, etag: str | None, resources: list[ResourceInfo] | None = None) -> None:
+        self.status = status
+        self.etag = etag
+        self.resources = resources if resources is not None else []
 
 
-@dataclass
-class _Snapshot:
+class _Snapshot(Record, mutable=True):
+    __slots__ = ("fetched_at", "roots")
     fetched_at: float
     roots: dict[str, _RootData]
+
+    def __init__(self, fetched_at: float, roots: dict[str, _RootData]) -> None:
+        self.fetched_at = fetched_at
+        self.roots = roots
 
     @property
     def resources(self) -> list[ResourceInfo]:

@@ -9,8 +9,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
+
+from ..base.record import Record
 
 __all__ = [
     "AlreadyExists",
@@ -53,14 +54,19 @@ def one_line(text: str) -> str:
     return head + sep + ", ".join(r for r in rest if r)
 
 
-@dataclass(frozen=True)
-class StatusCause:
+class StatusCause(Record):
     """One ``details.causes`` entry of a Status: for SSA conflicts ``reason`` is
     ``FieldManagerConflict``, ``message`` is ``conflict with "bob"`` and ``field`` ``.spec.replicas``."""
 
-    reason: str
-    message: str
-    field: str
+    __slots__ = ("field", "message", "reason")
+    reason: Final[str]
+    message: Final[str]
+    field: Final[str]
+
+    def __init__(self, reason: str, message: str, field: str) -> None:
+        self.reason = reason
+        self.message = message
+        self.field = field
 
     @property
     def manager(self) -> str | None:
@@ -69,18 +75,34 @@ class StatusCause:
         return m.group(1) if m else None
 
 
-@dataclass(frozen=True)
-class RequestContext:
+class RequestContext(Record):
     """What a request was doing, so errors can say so: ``verb`` is the Kubernetes verb
     (get, list, create, update, patch, apply, delete) or the HTTP method for raw paths;
     ``resource`` is ``plural.group`` (``widgets.example.com``) or None for a raw path."""
 
-    verb: str
-    server: str
-    path: str
-    resource: str | None = None
-    name: str | None = None
-    namespace: str | None = None
+    __slots__ = ("name", "namespace", "path", "resource", "server", "verb")
+    verb: Final[str]
+    server: Final[str]
+    path: Final[str]
+    resource: Final[str | None]
+    name: Final[str | None]
+    namespace: Final[str | None]
+
+    def __init__(
+        self,
+        verb: str,
+        server: str,
+        path: str,
+        resource: str | None = None,
+        name: str | None = None,
+        namespace: str | None = None,
+    ) -> None:
+        self.verb = verb
+        self.server = server
+        self.path = path
+        self.resource = resource
+        self.name = name
+        self.namespace = namespace
 
     def target(self) -> str:
         """``widgets.example.com "w1" in namespace "ns"`` (or the path for raw requests)."""

@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
+from typing import Final
+
+from ..base.record import Record
 
 __all__ = ["DIR_ENV", "SERVICE_ACCOUNT_DIR", "ServiceAccount", "pod_namespace", "possible", "service_account"]
 
@@ -31,11 +33,14 @@ HOST_ENV = "KUBERNETES_SERVICE_HOST"
 PORT_ENV = "KUBERNETES_SERVICE_PORT"
 
 
-@dataclass(frozen=True)
-class ServiceAccount:
+class ServiceAccount(Record):
     """Where the pod's service account files are."""
 
-    directory: str
+    __slots__ = ("directory",)
+    directory: Final[str]
+
+    def __init__(self, directory: str) -> None:
+        self.directory = directory
 
     @property
     def token(self) -> str:

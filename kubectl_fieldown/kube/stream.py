@@ -16,9 +16,9 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
+from ..base.record import Record
 from .errors import ConfigError, KubeError, Unauthorized, Unreachable
 
 if TYPE_CHECKING:
@@ -33,15 +33,27 @@ FATAL_ERRORS: tuple[type[KubeError], ...] = (ConfigError, Unauthorized, Unreacha
 _POLL = 0.1  # seconds between looks at the stop flag while blocked on a queue
 
 
-@dataclass(frozen=True)
-class PageEvent:
+class PageEvent(Record):
     """One step of one type: a page of ``items``; or ``done`` (the type was listed completely);
     or ``error`` (listing stopped there; earlier pages of the type were delivered)."""
 
-    resource: ResourceInfo
-    items: list[dict[str, Any]] | None = None
-    done: bool = False
-    error: KubeError | None = None
+    __slots__ = ("done", "error", "items", "resource")
+    resource: Final[ResourceInfo]
+    items: Final[list[dict[str, Any]] | None]
+    done: Final[bool]
+    error: Final[KubeError | None]
+
+    def __init__(
+        self,
+        resource: ResourceInfo,
+        items: list[dict[str, Any]] | None = None,
+        done: bool = False,
+        error: KubeError | None = None,
+    ) -> None:
+        self.resource = resource
+        self.items = items
+        self.done = done
+        self.error = error
 
 
 class _WorkerExit:

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, field
 from typing import Any, Final, Literal, Protocol
 
+from ..base.record import Record
 from . import _json
 from .errors import BadResponse, RequestContext, answer_excerpt
 
@@ -57,15 +57,27 @@ PATCH_CONTENT_TYPES: Final[Mapping[str, str]] = {
 }
 
 
-@dataclass(frozen=True)
-class RetryPolicy:
+class RetryPolicy(Record):
     """Bounded exponential backoff for transient failures: reads retry 429/500/502/503/504 and
     reset connections; writes only a 429 that carries Retry-After (rejected before any effect)."""
 
-    max_attempts: int = 5
-    backoff_base: float = 0.2
-    backoff_max: float = 5.0
-    retry_after_max: float = 30.0
+    __slots__ = ("backoff_base", "backoff_max", "max_attempts", "retry_after_max")
+    max_attempts: Final[int]
+    backoff_base: Final[float]
+    backoff_max: Final[float]
+    retry_after_max: Final[float]
+
+    def __init__(
+        self,
+        max_attempts: int = 5,
+        backoff_base: float = 0.2,
+        backoff_max: float = 5.0,
+        retry_after_max: float = 30.0,
+    ) -> None:
+        self.max_attempts = max_attempts
+        self.backoff_base = backoff_base
+        self.backoff_max = backoff_max
+        self.retry_after_max = retry_after_max
 
     def delay(self, attempt: int, retry_after: str | None = None) -> float:
         """Seconds to wait after failed attempt number ``attempt`` (counting from 1); a numeric
@@ -78,22 +90,52 @@ class RetryPolicy:
         return float(min(self.backoff_base * (2 ** (attempt - 1)), self.backoff_max))
 
 
-@dataclass(frozen=True)
-class ConnectionOverrides:
+class ConnectionOverrides(Record):
     """kubectl's generic flags that override what kubeconfig says (None: not given)."""
 
-    server: str | None = None
-    cluster: str | None = None
-    user: str | None = None
-    token: str | None = None
-    certificate_authority: str | None = None
-    client_certificate: str | None = None
-    client_key: str | None = None
-    tls_server_name: str | None = None
-    insecure_skip_tls_verify: bool | None = None
-    impersonate: str | None = None
-    impersonate_groups: tuple[str, ...] = ()
-    impersonate_uid: str | None = None
+    __slots__ = ("certificate_authority", "client_certificate", "client_key", "cluster", "impersonate",
+                 "impersonate_groups", "impersonate_uid", "insecure_skip_tls_verify", "server", "tls_server_name",
+                 "token", "user")
+    server: Final[str | None]
+    cluster: Final[str | None]
+    user: Final[str | None]
+    token: Final[str | None]
+    certificate_authority: Final[str | None]
+    client_certificate: Final[str | None]
+    client_key: Final[str | None]
+    tls_server_name: Final[str | None]
+    insecure_skip_tls_verify: Final[bool | None]
+    impersonate: Final[str | None]
+    impersonate_groups: Final[tuple[str, ...]]
+    impersonate_uid: Final[str | None]
+
+    def __init__(
+        self,
+        server: str | None = None,
+        cluster: str | None = None,
+        user: str | None = None,
+        token: str | None = None,
+        certificate_authority: str | None = None,
+        client_certificate: str | None = None,
+        client_key: str | None = None,
+        tls_server_name: str | None = None,
+        insecure_skip_tls_verify: bool | None = None,
+        impersonate: str | None = None,
+        impersonate_groups: tuple[str, ...] = (),
+        impersonate_uid: str | None = None,
+    ) -> None:
+        self.server = server
+        self.cluster = cluster
+        self.user = user
+        self.token = token
+        self.certificate_authority = certificate_authority
+        self.client_certificate = client_certificate
+        self.client_key = client_key
+        self.tls_server_name = tls_server_name
+        self.insecure_skip_tls_verify = insecure_skip_tls_verify
+        self.impersonate = impersonate
+        self.impersonate_groups = impersonate_groups
+        self.impersonate_uid = impersonate_uid
 
     def impersonation_headers(self) -> list[tuple[str, str]]:
         """The headers the API server reads impersonation from; one header per group, as
@@ -107,8 +149,7 @@ class ConnectionOverrides:
         return out
 
 
-@dataclass(frozen=True)
-class ClusterOptions:
+class ClusterOptions(Record):
     """How to reach the cluster: the kubectl flags ``--kubeconfig``, ``--context``, ``-n`` and the
     generic ones (``--server``, ``--token``, ``--as``, ...; see :class:`ConnectionOverrides`).
     A timeout of None waits as long as it takes (kubectl's ``--request-timeout=0``).
@@ -118,31 +159,66 @@ class ClusterOptions:
     retries — as kubectl's ``--request-timeout`` does (None: no overall limit, kubectl's default).
     ``max_response_bytes`` is the most one answer may hold (:data:`MAX_RESPONSE_BYTES`)."""
 
-    kubeconfig: str | None = None
-    context: str | None = None
-    namespace: str | None = None
-    connect_timeout: float | None = 5.0
-    read_timeout: float | None = 60.0
-    request_timeout: float | None = None
-    max_response_bytes: int = MAX_RESPONSE_BYTES
-    overrides: ConnectionOverrides = field(default_factory=ConnectionOverrides)
+    __slots__ = ("connect_timeout", "context", "gzip", "kubeconfig", "max_response_bytes", "namespace", "overrides",
+                 "read_timeout", "request_timeout", "retry", "verbosity")
+    kubeconfig: Final[str | None]
+    context: Final[str | None]
+    namespace: Final[str | None]
+    connect_timeout: Final[float | None]
+    read_timeout: Final[float | None]
+    request_timeout: Final[float | None]
+    max_response_bytes: Final[int]
+    overrides: Final[ConnectionOverrides]
     #: kubectl's -v: 6 logs each request, 7 its headers, 8 its bodies
-    verbosity: int = 0
-    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    verbosity: Final[int]
+    retry: Final[RetryPolicy]
     #: ask for gzip; pays off on any real network, costs a little CPU on localhost
-    gzip: bool = True
+    gzip: Final[bool]
+
+    def __init__(
+        self,
+        kubeconfig: str | None = None,
+        context: str | None = None,
+        namespace: str | None = None,
+        connect_timeout: float | None = 5.0,
+        read_timeout: float | None = 60.0,
+        request_timeout: float | None = None,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
+        overrides: ConnectionOverrides | None = None,
+        verbosity: int = 0,
+        retry: RetryPolicy | None = None,
+        gzip: bool = True,
+    ) -> None:
+        self.kubeconfig = kubeconfig
+        self.context = context
+        self.namespace = namespace
+        self.connect_timeout = connect_timeout
+        self.read_timeout = read_timeout
+        self.request_timeout = request_timeout
+        self.max_response_bytes = max_response_bytes
+        self.overrides = overrides if overrides is not None else ConnectionOverrides()
+        self.verbosity = verbosity
+        self.retry = retry if retry is not None else RetryPolicy()
+        self.gzip = gzip
 
 
-@dataclass(frozen=True)
-class HTTPResponse:
+class HTTPResponse(Record):
     """A raw answer: ``headers`` keys are lower-case; ``method`` and ``url`` (without the query)
     say which request it answers, for the errors about it."""
 
-    status: int
-    headers: Mapping[str, str]
-    data: bytes
-    method: str = ""
-    url: str = ""
+    __slots__ = ("data", "headers", "method", "status", "url")
+    status: Final[int]
+    headers: Final[Mapping[str, str]]
+    data: Final[bytes]
+    method: Final[str]
+    url: Final[str]
+
+    def __init__(self, status: int, headers: Mapping[str, str], data: bytes, method: str = "", url: str = "") -> None:
+        self.status = status
+        self.headers = headers
+        self.data = data
+        self.method = method
+        self.url = url
 
     def what(self) -> str:
         """``200 OK (text/html)``: the status and the content type, as an error names them."""
@@ -169,13 +245,20 @@ def describe_status(status: int, content_type: str | None) -> str:
     return f"{status} {phrase} ({kind})".replace("  ", " ")
 
 
-@dataclass(frozen=True)
-class ServerVersion:
-    major: str
-    minor: str
-    git_version: str
-    platform: str
-    raw: Mapping[str, Any]
+class ServerVersion(Record):
+    __slots__ = ("git_version", "major", "minor", "platform", "raw")
+    major: Final[str]
+    minor: Final[str]
+    git_version: Final[str]
+    platform: Final[str]
+    raw: Final[Mapping[str, Any]]
+
+    def __init__(self, major: str, minor: str, git_version: str, platform: str, raw: Mapping[str, Any]) -> None:
+        self.major = major
+        self.minor = minor
+        self.git_version = git_version
+        self.platform = platform
+        self.raw = raw
 
 
 class Requester(Protocol):

@@ -8,10 +8,10 @@ does when it is run (and is checked by the same verification there).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from ..appliers import Applier, ApplierKind, applier_for_manager
+from ..base.record import Record
 from ..fieldpath import FieldSet, Path, path_string
 from ..ownership.managedfields import (
     BEFORE_FIRST_APPLY,
@@ -51,24 +51,46 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class PlanContext:
+class PlanContext(Record):
     """What planning needs beyond the object: its schema, the fields a write to the main resource
     cannot own (the status, where the kind has a status subresource), and the manifest the user gave
     (``-f``) for the object, if any."""
 
-    root: Type
-    reset_fields: FieldSet | None = None
-    manifest: Mapping[str, Any] | None = None
+    __slots__ = ("manifest", "reset_fields", "root")
+    root: Final[Type]
+    reset_fields: Final[FieldSet | None]
+    manifest: Final[Mapping[str, Any] | None]
+
+    def __init__(
+        self,
+        root: Type,
+        reset_fields: FieldSet | None = None,
+        manifest: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.root = root
+        self.reset_fields = reset_fields
+        self.manifest = manifest
 
 
-@dataclass(frozen=True)
-class MigrateToServerSide:
-    sources: tuple[str, ...] = (KUBECTL_CLIENT_SIDE_APPLY,)
-    target: str = KUBECTL
-    keep_last_applied: bool | None = None
-    all_fields: bool = False
+class MigrateToServerSide(Record):
+    __slots__ = ("all_fields", "keep_last_applied", "sources", "target")
+    sources: Final[tuple[str, ...]]
+    target: Final[str]
+    keep_last_applied: Final[bool | None]
+    all_fields: Final[bool]
     """Move every field of the sources, not only those the target's manifest sets."""
+
+    def __init__(
+        self,
+        sources: tuple[str, ...] = (KUBECTL_CLIENT_SIDE_APPLY,),
+        target: str = KUBECTL,
+        keep_last_applied: bool | None = None,
+        all_fields: bool = False,
+    ) -> None:
+        self.sources = sources
+        self.target = target
+        self.keep_last_applied = keep_last_applied
+        self.all_fields = all_fields
 
     name = "migrate"
 
@@ -126,8 +148,7 @@ MIGRATE_FOR_KINDS: tuple[ApplierKind, ...] = (ApplierKind.argocd, ApplierKind.fl
                                               ApplierKind.kubectl)
 
 
-@dataclass(frozen=True)
-class MigrateFor:
+class MigrateFor(Record):
     """What ``for_applier`` does to an object on its first server-side sync, done ahead of time as a
     guarded write: the same sources folded into the same Apply entry (Argo CD's ClientSideApplyMigration
     manager, Flux's kubectl*/before-first-apply/own/--override-manager entries, Helm 4's own Update
@@ -135,7 +156,11 @@ class MigrateFor:
     subresource entry — where that differs from the applier's own migration, the plan's notes say
     what the applier would have done (:mod:`.forapplier`)."""
 
-    for_applier: Applier
+    __slots__ = ("for_applier",)
+    for_applier: Final[Applier]
+
+    def __init__(self, for_applier: Applier) -> None:
+        self.for_applier = for_applier
 
     name = "migrate"
 
@@ -171,9 +196,12 @@ class MigrateFor:
         return words
 
 
-@dataclass(frozen=True)
-class MigrateToClientSide:
-    manager: str = KUBECTL
+class MigrateToClientSide(Record):
+    __slots__ = ("manager",)
+    manager: Final[str]
+
+    def __init__(self, manager: str = KUBECTL) -> None:
+        self.manager = manager
 
     name = "migrate"
 
@@ -188,10 +216,14 @@ class MigrateToClientSide:
         return ["--to", "client-side"] + (["--from-manager", self.manager] if self.manager != KUBECTL else [])
 
 
-@dataclass(frozen=True)
-class StripLastApplied:
-    paths: tuple[Path, ...]
-    managers: tuple[str, ...] = (KUBECTL_CLIENT_SIDE_APPLY,)
+class StripLastApplied(Record):
+    __slots__ = ("managers", "paths")
+    paths: Final[tuple[Path, ...]]
+    managers: Final[tuple[str, ...]]
+
+    def __init__(self, paths: tuple[Path, ...], managers: tuple[str, ...] = (KUBECTL_CLIENT_SIDE_APPLY,)) -> None:
+        self.paths = paths
+        self.managers = managers
 
     name = "strip-last-applied"
 
@@ -210,10 +242,14 @@ class StripLastApplied:
         return words
 
 
-@dataclass(frozen=True)
-class Handover:
-    paths: tuple[Path, ...]
-    to: str
+class Handover(Record):
+    __slots__ = ("paths", "to")
+    paths: Final[tuple[Path, ...]]
+    to: Final[str]
+
+    def __init__(self, paths: tuple[Path, ...], to: str) -> None:
+        self.paths = paths
+        self.to = to
 
     name = "handover"
 
@@ -234,9 +270,12 @@ class Handover:
         return [w for p in self.paths for w in ("--field", path_string(p))] + ["--to", self.to]
 
 
-@dataclass(frozen=True)
-class Reset:
-    to_manager: str | None = None
+class Reset(Record):
+    __slots__ = ("to_manager",)
+    to_manager: Final[str | None]
+
+    def __init__(self, to_manager: str | None = None) -> None:
+        self.to_manager = to_manager
 
     name = "reset"
 
@@ -251,9 +290,12 @@ class Reset:
         return ["--to-manager", self.to_manager] if self.to_manager else []
 
 
-@dataclass(frozen=True)
-class DropManagers:
-    managers: tuple[str, ...]
+class DropManagers(Record):
+    __slots__ = ("managers",)
+    managers: Final[tuple[str, ...]]
+
+    def __init__(self, managers: tuple[str, ...]) -> None:
+        self.managers = managers
 
     name = "reset"
 

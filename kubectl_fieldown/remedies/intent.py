@@ -26,11 +26,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from ..appliers import Applier, ApplierKind
 from ..base.objects import group_of
+from ..base.record import Record
 from ..base.value import values_equal
 from ..fieldpath import FieldSet, Path, path_from_fields
 from ..fieldpath.lookup import MISSING, value_at
@@ -233,26 +233,42 @@ def is_own_identity(e: ManagedFieldsEntry, applier: Applier, annotation_its: boo
     return applier.kind is ApplierKind.flux and any(e.manager.startswith(o) for o in applier.override_managers)
 
 
-@dataclass(frozen=True)
-class Intent:
+class Intent(Record):
     """What the applier's previous configuration set (``own``) and what other live writers set
     (``others``), on one live object; ``owners`` names the writers of ``others`` per entry."""
 
-    own: FieldSet
-    others: FieldSet
-    other_entries: tuple[ManagedFieldsEntry, ...] = field(default=())
-    root: Type | None = None
+    __slots__ = ("inferred", "other_entries", "others", "own", "root", "superseded")
+    own: Final[FieldSet]
+    others: Final[FieldSet]
+    other_entries: Final[tuple[ManagedFieldsEntry, ...]]
+    root: Final[Type | None]
     """The schema: a prefix owned as a member covers what lies below only where it is atomic."""
-    inferred: FieldSet = field(default_factory=FieldSet)
+    inferred: Final[FieldSet]
     """The part of ``own`` that records judged the applier's by their content set: another
     writer's entry, or the annotation of an applier under another name, that recorded the same
     configuration as the next manifest (:func:`same_configuration`). If the applier is in fact
     another writer beside them, these are that writer's fields."""
-    superseded: FieldSet = field(default_factory=FieldSet)
+    superseded: Final[FieldSet]
     """The part of ``own`` that the applier's latest configuration did not set: an older record of it
     (an earlier tool, an earlier name) still owns them because the later apply was under another
     manager and could not prune them. Whether the user still wants them nobody can tell from the
     object: the manifests since have not said (:func:`_superseded`)."""
+
+    def __init__(
+        self,
+        own: FieldSet,
+        others: FieldSet,
+        other_entries: tuple[ManagedFieldsEntry, ...] = (),
+        root: Type | None = None,
+        inferred: FieldSet | None = None,
+        superseded: FieldSet | None = None,
+    ) -> None:
+        self.own = own
+        self.others = others
+        self.other_entries = other_entries
+        self.root = root
+        self.inferred = inferred if inferred is not None else FieldSet()
+        self.superseded = superseded if superseded is not None else FieldSet()
 
     @classmethod
     def of(cls, live: Mapping[str, Any], applier: Applier, manifest: Mapping[str, Any] | None, root: Type,

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..base.objects import ObjectRef
+from ..base.record import Record
 from ..fieldpath import FieldSet, Path, encode_fields_v1, path_from_fields
 from ..ownership.managedfields import (
     APPLY,
@@ -34,25 +34,48 @@ class MigrationError(ValueError):
     """The object cannot be migrated as asked (the message says why, in one line)."""
 
 
-@dataclass
-class Migration:
+class Migration(Record, mutable=True):
     """The managedFields and last-applied annotation an object should have, and why.
 
     ``after`` is the ownership the plan wants; the requests that write it may add what the server
     records by itself (the ``time`` of an entry that writes the annotation), which is no change of
     ownership (:func:`entries_differ` ignores times and order)."""
 
+    __slots__ = ("after", "annotations_present", "before", "last_applied_after", "last_applied_before", "notes", "ref",
+                 "reset", "resource_version")
     ref: ObjectRef
     resource_version: str
     before: list[ManagedFieldsEntry]
     after: list[ManagedFieldsEntry]
     last_applied_before: str | None
     last_applied_after: str | None
-    reset: bool = False
+    reset: bool
     """True when the plan clears managedFields (``[{}]``): nothing is tracked until the next apply."""
-    notes: list[str] = field(default_factory=list)
-    annotations_present: bool = True
+    notes: list[str]
+    annotations_present: bool
     """The object has a non-empty annotations map (an annotation is then added into it)."""
+
+    def __init__(
+        self,
+        ref: ObjectRef,
+        resource_version: str,
+        before: list[ManagedFieldsEntry],
+        after: list[ManagedFieldsEntry],
+        last_applied_before: str | None,
+        last_applied_after: str | None,
+        reset: bool = False,
+        notes: list[str] | None = None,
+        annotations_present: bool = True,
+    ) -> None:
+        self.ref = ref
+        self.resource_version = resource_version
+        self.before = before
+        self.after = after
+        self.last_applied_before = last_applied_before
+        self.last_applied_after = last_applied_after
+        self.reset = reset
+        self.notes = notes if notes is not None else []
+        self.annotations_present = annotations_present
 
     @property
     def managed_fields_changed(self) -> bool:

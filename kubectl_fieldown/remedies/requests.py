@@ -20,9 +20,9 @@ same plan made again writes the rest. Nothing is ever half-attributed.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
+from ..base.record import Record
 from ..fieldmanager import ApplyConflict, FieldManagerError, ResourceRules, simulate_apply, simulate_update
 from ..fieldmanager.jsonpatch import JsonPatchError, apply_json_patch, pointer
 from ..ownership.managedfields import APPLY, LAST_APPLIED_ANNOTATION, UPDATE
@@ -47,11 +47,16 @@ FIELDOWN_MANAGER = "kubectl-fieldown"
 the server records nothing for them; should it ever, the entry says who wrote."""
 
 
-@dataclass(frozen=True)
-class JsonPatchRequest:
-    ops: tuple[dict[str, Any], ...]
-    field_manager: str
-    purpose: str
+class JsonPatchRequest(Record):
+    __slots__ = ("field_manager", "ops", "purpose")
+    ops: Final[tuple[dict[str, Any], ...]]
+    field_manager: Final[str]
+    purpose: Final[str]
+
+    def __init__(self, ops: tuple[dict[str, Any], ...], field_manager: str, purpose: str) -> None:
+        self.ops = ops
+        self.field_manager = field_manager
+        self.purpose = purpose
 
     @property
     def tested_resource_version(self) -> str:
@@ -70,12 +75,18 @@ class JsonPatchRequest:
                 "patch": list(self.ops)}
 
 
-@dataclass(frozen=True)
-class ApplyRequest:
-    body: dict[str, Any]
-    field_manager: str
-    force: bool
-    purpose: str
+class ApplyRequest(Record):
+    __slots__ = ("body", "field_manager", "force", "purpose")
+    body: Final[dict[str, Any]]
+    field_manager: Final[str]
+    force: Final[bool]
+    purpose: Final[str]
+
+    def __init__(self, body: dict[str, Any], field_manager: str, force: bool, purpose: str) -> None:
+        self.body = body
+        self.field_manager = field_manager
+        self.force = force
+        self.purpose = purpose
 
     def with_resource_version(self, rv: str) -> ApplyRequest:
         body = {**self.body, "metadata": {**self.body["metadata"], "resourceVersion": rv}}

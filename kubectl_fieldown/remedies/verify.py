@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import marshal
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields
-from typing import Any
+from dataclasses import fields
+from typing import Any, Final
 
 from ..appliers import Applier, ApplierRun, run_applier
 from ..base.objects import is_secret_object
+from ..base.record import Record
 from ..base.redact import scrub, secret_texts, shown_value
 from ..base.value import values_equal
 from ..fieldmanager import ResourceRules
@@ -53,16 +54,30 @@ BOOKKEEPING: FieldSet = FieldSet([
 ])
 
 
-@dataclass(frozen=True)
-class ValueChange:
-    path: Path
-    before: Any
-    after: Any
+class ValueChange(Record):
+    __slots__ = ("after", "before", "path", "removed", "secret")
+    path: Final[Path]
+    before: Final[Any]
+    after: Final[Any]
     """:data:`~kubectl_fieldown.fieldpath.lookup.MISSING` where the field is absent."""
-    secret: bool = False
+    secret: Final[bool]
     """A change of a Secret: :meth:`describe` shows its values through the one redaction."""
-    removed: tuple[Path, ...] = ()
+    removed: Final[tuple[Path, ...]]
     """A deletion's leaves (a map or an item goes whole, but its fields may have other writers)."""
+
+    def __init__(
+        self,
+        path: Path,
+        before: Any,
+        after: Any,
+        secret: bool = False,
+        removed: tuple[Path, ...] = (),
+    ) -> None:
+        self.path = path
+        self.before = before
+        self.after = after
+        self.secret = secret
+        self.removed = removed
 
     @property
     def kind(self) -> str:
@@ -129,26 +144,51 @@ def _topmost(fs: FieldSet) -> list[Path]:
     return out
 
 
-@dataclass
-class Verification:
+class Verification(Record, mutable=True):
     """What a fix and the next apply do to the values of one object."""
 
+    __slots__ = ("changes", "dropped_kept", "dropped_removed", "fix_changes", "fix_error", "fixed", "hidden", "intent",
+                 "run", "unexpected")
     fixed: dict[str, Any] | None
     """The object after the fix's requests (None when they fail)."""
-    run: ApplierRun | None = None
-    fix_error: str | None = None
-    fix_changes: list[ValueChange] = field(default_factory=list)
-    changes: list[ValueChange] = field(default_factory=list)
-    unexpected: list[ValueChange] = field(default_factory=list)
+    run: ApplierRun | None
+    fix_error: str | None
+    fix_changes: list[ValueChange]
+    changes: list[ValueChange]
+    unexpected: list[ValueChange]
     """Changes the user did not ask for: the fix must not be offered."""
-    dropped_removed: list[Path] = field(default_factory=list)
-    dropped_kept: list[tuple[Path, tuple[str, ...]]] = field(default_factory=list)
+    dropped_removed: list[Path]
+    dropped_kept: list[tuple[Path, tuple[str, ...]]]
     """Fields the previous configuration set that the manifest dropped and that stay (with their
     owners after the apply): they are never pruned."""
-    intent: Intent | None = None
-    hidden: frozenset[str] = frozenset()
+    intent: Intent | None
+    hidden: frozenset[str]
     """A Secret's values (:func:`~kubectl_fieldown.base.redact.secret_texts`), scrubbed from the problems:
     an error of the fix or of the next apply can quote them (the typed conversion's 500 does)."""
+
+    def __init__(
+        self,
+        fixed: dict[str, Any] | None,
+        run: ApplierRun | None = None,
+        fix_error: str | None = None,
+        fix_changes: list[ValueChange] | None = None,
+        changes: list[ValueChange] | None = None,
+        unexpected: list[ValueChange] | None = None,
+        dropped_removed: list[Path] | None = None,
+        dropped_kept: list[tuple[Path, tuple[str, ...]]] | None = None,
+        intent: Intent | None = None,
+        hidden: frozenset[str] = frozenset(),
+    ) -> None:
+        self.fixed = fixed
+        self.run = run
+        self.fix_error = fix_error
+        self.fix_changes = fix_changes if fix_changes is not None else []
+        self.changes = changes if changes is not None else []
+        self.unexpected = unexpected if unexpected is not None else []
+        self.dropped_removed = dropped_removed if dropped_removed is not None else []
+        self.dropped_kept = dropped_kept if dropped_kept is not None else []
+        self.intent = intent
+        self.hidden = hidden
 
     @property
     def apply_error(self) -> str | None:

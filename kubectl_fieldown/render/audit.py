@@ -25,11 +25,11 @@ import itertools
 import json
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import Any, Final, TextIO
 
 from ..audit import RULES, Finding, Severity
 from ..audit.fleet import ContextPart, context_summary
+from ..base.record import Record
 from .common import counted, terminal_safe
 from .fixes import command_line, fix_lines
 
@@ -38,27 +38,60 @@ __all__ = ["FORMAT_VERSION", "AuditReport", "render_json", "render_junit", "rend
 FORMAT_VERSION = 1
 
 
-@dataclass(frozen=True)
-class AuditReport:
+class AuditReport(Record):
     """Everything a renderer needs; ``findings`` are already in report order."""
 
-    findings: Sequence[Finding]
-    objects: int
-    types: Sequence[str]
-    complete_types: Sequence[str] = ()
-    objects_by_type: dict[str, int] = field(default_factory=dict)
-    namespace: str | None = None
+    __slots__ = ("complete_types", "contexts", "fail_on", "failed", "field_manager", "findings", "interrupted",
+                 "namespace", "nothing_audited", "objects", "objects_by_type", "seconds", "selector", "types")
+    findings: Final[Sequence[Finding]]
+    objects: Final[int]
+    types: Final[Sequence[str]]
+    complete_types: Final[Sequence[str]]
+    objects_by_type: Final[dict[str, int]]
+    namespace: Final[str | None]
     """None: all namespaces."""
-    selector: str | None = None
-    fail_on: str = "error"
-    failed: bool = False
-    field_manager: str | None = None
-    interrupted: bool = False
-    seconds: float = 0.0
-    nothing_audited: bool = False
+    selector: Final[str | None]
+    fail_on: Final[str]
+    failed: Final[bool]
+    field_manager: Final[str | None]
+    interrupted: Final[bool]
+    seconds: Final[float]
+    nothing_audited: Final[bool]
     """No type could be listed (forbidden, failed) or there was none: the audit looked at nothing."""
-    contexts: Sequence[ContextPart] = ()
+    contexts: Final[Sequence[ContextPart]]
     """Several kubeconfig contexts audited in one run (docs/fleet.md): each one's part."""
+
+    def __init__(
+        self,
+        findings: Sequence[Finding],
+        objects: int,
+        types: Sequence[str],
+        complete_types: Sequence[str] = (),
+        objects_by_type: dict[str, int] | None = None,
+        namespace: str | None = None,
+        selector: str | None = None,
+        fail_on: str = "error",
+        failed: bool = False,
+        field_manager: str | None = None,
+        interrupted: bool = False,
+        seconds: float = 0.0,
+        nothing_audited: bool = False,
+        contexts: Sequence[ContextPart] = (),
+    ) -> None:
+        self.findings = findings
+        self.objects = objects
+        self.types = types
+        self.complete_types = complete_types
+        self.objects_by_type = objects_by_type if objects_by_type is not None else {}
+        self.namespace = namespace
+        self.selector = selector
+        self.fail_on = fail_on
+        self.failed = failed
+        self.field_manager = field_manager
+        self.interrupted = interrupted
+        self.seconds = seconds
+        self.nothing_audited = nothing_audited
+        self.contexts = contexts
 
     @property
     def complete(self) -> bool:

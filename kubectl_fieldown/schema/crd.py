@@ -19,9 +19,9 @@ v1 and v1beta1 manifests are accepted (v1beta1's ``spec.version``, ``spec.valida
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
+from ..base.record import Record
 from .openapi import OBJECT_META, SchemaConverter, with_unknown_fields_deduced
 from .types import DEDUCED, GroupVersionKind, KindSchema, Type
 
@@ -36,27 +36,53 @@ class CRDError(ValueError):
     """Not a CustomResourceDefinition we can read; says why."""
 
 
-@dataclass(frozen=True)
-class CRDScale:
-    spec_replicas_path: str
-    status_replicas_path: str
-    label_selector_path: str | None = None
+class CRDScale(Record):
+    __slots__ = ("label_selector_path", "spec_replicas_path", "status_replicas_path")
+    spec_replicas_path: Final[str]
+    status_replicas_path: Final[str]
+    label_selector_path: Final[str | None]
+
+    def __init__(
+        self,
+        spec_replicas_path: str,
+        status_replicas_path: str,
+        label_selector_path: str | None = None,
+    ) -> None:
+        self.spec_replicas_path = spec_replicas_path
+        self.status_replicas_path = status_replicas_path
+        self.label_selector_path = label_selector_path
 
 
-@dataclass(frozen=True)
-class CRDSubresources:
+class CRDSubresources(Record):
     """The subresources of one CRD version: with ``status``, the main resource ignores ``status``."""
 
-    status: bool = False
-    scale: CRDScale | None = None
+    __slots__ = ("scale", "status")
+    status: Final[bool]
+    scale: Final[CRDScale | None]
+
+    def __init__(self, status: bool = False, scale: CRDScale | None = None) -> None:
+        self.status = status
+        self.scale = scale
 
 
-@dataclass(frozen=True)
-class _Version:
-    name: str
-    served: bool
-    schema: Mapping[str, Any] | None
-    subresources: Mapping[str, Any] | None
+class _Version(Record):
+    __slots__ = ("name", "schema", "served", "subresources")
+    name: Final[str]
+    served: Final[bool]
+    schema: Final[Mapping[str, Any] | None]
+    subresources: Final[Mapping[str, Any] | None]
+
+    def __init__(
+        self,
+        name: str,
+        served: bool,
+        schema: Mapping[str, Any] | None,
+        subresources: Mapping[str, Any] | None,
+    ) -> None:
+        self.name = name
+        self.served = served
+        self.schema = schema
+        self.subresources = subresources
 
 
 def is_crd(document: Mapping[str, Any]) -> bool:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..base.record import Record
 from .builtin import BuiltinSchemas, builtin_kinds, builtin_object_meta, normalize_version
 from .crd import CRDSubresources, crd_name, crd_storage_version, crd_subresources, is_crd, kinds_from_crd
 from .openapi import OBJECT_META, SchemaConverter, definitions_of, kinds_from_openapi_v3
@@ -28,20 +29,42 @@ class SchemaFileError(ValueError):
     """A ``--schema`` file that holds nothing we can use; names the file and document."""
 
 
-@dataclass
-class _CRDSource:
+class _CRDSource(Record, mutable=True):
+    __slots__ = ("all_versions", "kinds", "manifest", "origin")
     manifest: Mapping[str, Any]
     origin: str
-    kinds: dict[GroupVersionKind, KindSchema] | None = None
-    all_versions: dict[GroupVersionKind, Type] | None = None
+    kinds: dict[GroupVersionKind, KindSchema] | None
+    all_versions: dict[GroupVersionKind, Type] | None
     """Every listed version's root, served or not (:meth:`SchemaRegistry.crd_versions`)."""
 
+    def __init__(
+        self,
+        manifest: Mapping[str, Any],
+        origin: str,
+        kinds: dict[GroupVersionKind, KindSchema] | None = None,
+        all_versions: dict[GroupVersionKind, Type] | None = None,
+    ) -> None:
+        self.manifest = manifest
+        self.origin = origin
+        self.kinds = kinds
+        self.all_versions = all_versions
 
-@dataclass
-class _OpenAPISource:
+
+class _OpenAPISource(Record, mutable=True):
+    __slots__ = ("document", "kinds", "source")
     document: Mapping[str, Any]
     source: str
-    kinds: dict[GroupVersionKind, KindSchema] | None = None
+    kinds: dict[GroupVersionKind, KindSchema] | None
+
+    def __init__(
+        self,
+        document: Mapping[str, Any],
+        source: str,
+        kinds: dict[GroupVersionKind, KindSchema] | None = None,
+    ) -> None:
+        self.document = document
+        self.source = source
+        self.kinds = kinds
 
 
 @dataclass

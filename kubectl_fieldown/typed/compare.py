@@ -8,9 +8,9 @@ path is Added when it is absent in ``old`` and Removed when absent in ``new`` â€
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from ..base.record import Record
 from ..base.value import values_equal
 from ..fieldpath.element import FIELD, PathElement
 from ..fieldpath.set import FieldSet
@@ -20,11 +20,16 @@ from .items import LIST, MAP, index_items, key_type, same_scalar, side
 _ABSENT: Any = object()
 
 
-@dataclass
-class Comparison:
+class Comparison(Record, mutable=True):
+    __slots__ = ("added", "modified", "removed")
     added: FieldSet
     modified: FieldSet
     removed: FieldSet
+
+    def __init__(self, added: FieldSet, modified: FieldSet, removed: FieldSet) -> None:
+        self.added = added
+        self.modified = modified
+        self.removed = removed
 
     def is_same(self) -> bool:
         return self.added.is_empty() and self.modified.is_empty() and self.removed.is_empty()

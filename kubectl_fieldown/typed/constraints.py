@@ -32,9 +32,9 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, TypeGuard
+from typing import Any, Final, TypeGuard
 
+from ..base.record import Record
 from ..base.value import go_format_float_v, go_quote, values_equal
 
 __all__ = ["ValueError_", "constraint_errors"]
@@ -49,13 +49,18 @@ TOO_MANY = "FieldValueTooMany"
 _NOT_CORRELATED = object()
 
 
-@dataclass(frozen=True)
-class ValueError_:
+class ValueError_(Record):
     """One cause of the 422: the field (as the server prints it), the message, the reason."""
 
-    field: str
-    message: str
-    reason: str
+    __slots__ = ("field", "message", "reason")
+    field: Final[str]
+    message: Final[str]
+    reason: Final[str]
+
+    def __init__(self, field: str, message: str, reason: str) -> None:
+        self.field = field
+        self.message = message
+        self.reason = reason
 
 
 def constraint_errors(new: Any, schema: Mapping[str, Any] | None, old: Any = _NOT_CORRELATED) -> list[ValueError_]:

@@ -289,9 +289,7 @@ def test_secret_last_applied_never_shows_values() -> None:
     assert found[0].severity is Severity.error
     drift = found[2]
     assert drift.details["fields"] == [".data.password"]  # stringData matches the decoded data
-    import dataclasses
-
-    text = json.dumps([dataclasses.asdict(f) for f in found], default=str)
+    text = json.dumps([{n: getattr(f, n) for n in f._fields} for f in found], default=str)
     for secret in ("aHVudGVyMg==", "Y2hhbmdlZA==", "hunter2", "changed", "t0ps3cret"):
         assert secret not in text
 

@@ -9,7 +9,6 @@ interference happens at exact points, not by timing.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -132,8 +131,7 @@ def test_a_real_422_is_no_retry(
         wp = strip_replicas(obj)
         (req,) = wp.requests
         assert isinstance(req, JsonPatchRequest)
-        bad = dataclasses.replace(req, ops=(*req.ops, {"op": "replace", "path": "/spec/replicas",
-                                                        "value": "three"}))
+        bad = req.replace(ops=(*req.ops, {"op": "replace", "path": "/spec/replicas", "value": "three"}))
         return WritePlan(wp.migration, [bad])
 
     out = execute(client, ObjectTarget(widgets, "w", namespace), invalid_plan, WriteOptions(sleep=no_sleep), None)
