@@ -256,7 +256,7 @@ def scan(client: ClusterClient, types: Sequence[ResourceInfo], namespace: str | 
          selector: str | None, ctx: AuditContext, workers: int, progress_bar: bool = True) -> ScanResult:
     """Stream every page of ``types`` through the rules; Ctrl-C ends it with what was found."""
     from ..audit import audit_object, object_key, same_object, type_finding
-    from ..kube.errors import Forbidden
+    from ..kube.errors import Forbidden, KubeError, NotFound
     from ..kube.stream import PageStream
     from ..render.common import counted
 
@@ -269,6 +269,7 @@ def scan(client: ClusterClient, types: Sequence[ResourceInfo], namespace: str | 
     progress = _Progress(len(types) if progress_bar else 0)
     stream = PageStream(client, types, namespace, label_selector=selector, workers=workers)
     done = 0
+    vanished: list[tuple[ResourceInfo, str]] = []
     try:
         for ev in stream:
             res = ev.resource
@@ -299,6 +300,8 @@ def scan(client: ClusterClient, types: Sequence[ResourceInfo], namespace: str | 
                 if isinstance(ev.error, Forbidden):
                     findings.append(type_finding("type-forbidden", res.api_version, res.kind, res.group_resource,
                                                  scope_ns if res.namespaced else None, f"{ev.error}{after}"))
+                elif isinstance(ev.error, NotFound) and not listed:
+                    vanished.append((res, f"{ev.error}"))
                 else:
                     findings.append(type_finding("type-error", res.api_version, res.kind, res.group_resource,
                                                  scope_ns if res.namespaced else None, f"{ev.error}{after}"))
@@ -308,6 +311,23 @@ def scan(client: ClusterClient, types: Sequence[ResourceInfo], namespace: str | 
     finally:
         stream.close()
         progress.stop()
+    if vanished:
+        # a type the (cached) discovery named whose LIST the server does not know: its CRD went since
+        # the cache was written (kubectl's keeps it 6 hours). Asked again, discovery says whether the
+        # type is gone (nothing to audit) or the server failed to serve it (an error, as before)
+        served: set[tuple[str, str, str]] | None
+        try:
+            served = {(r.group, r.version, r.resource) for r in client.discovery.refresh()}
+        except KubeError:
+            served = None
+        except KeyboardInterrupt:
+            result.interrupted = True
+            served = None
+        for res, error in vanished:
+            if served is not None and (res.group, res.version, res.resource) not in served:
+                continue
+            findings.append(type_finding("type-error", res.api_version, res.kind, res.group_resource,
+                                         scope_ns if res.namespaced else None, error))
     return result
 
 

@@ -16,6 +16,7 @@ import json
 import shlex
 import subprocess
 import sys
+import time
 import uuid
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
@@ -519,3 +520,31 @@ def test_usage_errors_exit_2(objs: Objects, inproc: Any, args: list[str], messag
     assert r.code == 2
     assert r.err.startswith(message), r.err
     assert len(r.err.strip().splitlines()) == 1 and "Traceback" not in r.err
+
+
+def test_a_type_gone_since_discovery_was_cached_is_not_an_error(cluster: lab.Cluster, env: dict[str, str]) -> None:
+    """Discovery is cached for hours, as kubectl caches it: a CRD deleted since (an operator
+    uninstalled) is still listed, and its LIST answers 404. The audit asks discovery again: the type
+    is gone, so there is nothing to audit, and no ``type-error`` (which would fail the run)."""
+    group = f"gone{uuid.uuid4().hex[:8]}.example.com"
+    crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+           "metadata": {"name": f"things.{group}"},
+           "spec": {"group": group, "scope": "Namespaced",
+                    "names": {"plural": "things", "singular": "thing", "kind": "Thing"},
+                    "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
+                        "type": "object", "x-kubernetes-preserve-unknown-fields": True}}}]}}
+    cluster.apply_crd(crd)
+    ns = f"gone-{uuid.uuid4().hex[:8]}"
+    first = cli(env, "audit", "-n", ns, "-o", "json")
+    assert f"things.{group}" in first.json()["scope"]["types"], first.err  # the cache now names it
+    cluster.kubectl("delete", "crd", f"things.{group}", "--wait=true")
+    deadline = time.monotonic() + 60
+    while cluster.kubectl("get", f"things.{group}", "-n", ns, check=False).returncode == 0:
+        assert time.monotonic() < deadline, "the deleted CRD is still served"
+        time.sleep(0.2)
+    r = cli(env, "audit", "-n", ns, "-o", "json")
+    doc = r.json()
+    assert [i for i in doc["items"] if i["id"] == "type-error"] == [], doc["items"]
+    assert r.code == 0, r.err
+    # discovery was asked again: the next run does not list the type at all
+    assert f"things.{group}" not in cli(env, "audit", "-n", ns, "-o", "json").json()["scope"]["types"]
