@@ -58,6 +58,7 @@ EXIT_INTERRUPTED = 130
 class AuditOutput(str, enum.Enum):
     text = "text"
     json = "json"
+    yaml = "yaml"
     junit = "junit"
     sarif = "sarif"
     prometheus = "prometheus"
@@ -143,8 +144,8 @@ def audit(
     ] = None,
     output: Annotated[
         AuditOutput,
-        options.output_option("Output format: text (summary and details, default), json (the documented "
-                              "schema, docs/audit.md), junit (one test case per finding, for CI), sarif "
+        options.output_option("Output format: text (summary and details, default), json or yaml (the "
+                              "documented schema, docs/audit.md), junit (one test case per finding, for CI), sarif "
                               "(SARIF 2.1.0, findings at the lines of the -f manifests), prometheus (metrics; "
                               "docs/fleet.md), name (each object with findings: kind.group/name), "
                               "jsonpath=TEMPLATE or custom-columns=SPEC (kubectl's, over the json document: one row "
@@ -313,6 +314,11 @@ def _render(report: AuditReport, output: AuditOutput, sources: Mapping[ObjectKey
         from ..render.audit import render_json
 
         render_json(report, out)
+    elif output is AuditOutput.yaml:
+        from ..render.audit import to_document
+        from ..render.common import write_yaml
+
+        write_yaml(to_document(report), out)
     elif output is AuditOutput.junit:
         from ..render.audit import render_junit
 

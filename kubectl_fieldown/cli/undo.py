@@ -183,15 +183,16 @@ def _print_runs(root: Path, output: WriteOutput) -> None:
     import sys
 
     from ..kube.backups import list_runs
-    from ..render.common import terminal_safe, write_json
+    from ..render.common import terminal_safe, write_json, write_yaml
 
     runs = list_runs(root)
-    if output is WriteOutput.json:
+    if output is not WriteOutput.text:
         from ..render.envelope import envelope
 
-        write_json(envelope("FieldownBackupRuns", {"backupRoot": str(root), "runs": [
+        doc = envelope("FieldownBackupRuns", {"backupRoot": str(root), "runs": [
             {"directory": str(r.directory), "time": r.started, "command": r.command, "objects": r.objects,
-             "server": r.server} for r in runs]}), sys.stdout)
+             "server": r.server} for r in runs]})
+        (write_yaml if output is WriteOutput.yaml else write_json)(doc, sys.stdout)
         return
     if not runs:
         sys.stdout.write(f"no backup runs under {root}\n")

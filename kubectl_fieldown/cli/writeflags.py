@@ -50,13 +50,15 @@ __all__ = [
 class WriteOutput(str, enum.Enum):
     text = "text"
     json = "json"
+    yaml = "yaml"
 
 
 # --- options shared by the writing commands ------------------------------------------------------
 
 Output = Annotated[
     WriteOutput,
-    options.output_option("Output format: text (one line per object and a summary) or json (docs/migrate.md)."),
+    options.output_option("Output format: text (one line per object and a summary), json or yaml (the same "
+                          "document: docs/migrate.md)."),
 ]
 
 BackupDir = Annotated[

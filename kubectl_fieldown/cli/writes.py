@@ -268,7 +268,7 @@ def run_all(
             render_summary(outcomes, backup_dir, cfg.dry_run.value, out)
     else:
         render_json(cfg.command, cfg.dry_run.value, outcomes, backup_dir, out, interrupted=interrupted,
-                    in_flight=in_flight)
+                    in_flight=in_flight, yaml=cfg.output is WriteOutput.yaml)
     out.flush()
     if interrupted:
         rest = len(items) - len(outcomes) - (1 if in_flight else 0)

@@ -125,7 +125,8 @@ def summary_counts(outcomes: Sequence[WriteOutcome]) -> dict[str, int]:
 
 
 def render_json(command: str, dry_run: str, outcomes: Sequence[WriteOutcome], backup_dir: Path | None,
-                out: TextIO, *, interrupted: bool = False, in_flight: str | None = None) -> None:
+                out: TextIO, *, interrupted: bool = False, in_flight: str | None = None, yaml: bool = False) -> None:
+    """The ``FieldownWrite`` document (``yaml``: the same, as YAML)."""
     from .envelope import envelope
 
     doc = envelope("FieldownWrite", {
@@ -137,6 +138,11 @@ def render_json(command: str, dry_run: str, outcomes: Sequence[WriteOutcome], ba
         "interrupted": interrupted,
         "inFlight": in_flight,
     })
+    if yaml:
+        from .common import write_yaml
+
+        write_yaml(doc, out)
+        return
     out.write(json.dumps(doc, indent=2) + "\n")
 
 

@@ -55,11 +55,16 @@ def planner(command: FixCommand, manifest: dict[str, Any] | None = None) -> Call
 
 
 def printed(o: WriteOutcome) -> str:
-    """Everything the commands print of an outcome: the text with -v, and -o json."""
+    """Everything the commands print of an outcome: the text with -v, then -o json, then -o yaml."""
     out = io.StringIO()
     render_outcome(o, out, verbose=True)
     render_json("reset", o.dry_run, [o], None, out)
+    out.write(YAML_FOLLOWS)
+    render_json("reset", o.dry_run, [o], None, out, yaml=True)
     return out.getvalue()
+
+
+YAML_FOLLOWS = "--- -o yaml ---\n"
 
 
 def leaked(text: str) -> bool:
@@ -76,7 +81,7 @@ def test_a_refusal_names_the_field_not_the_value(command: FixCommand, dry_run: s
     assert o.result is Result.failed and o.problems
     text = printed(o)
     assert '! the next apply would delete .data.token ("<redacted>" -> unset)' in text
-    doc = json.loads(text[text.index("{"):])
+    doc = json.loads(text[text.index("{"):text.index(YAML_FOLLOWS)])
     assert doc["items"][0]["problems"] and doc["items"][0]["error"].startswith("refused: ")
     assert not leaked(text)
 

@@ -68,3 +68,22 @@ def test_json_is_written_as_it_is_made_and_reads_as_the_whole_document() -> None
         out = io.StringIO()
         render_json(report, out)
         assert out.getvalue() == _dumps(to_document(report))
+
+
+def test_yaml_is_the_json_document() -> None:
+    """``audit -o yaml``: the document ``-o json`` streams, as YAML."""
+    import contextlib
+    import json
+
+    import yaml
+
+    from kubectl_fieldown.cli.audit import AuditOutput, _render
+
+    for report in _reports():
+        written = []
+        for fmt in (AuditOutput.json, AuditOutput.yaml):
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                _render(report, fmt, {})
+            written.append(out.getvalue())
+        assert yaml.safe_load(written[1]) == json.loads(written[0])

@@ -71,3 +71,20 @@ def test_every_text_line_is_safe_for_a_terminal() -> None:
     text = out.getvalue()
     assert "\x1b" not in text and "\x07" not in text and "\x9b" not in text
     assert text.count("evil\\u001b]0;pwned\\u0007\\u009b31m") >= 5, text
+
+
+def test_yaml_is_the_json_document(tmp_path: Path) -> None:
+    """``-o yaml`` of the write commands: the ``FieldownWrite`` document of ``-o json``, as YAML (a
+    Secret's values redacted the same way)."""
+    import yaml
+
+    from kubectl_fieldown.render.migrate import render_json
+
+    outcomes = [secret_outcome(), WriteOutcome(api_version="example.com/v1", kind="Widget", namespace=None, name="b",
+                                               result=Result.failed, error="boom")]
+    as_json, as_yaml = io.StringIO(), io.StringIO()
+    render_json("migrate --to server-side", "client", outcomes, tmp_path, as_json, interrupted=True, in_flight="x")
+    render_json("migrate --to server-side", "client", outcomes, tmp_path, as_yaml, interrupted=True, in_flight="x",
+                yaml=True)
+    assert yaml.safe_load(as_yaml.getvalue()) == json.loads(as_json.getvalue())
+    assert "hunter2" not in as_yaml.getvalue() and "&id" not in as_yaml.getvalue()  # no anchors for a repeated body
