@@ -78,7 +78,6 @@ HELP = """Audit field ownership before switching appliers (kubectl to --server-s
 client-side pipelines to Argo CD or Flux): every object that will hurt, why, and the command that
 fixes it.
 
-\b
 Scans every listable type (or --kinds) in the namespace (-n, default: the context's) or in all
 namespaces (-A). Read-only. With --field-manager NAME -f DIR the engine also predicts the conflicts
 an apply of those manifests by NAME would have. See docs/audit.md for the findings and the JSON
@@ -149,7 +148,7 @@ def audit(
                               "(SARIF 2.1.0, findings at the lines of the -f manifests), prometheus (metrics; "
                               "docs/fleet.md), name (each object with findings: kind.group/name), "
                               "jsonpath=TEMPLATE or custom-columns=SPEC (kubectl's, over the json document: one row "
-                              "per finding; docs/output.md)."),
+                              "per finding; docs/output.md).", metavar="FORMAT"),
     ] = AuditOutput.text,
     fail_on: Annotated[
         FailOn,

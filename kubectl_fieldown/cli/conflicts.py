@@ -70,13 +70,11 @@ _KUBE_OUTPUTS = (ConflictsOutput.name, ConflictsOutput.jsonpath, ConflictsOutput
 
 HELP = """Predict a server-side apply: conflicts, shared fields, deletions and fields that stay.
 
-\b
 Reads manifests (-f FILE|DIR|-, several documents) and the live objects they name, from the
 cluster (default) or offline from --live FILE (the output of
 'kubectl get -o yaml --show-managed-fields'), and computes what the API server does with
 'kubectl apply --server-side --field-manager NAME' of them.
 
-\b
 Exit codes: 0 no conflicts (or --force-conflicts takes them over); 1 conflicts predicted,
 the server would reject the apply, or the server dry run disagrees; 2 errors."""
 

@@ -27,14 +27,12 @@ __all__ = ["handover", "register"]
 
 HELP = """Hand fields over to another manager (a controller, an imperative writer, an applier), with no value change.
 
-\b
 MANAGER's Apply entry gets the fields, as if it had applied them with their current values (it may
 already apply other fields: they stay), and every other owner lets go; the fields also leave the
 last-applied annotation and the client-side manager, so neither 'kubectl apply' nor 'kubectl apply
 --server-side' of a manifest without them removes or resets them. One write of managedFields,
 guarded by the resourceVersion.
 
-\b
 Before writing, the next apply of the applier managing the object (--applier to name another) is
 played on the engine, with its manifest minus the fields handed to MANAGER; a write after which it
 would delete or change a value you did not ask to change is refused unless --allow-value-changes."""

@@ -70,10 +70,12 @@ class _Wrapper(textwrap.TextWrapper):
 def wrap_text(text: str, width: int, initial_indent: str = "", subsequent_indent: str = "",
               preserve_paragraphs: bool = False) -> str:
     """click's ``wrap_text``: paragraphs (separated by empty lines) filled to ``width``, a
-    paragraph that starts with a ``\\b`` line kept as it is, each at its own indentation."""
+    paragraph that starts with a ``\\b`` line kept as it is, each at its own indentation; a line
+    never ends at a hyphen inside a word."""
     text = text.expandtabs()
+    # never at a hyphen, as helpformat.WrappingFormatter has click wrap (--fail-on stays whole)
     wrapper = _Wrapper(width, initial_indent=initial_indent, subsequent_indent=subsequent_indent,
-                       replace_whitespace=False)
+                       replace_whitespace=False, break_on_hyphens=False)
     if not preserve_paragraphs:
         return wrapper.fill(text)
     paragraphs: list[tuple[int, bool, str]] = []

@@ -69,18 +69,18 @@ def migrate_for_applier(text: str, from_managers: Sequence[str] | None, field_ma
 
 MIGRATE_HELP = """Move objects between client-side and server-side apply, keeping their ownership exact.
 
-\b
 --to server-side: the fields of the source managers (default kubectl-client-side-apply; globs)
 become an Apply entry of --field-manager (default kubectl), per subresource and for every
 apiVersion, so that the next 'kubectl apply --server-side' of the same manifest changes nothing,
 and of the manifest minus a field deletes that field.
+
 --to client-side: the Apply entry of --from-manager (default kubectl) becomes a
 kubectl-client-side-apply Update entry, and the last-applied annotation is rebuilt from the fields
 it owns, so that the next plain 'kubectl apply' behaves the same way.
+
 --for argocd|flux|helm|kubectl: what that applier's first server-side sync would do to the
 object (its managers folded into its Apply entry), done now; see docs/migrate.md.
 
-\b
 Every write is a JSON patch guarded by the object's resourceVersion; an object that changes
 meanwhile is read, planned and written again. Each object is saved before its first write
 (--backup-dir); 'kubectl fieldown undo' puts managedFields and the annotation back."""

@@ -232,6 +232,7 @@ NoHeaders = Annotated[
 ]
 
 
-def output_option(help_text: str) -> Any:
-    """``-o/--output``: each command has its own formats (an Enum in its signature)."""
-    return typer.Option("-o", "--output", help=help_text, case_sensitive=False)
+def output_option(help_text: str, metavar: str | None = None) -> Any:
+    """``-o/--output``: each command has its own formats (an Enum in its signature); ``metavar`` in
+    place of their list where it would not fit an 80-column help (the help text names them)."""
+    return typer.Option("-o", "--output", help=help_text, case_sensitive=False, metavar=metavar)

@@ -24,7 +24,6 @@ __all__ = ["register", "reset"]
 
 RESET_HELP = """Clear managedFields, give every field that is set to one manager, or drop stale managers.
 
-\b
 Without options, managedFields become [{}]: nothing is tracked until the next server-side apply,
 which records every field already set as owned by 'before-first-apply' (no conflicts for anyone
 until then). With --to-manager NAME, NAME becomes the one Apply manager of every field currently set
@@ -32,7 +31,6 @@ until then). With --to-manager NAME, NAME becomes the one Apply manager of every
 field that is not in its manifest. With --drop-manager NAME, the entries of NAME go (a previous
 applier, as flux-operator's 'migrate owner'): the fields only it owned keep their values, unowned.
 
-\b
 Before writing, the next apply of the applier (--applier, else --to-manager's, else the one
 managing the object) is played on the engine; a write after which it would delete or change a
 value you did not ask to change is refused unless --allow-value-changes."""

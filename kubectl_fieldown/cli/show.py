@@ -17,7 +17,6 @@ __all__ = ["ObjectSource", "ShowOutput", "TimeMode", "build_view", "register", "
 
 HELP = """Show who owns each field of Kubernetes objects (server-side apply managedFields).
 
-\b
 Objects come from the cluster (TYPE/NAME, TYPE NAME..., TYPE -l SELECTOR, -f FILE)
 or, offline, from a file (-i FILE, -i - for stdin) holding the output of
 'kubectl get -o yaml --show-managed-fields' (YAML or JSON, several documents, kind: List)."""

@@ -22,7 +22,6 @@ __all__ = ["register", "strip_last_applied"]
 
 STRIP_HELP = """Remove fields from the last-applied annotation and from the client-side apply manager.
 
-\b
 The documented way to give a field that is in your manifest to an imperative writer or a
 controller (kubectl scale, an autoscaler): afterwards the next 'kubectl apply' of the manifest
 without the field leaves the field alone instead of deleting it. Paths use the API server's

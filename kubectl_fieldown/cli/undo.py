@@ -61,7 +61,6 @@ def restore_plan(named: Sequence[Backup], found: Sequence[Backup], server: str,
 
 HELP = """Put back the managedFields and last-applied annotation a write changed.
 
-\b
 BACKUP is a backup file or a run directory (every file in it); each write command prints its
 run directory, under the backup directory (--backup-dir, else $FIELDOWN_BACKUP_DIR, else
 ~/.kube/fieldown/backups), where backups must lie. --list shows the runs there, newest first;

@@ -43,7 +43,6 @@ class FailOn(str, enum.Enum):
 
 HELP = """Watch who changes which field, live, and which writers fight over a field.
 
-\b
 One line per field change as it happens: time (the writer's managedFields entry), object,
 path, old -> new value, and the writer (the managedFields entry the write stamped; the
 co-owners; 'ambiguous' when managedFields cannot tell); one line per object created or

@@ -138,6 +138,26 @@ def test_help_fits_an_80_column_terminal() -> None:
         assert long == [], (cmd, long)
 
 
+def test_help_never_ends_a_line_inside_a_hyphenated_word() -> None:
+    """``--fail-on`` or ``kubectl-client-side-apply`` split over two lines would read as two words;
+    the running text is filled, not kept at the source's line breaks (``\\b`` is for examples)."""
+    import itertools
+    import re
+
+    for columns in (60, 80, 100):
+        for args in ([], *([c] for c in cli_main.COMMAND_MODULES)):
+            cmd = [a.replace("_", "-") for a in args]
+            text = _help_at(columns, *cmd)
+            split = [line for line in text.splitlines() if re.search(r"\w-$", line)]
+            assert split == [], (columns, cmd, split)
+            # a paragraph of running text fills its lines: the next line's first word did not fit
+            paragraphs = re.split(r"\n(?:Arguments|Options|Commands):", text)[0].split("\n\n")[1:]
+            for par in paragraphs:
+                lines = par.splitlines()
+                short = [a for a, b in itertools.pairwise(lines) if len(a) + 1 + len(b.split()[0]) <= columns - 2]
+                assert short == [], (columns, cmd, par)
+
+
 def test_help_uses_a_wide_terminal_and_never_cuts_the_command_list() -> None:
     import re
 
