@@ -275,7 +275,9 @@ class Intent(Record):
            previous: Mapping[str, Any] | None = None, also: Sequence[str] = ()) -> Intent:
         """``previous`` is the manifest the applier applied before, where the caller knows it (its
         fields count as its own too); ``also`` are further names the user declared its own."""
-        its = annotation_is_its(live, applier, manifest, root)
+        # the client-side manager named as one of the applier's own (a fix folds it into the applier)
+        # brings its annotation: the configuration it recorded is the applier's too
+        its = annotation_is_its(live, applier, manifest, root) or KUBECTL_CLIENT_SIDE_APPLY in also
         own = FieldSet()
         others = FieldSet()
         other_entries: list[ManagedFieldsEntry] = []

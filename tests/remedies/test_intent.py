@@ -165,3 +165,30 @@ def test_a_configuration_like_the_appliers_own_record_is_possibly_its_even_when_
     other = simulate_apply(None, manifest(labels=two), "deployer", RULES, now="2026-11-24T10:00:00Z").object
     other = simulate_apply(other, partial(color="blue"), "tuner", RULES, now="2026-11-24T10:00:05Z").object
     assert not Intent.of(other, Applier.of("ssa", "deployer"), grown, ROOT).superseded_set(parse_path(".spec.replicas"))
+
+
+def test_the_client_side_manager_named_the_appliers_brings_its_annotation_as_a_configuration() -> None:
+    """Soak seed 87's seed-8700364: Helm 3 created the object (its chart sets ``color``), then
+    ``kubectl apply`` (client-side) applied twice a configuration without it, and Helm 4's next
+    manifest, grown well beyond the annotation, does not set it either. The fix folds both
+    ``helm`` and the client-side manager into Helm's Apply entry (``also``): the annotation is then a
+    configuration of the applier, newer than the chart, so ``color`` was dropped by a later
+    configuration and only an older one set it (superseded: audit says so, instead of calling the
+    deletion the one the manifest asks for). Without ``also`` the annotation, which holds less than
+    half of the grown manifest, stays another writer's."""
+    from kubectl_fieldown.appliers import run_applier
+    from kubectl_fieldown.fieldmanager import simulate_update
+
+    chart = manifest(color="green")
+    obj = simulate_update(None, chart, "helm", RULES, now="2026-11-24T10:00:00Z").object
+    for i, config in enumerate((manifest(color=None, replicas=3), manifest(color=None, replicas=4))):
+        run = run_applier(Applier.of("kubectl-client-side"), obj, config, RULES, now=f"2026-11-24T10:00:0{5 + i}Z")
+        assert run.ok and run.result is not None
+        obj = run.result
+    grown = manifest(color=None, replicas=4, labels={k: "v" for k in "abcdefgh"})
+    helm = Applier.of("helm")
+    color = parse_path(".spec.color")
+    folded = Intent.of(obj, helm, grown, ROOT, also=("helm", "kubectl-client-side-apply"))
+    assert folded.deletion_asked(color) and folded.superseded_set(color)
+    assert not folded.superseded_set(parse_path(".spec.replicas"))
+    assert not Intent.of(obj, helm, grown, ROOT).superseded_set(color)
