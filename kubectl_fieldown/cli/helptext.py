@@ -3,8 +3,10 @@
 typer takes to start. tests/cli/test_main_help.py keeps it equal to typer's, at every width.
 
 What is reproduced: click's paragraph wrapping (``wrap_text`` with ``preserve_paragraphs``:
-``\\b`` paragraphs kept as they are), its definition lists (options, commands), the usage line,
-and :func:`fit_lines`, which :mod:`.helpformat` applies to click's own wrapping as well.
+``\\b`` paragraphs kept as they are), its definition lists (options, commands) and the usage line;
+:func:`fit_lines` fits a ``\\b`` line that is too long. Unlike click, a line never ends inside a
+hyphenated word. :mod:`.helpformat` lays out every command's help with :func:`text_block` and
+:func:`definition_list` too, so that typer's help and this one follow the same rule.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import sys
 import textwrap
 from collections.abc import Sequence
 
-__all__ = ["fit_lines", "help_width", "render_group_help", "wrap_text"]
+__all__ = ["definition_list", "fit_lines", "help_width", "render_group_help", "text_block", "wrap_text"]
 
 
 def help_width() -> int:
@@ -73,7 +75,7 @@ def wrap_text(text: str, width: int, initial_indent: str = "", subsequent_indent
     paragraph that starts with a ``\\b`` line kept as it is, each at its own indentation; a line
     never ends at a hyphen inside a word."""
     text = text.expandtabs()
-    # never at a hyphen, as helpformat.WrappingFormatter has click wrap (--fail-on stays whole)
+    # never at a hyphen inside a word: --fail-on stays whole
     wrapper = _Wrapper(width, initial_indent=initial_indent, subsequent_indent=subsequent_indent,
                        replace_whitespace=False, break_on_hyphens=False)
     if not preserve_paragraphs:
@@ -113,14 +115,17 @@ def wrap_text(text: str, width: int, initial_indent: str = "", subsequent_indent
     return "\n\n".join(out)
 
 
-def _text(text: str, indent: str, width: int) -> str:
-    # helpformat.WrappingFormatter.write_text
+def text_block(text: str, indent: str, width: int) -> str:
+    """Running text and ``\\b`` paragraphs at ``width`` (the formatter's ``write_text``)."""
     return fit_lines(wrap_text(text, width, indent, indent, preserve_paragraphs=True), width) + "\n"
 
 
-def _definitions(rows: Sequence[tuple[str, str]], indent: int, width: int) -> str:
-    # click's HelpFormatter.write_dl (col_max 30, col_spacing 2)
-    first_col = min(max(len(first) for first, _ in rows), 30) + 2
+def definition_list(rows: Sequence[tuple[str, str]], indent: int, width: int, col_max: int = 30,
+                    col_spacing: int = 2) -> str:
+    """A definition list (options, commands) as click's ``HelpFormatter.write_dl`` lays it out, with
+    this module's wrapping."""
+    rows = list(rows)
+    first_col = min(max(len(first) for first, _ in rows), col_max) + col_spacing
     text_width = max(width - first_col - 2, 10)
     out: list[str] = []
     for first, second in rows:
@@ -128,11 +133,11 @@ def _definitions(rows: Sequence[tuple[str, str]], indent: int, width: int) -> st
         if not second:
             out.append("\n")
             continue
-        if len(first) <= first_col - 2:
+        if len(first) <= first_col - col_spacing:
             out.append(" " * (first_col - len(first)))
         else:
             out.append("\n" + " " * (first_col + indent))
-        lines = wrap_text(second, text_width, preserve_paragraphs=True).splitlines()
+        lines = wrap_text(second, text_width, preserve_paragraphs=True).splitlines() or [""]
         out.append(lines[0] + "\n")
         out += [" " * (first_col + indent) + line + "\n" for line in lines[1:]]
     return "".join(out)
@@ -146,11 +151,11 @@ def render_group_help(prog: str, usage: str, help_text: str, options: Sequence[t
     prefix = f"Usage: {prog} "
     parts = [wrap_text(usage, width, prefix, " " * len(prefix)) + "\n"]
     if help_text:
-        parts += ["\n", _text(help_text, "  ", width)]
+        parts += ["\n", text_block(help_text, "  ", width)]
     for heading, rows in (("Options", options), ("Commands", commands)):
         if rows:
-            parts += ["\n", f"{heading}:\n", _definitions(rows, 2, width)]
+            parts += ["\n", f"{heading}:\n", definition_list(rows, 2, width)]
     if epilog:
-        parts += ["\n", _text(epilog, "  ", width)]
+        parts += ["\n", text_block(epilog, "  ", width)]
     return "".join(parts)
 
