@@ -314,10 +314,9 @@ def _render(report: AuditReport, output: AuditOutput, sources: Mapping[ObjectKey
 
         render_json(report, out)
     elif output is AuditOutput.yaml:
-        from ..render.audit import to_document
-        from ..render.common import write_yaml
+        from ..render.audit import render_yaml
 
-        write_yaml(to_document(report), out)
+        render_yaml(report, out)
     elif output is AuditOutput.junit:
         from ..render.audit import render_junit
 

@@ -219,7 +219,7 @@ def run_all(
     """Act on every selected object, printing as it goes; returns the exit code."""
     from ..kube.errors import is_fatal
     from ..render.common import counted
-    from ..render.migrate import Progress, render_json, render_outcome, render_summary
+    from ..render.migrate import Progress, render_json, render_outcome, render_summary, render_yaml
 
     text = cfg.output is WriteOutput.text
     out = sys.stdout
@@ -267,8 +267,8 @@ def run_all(
                 or backup_dir:
             render_summary(outcomes, backup_dir, cfg.dry_run.value, out)
     else:
-        render_json(cfg.command, cfg.dry_run.value, outcomes, backup_dir, out, interrupted=interrupted,
-                    in_flight=in_flight, yaml=cfg.output is WriteOutput.yaml)
+        render = render_yaml if cfg.output is WriteOutput.yaml else render_json
+        render(cfg.command, cfg.dry_run.value, outcomes, backup_dir, out, interrupted=interrupted, in_flight=in_flight)
     out.flush()
     if interrupted:
         rest = len(items) - len(outcomes) - (1 if in_flight else 0)

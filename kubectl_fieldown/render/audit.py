@@ -30,10 +30,10 @@ from typing import Any, Final, TextIO
 from ..audit import RULES, Finding, Severity
 from ..audit.fleet import ContextPart, context_summary
 from ..base.record import Record
-from .common import counted, terminal_safe
+from .common import counted, terminal_safe, write_yaml
 from .fixes import command_line, fix_lines
 
-__all__ = ["FORMAT_VERSION", "AuditReport", "render_json", "render_junit", "render_text", "to_document"]
+__all__ = ["FORMAT_VERSION", "AuditReport", "render_json", "render_junit", "render_text", "render_yaml", "to_document"]
 
 FORMAT_VERSION = 1
 
@@ -239,6 +239,11 @@ def _dumps(doc: Any) -> str:
         return bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2)).decode() + "\n"
     except TypeError:  # integers beyond 64 bits in a value: the standard encoder takes them
         return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def render_yaml(report: AuditReport, out: TextIO) -> None:
+    """:func:`to_document` as YAML (built whole, where :func:`render_json` streams its items)."""
+    write_yaml(to_document(report), out)
 
 
 def render_json(report: AuditReport, out: TextIO) -> None:

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from ..base.objects import ObjectRef
 from ..base.redact import redact_patch_op, redact_request_body
 from ..fieldpath import path_string
-from .common import terminal_safe
+from .common import terminal_safe, write_yaml
 
 if TYPE_CHECKING:
     from ..kube.writes import WriteOutcome
@@ -52,7 +52,9 @@ __all__ = [
     "render_json",
     "render_outcome",
     "render_summary",
+    "render_yaml",
     "summary_counts",
+    "to_document",
 ]
 
 
@@ -124,12 +126,12 @@ def summary_counts(outcomes: Sequence[WriteOutcome]) -> dict[str, int]:
     return counts
 
 
-def render_json(command: str, dry_run: str, outcomes: Sequence[WriteOutcome], backup_dir: Path | None,
-                out: TextIO, *, interrupted: bool = False, in_flight: str | None = None, yaml: bool = False) -> None:
-    """The ``FieldownWrite`` document (``yaml``: the same, as YAML)."""
+def to_document(command: str, dry_run: str, outcomes: Sequence[WriteOutcome], backup_dir: Path | None, *,
+                interrupted: bool = False, in_flight: str | None = None) -> dict[str, Any]:
+    """The ``FieldownWrite`` document of a write command's run."""
     from .envelope import envelope
 
-    doc = envelope("FieldownWrite", {
+    return envelope("FieldownWrite", {
         "command": command,
         "dryRun": dry_run,
         "backupDir": str(backup_dir) if backup_dir is not None else None,
@@ -138,12 +140,18 @@ def render_json(command: str, dry_run: str, outcomes: Sequence[WriteOutcome], ba
         "interrupted": interrupted,
         "inFlight": in_flight,
     })
-    if yaml:
-        from .common import write_yaml
 
-        write_yaml(doc, out)
-        return
-    out.write(json.dumps(doc, indent=2) + "\n")
+
+def render_json(command: str, dry_run: str, outcomes: Sequence[WriteOutcome], backup_dir: Path | None,
+                out: TextIO, *, interrupted: bool = False, in_flight: str | None = None) -> None:
+    out.write(json.dumps(to_document(command, dry_run, outcomes, backup_dir, interrupted=interrupted,
+                                     in_flight=in_flight), indent=2) + "\n")
+
+
+def render_yaml(command: str, dry_run: str, outcomes: Sequence[WriteOutcome], backup_dir: Path | None,
+                out: TextIO, *, interrupted: bool = False, in_flight: str | None = None) -> None:
+    write_yaml(to_document(command, dry_run, outcomes, backup_dir, interrupted=interrupted, in_flight=in_flight),
+               out)
 
 
 def _result_text(o: WriteOutcome) -> str:

@@ -25,7 +25,7 @@ from kubectl_fieldown.kube import ResourceInfo
 from kubectl_fieldown.kube.writes import ObjectTarget, Result, WriteOptions, WriteOutcome
 from kubectl_fieldown.remedies.commands import FixCommand, MigrateFor, PlanContext, Reset
 from kubectl_fieldown.remedies.writeplan import WritePlan, write_plan
-from kubectl_fieldown.render.migrate import render_json, render_outcome
+from kubectl_fieldown.render.migrate import render_json, render_outcome, render_yaml
 
 SECRETS = ResourceInfo(group="", version="v1", resource="secrets", kind="Secret", namespaced=True,
                        verbs=frozenset({"get", "list", "patch"}))
@@ -60,7 +60,7 @@ def printed(o: WriteOutcome) -> str:
     render_outcome(o, out, verbose=True)
     render_json("reset", o.dry_run, [o], None, out)
     out.write(YAML_FOLLOWS)
-    render_json("reset", o.dry_run, [o], None, out, yaml=True)
+    render_yaml("reset", o.dry_run, [o], None, out)
     return out.getvalue()
 
 

@@ -78,13 +78,12 @@ def test_yaml_is_the_json_document(tmp_path: Path) -> None:
     Secret's values redacted the same way)."""
     import yaml
 
-    from kubectl_fieldown.render.migrate import render_json
+    from kubectl_fieldown.render.migrate import render_json, render_yaml
 
     outcomes = [secret_outcome(), WriteOutcome(api_version="example.com/v1", kind="Widget", namespace=None, name="b",
                                                result=Result.failed, error="boom")]
     as_json, as_yaml = io.StringIO(), io.StringIO()
     render_json("migrate --to server-side", "client", outcomes, tmp_path, as_json, interrupted=True, in_flight="x")
-    render_json("migrate --to server-side", "client", outcomes, tmp_path, as_yaml, interrupted=True, in_flight="x",
-                yaml=True)
+    render_yaml("migrate --to server-side", "client", outcomes, tmp_path, as_yaml, interrupted=True, in_flight="x")
     assert yaml.safe_load(as_yaml.getvalue()) == json.loads(as_json.getvalue())
     assert "hunter2" not in as_yaml.getvalue() and "&id" not in as_yaml.getvalue()  # no anchors for a repeated body
