@@ -337,13 +337,18 @@ def _builtin(version: str) -> BuiltinSchemas:
 
 def builtin_kinds(kube_version: str | None = None) -> BuiltinSchemas:
     """The offline schemas for ``kube_version`` (``"1.36"``, ``"v1.36.4"``; default: the newest)."""
-    return _builtin(normalize_version(kube_version) if kube_version else newest_version())
+    return _builtin(_chosen(kube_version))
 
 
 def builtin_object_meta(kube_version: str | None = None) -> Type:
     """ObjectMeta's merge type for ``kube_version`` (default: the newest), read from
     :data:`OBJECT_META_FILE` alone: the ``metadata`` of a custom resource's schema."""
-    return _object_meta_schemas(normalize_version(kube_version) if kube_version else newest_version()).object_meta()
+    return _object_meta_schemas(_chosen(kube_version)).object_meta()
+
+
+def _chosen(kube_version: str | None) -> str:
+    """The minor version ``kube_version`` names, or the newest when none is given."""
+    return normalize_version(kube_version) if kube_version else newest_version()
 
 
 @functools.cache
