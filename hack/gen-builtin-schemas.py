@@ -168,8 +168,8 @@ def extract_text(header: Mapping[str, Any], definitions: Mapping[str, Any]) -> s
     return "\n".join(lines) + "\n"
 
 
-def object_meta_text(extract: str) -> str:
-    small = builtin.object_meta_extract(json.loads(extract))
+def object_meta_text(document: Mapping[str, Any]) -> str:
+    small = builtin.object_meta_extract(document)
     return extract_text({k: v for k, v in small.items() if k != "definitions"}, small["definitions"])
 
 
@@ -199,7 +199,7 @@ def main() -> int:
     if differ:
         sys.exit(f"gen-builtin-schemas: the extract changes the merge types of {', '.join(differ)}; "
                  "KEPT_KEYWORDS misses a keyword the converter reads")
-    outputs = {DATA: extract, OBJECT_META_DATA: object_meta_text(extract)}
+    outputs = {DATA: extract, OBJECT_META_DATA: object_meta_text(document)}
     if args.check:
         stale = [p for p, text in outputs.items() if not p.is_file() or p.read_text(encoding="utf-8") != text]
         for path in stale:
