@@ -206,15 +206,17 @@ def audit(
     from .outputformat import check
 
     check(output.value)
-    from ..audit import RULES
-
     started = time.monotonic()
     workers = _parse_concurrency(concurrency)
     ignored = frozenset(ignore or ())
-    unknown = sorted(ignored - set(RULES))
-    if unknown:
-        raise UsageError(f"--ignore: unknown finding id {unknown[0]!r} (one of {', '.join(RULES)})")
-    named = _named_applier(applier, field_manager)
+    if ignored:
+        # (the engine is imported only when a flag needs it: the LIST starts before it loads)
+        from ..audit import RULES
+
+        unknown = sorted(ignored - set(RULES))
+        if unknown:
+            raise UsageError(f"--ignore: unknown finding id {unknown[0]!r} (one of {', '.join(RULES)})")
+    named = _named_applier(applier, field_manager) if applier or field_manager else None
     if filename and named is None:
         raise UsageError("-f names the manifests of the new applier: name it with --applier or --field-manager")
     docs = _read_manifests(filename, recursive) if filename else []

@@ -11,8 +11,6 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..base.record import Record
-from ..kube.kindrules import KindRules
-from ..schema.types import GroupVersionKind
 from .errors import UsageError
 
 if TYPE_CHECKING:
@@ -20,7 +18,13 @@ if TYPE_CHECKING:
     from ..fieldmanager import ResourceRules
     from ..kube.client import AllNamespaces, ClusterClient
     from ..kube.discovery import ResourceInfo
+    from ..kube.kindrules import KindRules
+    from ..kube.stream import PageStream
     from ..manifests.sources import InputDocument
+
+# The engine's modules (kind rules, schemas, the audit rules) are imported where they are used, not
+# here: the audit starts its LIST before loading them, so that a cold start's imports overlap the
+# server's first pages (fleet.audit_cluster).
 
 __all__ = ["DEFAULT_EXCLUDED", "Manifests", "ScanResult", "scan", "select_types"]
 
@@ -127,6 +131,7 @@ def _read_manifests(paths: Sequence[str], recursive: bool) -> list[InputDocument
 def _load_manifests(client: ClusterClient, docs: Sequence[InputDocument], flag_namespace: str | None,
                     kind_rules: KindRules) -> Manifests:
     from ..kube.errors import UnknownResourceType
+    from ..schema.types import GroupVersionKind
 
     out = Manifests()
     for source in docs:
@@ -165,6 +170,7 @@ class _RulesByKind:
         if key not in self._known:
             from ..kube.errors import KubeError
             from ..kube.stream import FATAL_ERRORS
+            from ..schema.types import GroupVersionKind
 
             try:
                 res = self._client.discovery.resolve_kind(api_version, kind)
@@ -252,12 +258,12 @@ class _Progress:
             self._bar = None
 
 
-def scan(client: ClusterClient, types: Sequence[ResourceInfo], namespace: str | AllNamespaces | None,
-         selector: str | None, ctx: AuditContext, workers: int, progress_bar: bool = True) -> ScanResult:
-    """Stream every page of ``types`` through the rules; Ctrl-C ends it with what was found."""
+def scan(client: ClusterClient, stream: PageStream, types: Sequence[ResourceInfo],
+         namespace: str | AllNamespaces | None, ctx: AuditContext, progress_bar: bool = True) -> ScanResult:
+    """Every page of ``stream`` (the LIST of ``types``) through the rules; Ctrl-C ends it with what
+    was found. The stream is closed at the end."""
     from ..audit import audit_object, object_key, same_object, type_finding
     from ..kube.errors import Forbidden, KubeError, NotFound
-    from ..kube.stream import PageStream
     from ..render.common import counted
 
     result = ScanResult()
@@ -267,7 +273,6 @@ def scan(client: ClusterClient, types: Sequence[ResourceInfo], namespace: str | 
     versions = {same_object(k): k for k in manifests} if manifests else {}
     scope_ns = None if not isinstance(namespace, str) else namespace
     progress = _Progress(len(types) if progress_bar else 0)
-    stream = PageStream(client, types, namespace, label_selector=selector, workers=workers)
     done = 0
     vanished: list[tuple[ResourceInfo, str]] = []
     try:

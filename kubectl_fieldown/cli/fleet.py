@@ -26,8 +26,9 @@ from .errors import EXIT_USAGE, UsageError, _said, print_error
 
 if TYPE_CHECKING:
     from ..appliers import Applier
+    from ..audit import AuditContext
     from ..audit.fleet import ContextPart
-    from ..kube.client import AllNamespaces
+    from ..kube.client import AllNamespaces, ClusterClient
     from ..kube.discovery import ResourceInfo
     from ..manifests.sources import InputDocument
     from ..render.audit import AuditReport
@@ -174,20 +175,9 @@ def connection_flags(cluster: options.ClusterArgs) -> tuple[str, ...]:
 
 def audit_cluster(spec: AuditSpec, cluster: options.ClusterArgs, progress: bool) -> ClusterScan:
     """The audit of one cluster (KubeError or UsageError: it could not be read)."""
-    from ..audit import AuditContext
     from ..kube.client import ALL_NAMESPACES, ClusterClient
-    from ..kube.kindrules import KindRules
-    from .auditscan import (
-        Manifests,
-        _load_manifests,
-        _now,
-        _resolve_kinds,
-        _RulesByKind,
-        _unseen_manifests,
-        scan,
-        select_types,
-    )
-    from .files import STDIN_NAME
+    from ..kube.stream import PageStream
+    from .auditscan import _resolve_kinds, _unseen_manifests, scan, select_types
 
     client = ClusterClient(options.cluster_options(cluster))
     try:
@@ -195,14 +185,12 @@ def audit_cluster(spec: AuditSpec, cluster: options.ClusterArgs, progress: bool)
                                                                                   spec.all_namespaces)
         ns: str | AllNamespaces = ALL_NAMESPACES if spec.all_namespaces else (spec.namespace
                                                                              or client.default_namespace)
-        kind_rules = KindRules(client=client)
-        manifests = _load_manifests(client, spec.docs, spec.namespace, kind_rules) if spec.docs else Manifests()
-        ctx = AuditContext(applier=spec.named, manifests=manifests.by_key,
-                           manifest_files={k: d.source for k, d in manifests.sources.items() if d.source != STDIN_NAME},
-                           connection=connection_flags(cluster),
-                           rules_for=_RulesByKind(client, kind_rules, manifests.rules), now=_now(),
-                           ignore=spec.ignored)
-        result = scan(client, types, ns, spec.selector, ctx, spec.workers, progress)
+        with PageStream(client, types, ns, label_selector=spec.selector, workers=spec.workers) as stream:
+            # the LIST goes out before the engine is loaded and the manifests are read: on a cold start
+            # the server answers the first pages meanwhile (issue 24: the audit's start-up)
+            stream.start()
+            manifests, ctx = _audit_context(spec, cluster, client)
+            result = scan(client, stream, types, ns, ctx, progress)
         if manifests.by_key and not result.interrupted:
             try:
                 _unseen_manifests(client, manifests, result, ctx, ns, spec.selector,
@@ -212,6 +200,23 @@ def audit_cluster(spec: AuditSpec, cluster: options.ClusterArgs, progress: bool)
     finally:
         client.close()
     return ClusterScan(result, types, ns, manifests, client.context, client.server)
+
+
+def _audit_context(spec: AuditSpec, cluster: options.ClusterArgs, client: ClusterClient) -> tuple[Manifests,
+                                                                                                   AuditContext]:
+    from ..audit import AuditContext
+    from ..kube.kindrules import KindRules
+    from .auditscan import Manifests, _load_manifests, _now, _RulesByKind
+    from .files import STDIN_NAME
+
+    kind_rules = KindRules(client=client)
+    manifests = _load_manifests(client, spec.docs, spec.namespace, kind_rules) if spec.docs else Manifests()
+    ctx = AuditContext(applier=spec.named, manifests=manifests.by_key,
+                       manifest_files={k: d.source for k, d in manifests.sources.items() if d.source != STDIN_NAME},
+                       connection=connection_flags(cluster),
+                       rules_for=_RulesByKind(client, kind_rules, manifests.rules), now=_now(),
+                       ignore=spec.ignored)
+    return manifests, ctx
 
 
 def audit_part(spec: AuditSpec, kubeconfig: str | None, context: str) -> ContextPart:

@@ -110,15 +110,22 @@ class PageStream:
             except queue.Empty:
                 break
 
-    def __iter__(self) -> Iterator[PageEvent]:
-        if self._started:
-            raise RuntimeError("a PageStream can be iterated once")
-        self._started = True
+    def start(self) -> None:
+        """Start listing now, before the iteration (which starts it otherwise): the first pages are
+        on their way while the consumer gets ready. At most ``max_pending`` pages wait for it."""
+        if self._threads or self._stop.is_set():
+            return
         for i in range(self._n_workers):
             t = threading.Thread(target=self._work, name=f"fieldown-list-{i}", daemon=True)
             self._threads.append(t)
             t.start()
-        running = self._n_workers
+
+    def __iter__(self) -> Iterator[PageEvent]:
+        if self._started:
+            raise RuntimeError("a PageStream can be iterated once")
+        self._started = True
+        self.start()
+        running = len(self._threads)
         while running:
             try:
                 ev = self._out.get(timeout=_POLL)

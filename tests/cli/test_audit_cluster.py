@@ -548,3 +548,34 @@ def test_a_type_gone_since_discovery_was_cached_is_not_an_error(cluster: lab.Clu
     assert r.code == 0, r.err
     # discovery was asked again: the next run does not list the type at all
     assert f"things.{group}" not in cli(env, "audit", "-n", ns, "-o", "json").json()["scope"]["types"]
+
+
+_FIRST_LIST_PROBE = """
+import sys
+from kubectl_fieldown.kube.client import ClusterClient
+seen = []
+original = ClusterClient.list_pages
+def list_pages(self, *a, **k):
+    if not seen:
+        seen.append(sorted(m for m in sys.modules if m.split(".")[:2] in (["kubectl_fieldown", "audit"],
+                                                                          ["kubectl_fieldown", "appliers"],
+                                                                          ["kubectl_fieldown", "fieldmanager"])))
+        sys.stderr.write("ENGINE-AT-FIRST-LIST " + " ".join(seen[0]) + "\\n")
+    return original(self, *a, **k)
+ClusterClient.list_pages = list_pages
+from kubectl_fieldown.cli.main import main
+code = main(sys.argv[1:])
+sys.stderr.write("ENGINE-AFTER " + str("kubectl_fieldown.audit" in sys.modules) + "\\n")
+sys.exit(code)
+"""
+
+
+def test_the_list_starts_before_the_engine_is_loaded(objs: Objects, env: dict[str, str]) -> None:
+    """A cold start's imports of the audit engine overlap the server's first pages (issue 24): when
+    the first LIST goes out, neither the audit rules nor the appliers' simulation are loaded yet."""
+    proc = subprocess.run([sys.executable, "-c", _FIRST_LIST_PROBE, "audit", "-n", objs.ns, "-o", "json"],
+                          capture_output=True, text=True, env=env, timeout=300, check=False)
+    lines = {ln.split(" ", 1)[0]: ln for ln in proc.stderr.splitlines() if ln.startswith("ENGINE-")}
+    assert lines.get("ENGINE-AT-FIRST-LIST") == "ENGINE-AT-FIRST-LIST ", proc.stderr
+    assert lines.get("ENGINE-AFTER") == "ENGINE-AFTER True", proc.stderr  # the probe saw a real audit
+    assert json.loads(proc.stdout)["kind"] == "FieldownAudit"

@@ -125,3 +125,42 @@ def test_closing_stops_the_workers() -> None:
 
 def test_no_types() -> None:
     assert list(PageStream(FakeClient({}), [], "ns")) == []
+
+
+class GatedClient(FakeClient):
+    """A FakeClient whose LISTs say when they began, and wait for the test to let them answer."""
+
+    def __init__(self, pages: dict[str, int]) -> None:
+        super().__init__(pages)
+        self.began = threading.Event()
+        self.answer = threading.Event()
+
+    def list_pages(self, r: ResourceInfo, namespace: Any, *, label_selector: str | None = None,
+                   limit: int = 500) -> Iterator[list[dict[str, Any]]]:
+        self.began.set()
+        assert self.answer.wait(60)
+        yield from super().list_pages(r, namespace, label_selector=label_selector, limit=limit)
+
+
+def test_start_lists_before_the_iteration_and_the_iteration_gets_every_page_once() -> None:
+    """audit starts the LIST, then loads the engine (fleet.audit_cluster): the requests are out
+    before anyone iterates, and starting twice (or iterating after) starts no second set of workers."""
+    client = GatedClient({"a": 3, "b": 2})
+    with PageStream(client, [res("a"), res("b")], "ns", workers=2) as stream:
+        stream.start()
+        assert client.began.wait(60)  # nobody has iterated yet
+        stream.start()
+        client.answer.set()
+        items = sorted(i["n"] for ev in stream if ev.items is not None for i in ev.items)
+    assert items == sorted([f"a-{i}-{j}" for i in range(3) for j in range(2)] + [f"b-{i}-{j}" for i in range(2)
+                                                                                 for j in range(2)])
+    assert len(client.namespaces) == 2  # one LIST per type
+
+
+def test_a_stream_closed_before_it_starts_lists_nothing() -> None:
+    client = FakeClient({"a": 3})
+    stream = PageStream(client, [res("a")], "ns")
+    stream.close()
+    stream.start()
+    assert list(stream) == []
+    assert client.namespaces == []
