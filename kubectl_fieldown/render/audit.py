@@ -21,13 +21,13 @@ interrupted. Clean objects do not appear: a cluster of 100,000 objects would oth
 
 from __future__ import annotations
 
-import itertools
+import functools
 import json
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Final, TextIO
 
-from ..audit import RULES, Finding, Severity
+from ..audit import RULES, Finding, ObjectFix, Severity
 from ..audit.fleet import ContextPart, context_summary
 from ..base.record import Record
 from .common import counted, terminal_safe, write_yaml
@@ -105,7 +105,8 @@ def _where(f: Finding) -> str:
 
 
 def to_document(report: AuditReport) -> dict[str, Any]:
-    return _document(report, [finding_json(f) for f in report.findings], _objects(report.findings))
+    lines = _CommandLines()
+    return _document(report, [finding_json(f, lines) for f in report.findings], _objects(report.findings, lines))
 
 
 def _document(report: AuditReport, items: list[dict[str, Any]], objects: list[dict[str, Any]]) -> dict[str, Any]:
@@ -142,8 +143,27 @@ def _document(report: AuditReport, items: list[dict[str, Any]], objects: list[di
     })
 
 
-def finding_json(f: Finding) -> dict[str, Any]:
-    """The documented ``-o json`` item (docs/audit.md); ``fix`` is the object's command line."""
+class _CommandLines:
+    """Each fix's command line, quoted once: an object's findings share its fix, and the document
+    prints the line with every finding and again with the object."""
+
+    __slots__ = ("_lines",)
+
+    def __init__(self) -> None:
+        # by identity: the fixes are the findings', alive for as long as this is used
+        self._lines: dict[int, str] = {}
+
+    def __call__(self, fix: ObjectFix) -> str:
+        line = self._lines.get(id(fix))
+        if line is None:
+            line = self._lines[id(fix)] = command_line(fix.argv())
+        return line
+
+
+def finding_json(f: Finding, lines: Callable[[ObjectFix], str] | None = None) -> dict[str, Any]:
+    """The documented ``-o json`` item (docs/audit.md); ``fix`` is the object's command line
+    (``lines`` gives it; by default it is quoted anew)."""
+    line_of = lines or _command_line
     return {
         "id": f.id,
         "severity": f.severity.value,
@@ -153,15 +173,19 @@ def finding_json(f: Finding) -> dict[str, Any]:
         "name": f.name,
         "resource": f.resource,
         "message": f.message,
-        "fix": command_line(f.fix.argv()) if f.fix is not None else "",
+        "fix": line_of(f.fix) if f.fix is not None else "",
         "details": dict(f.details),
         **({"context": f.context} if f.context is not None else {}),
     }
 
 
-def _objects(findings: Sequence[Finding]) -> list[dict[str, Any]]:
+def _command_line(fix: ObjectFix) -> str:
+    return command_line(fix.argv())
+
+
+def _objects(findings: Sequence[Finding], lines: Callable[[ObjectFix], str]) -> list[dict[str, Any]]:
     """One entry per object with findings: its fix in full (applier, command, edits, checks)."""
-    return list(_iter_objects(findings))
+    return list(_iter_objects(findings, lines))
 
 
 _Key = tuple[str | None, str, str, str | None, str]
@@ -171,18 +195,18 @@ def _key(f: Finding) -> _Key:
     return (f.context, f.api_version, f.kind, f.namespace, f.name or "")
 
 
-def _object_json(f: Finding, ids: list[str]) -> dict[str, Any]:
+def _object_json(f: Finding, ids: list[str], lines: Callable[[ObjectFix], str]) -> dict[str, Any]:
     assert f.fix is not None
     return {"apiVersion": f.api_version, "kind": f.kind, "namespace": f.namespace, "name": f.name,
             "resource": f.resource, "findings": ids, **({"context": f.context} if f.context is not None else {}),
-            "fix": {**f.fix.to_json(), "commandLine": command_line(f.fix.argv())}}
+            "fix": {**f.fix.to_json(), "commandLine": lines(f.fix)}}
 
 
-def _iter_objects(findings: Sequence[Finding]) -> Iterator[dict[str, Any]]:
+def _iter_objects(findings: Sequence[Finding], lines: Callable[[ObjectFix], str]) -> Iterator[dict[str, Any]]:
     """The entries of :func:`_objects`, in the order of each object's first finding with a fix."""
     if _grouped_by_object(findings):
         # the usual case (findings sorted by object): one object at a time, nothing kept
-        return _iter_groups(findings)
+        return _iter_groups(findings, lines)
     ids: dict[_Key, list[str]] = {}
     first: dict[_Key, Finding] = {}
     for f in findings:
@@ -192,7 +216,7 @@ def _iter_objects(findings: Sequence[Finding]) -> Iterator[dict[str, Any]]:
         ids.setdefault(key, []).append(f.id)
         if f.fix is not None:
             first.setdefault(key, f)
-    return (_object_json(f, ids[key]) for key, f in first.items())
+    return (_object_json(f, ids[key], lines) for key, f in first.items())
 
 
 def _grouped_by_object(findings: Sequence[Finding]) -> bool:
@@ -211,7 +235,7 @@ def _grouped_by_object(findings: Sequence[Finding]) -> bool:
     return True
 
 
-def _iter_groups(findings: Sequence[Finding]) -> Iterator[dict[str, Any]]:
+def _iter_groups(findings: Sequence[Finding], lines: Callable[[ObjectFix], str]) -> Iterator[dict[str, Any]]:
     last: _Key | None = None
     ids: list[str] = []
     first: Finding | None = None
@@ -221,13 +245,13 @@ def _iter_groups(findings: Sequence[Finding]) -> Iterator[dict[str, Any]]:
         key = _key(f)
         if key != last:
             if first is not None:
-                yield _object_json(first, ids)
+                yield _object_json(first, ids, lines)
             last, ids, first = key, [], None
         ids.append(f.id)
         if first is None and f.fix is not None:
             first = f
     if first is not None:
-        yield _object_json(first, ids)
+        yield _object_json(first, ids, lines)
 
 
 def _dumps(doc: Any) -> str:
@@ -256,11 +280,15 @@ def render_json(report: AuditReport, out: TextIO) -> None:
         out.write(_dumps(to_document(report)))
         return
     findings = report.findings
+    lines = _CommandLines()
+    items = functools.partial(finding_json, lines=lines)
     try:
         # orjson writes the whole document unless it refuses a value (an integer beyond 64 bits):
-        # then the standard encoder writes all of it, as _dumps does
-        for x in itertools.chain(map(finding_json, findings), _iter_objects(findings)):
-            orjson.dumps(x)
+        # then the standard encoder writes all of it, as _dumps does. Only a finding's details can
+        # hold one: the rest of an item and an object's fix are strings, booleans and lists of
+        # strings (their types say so), so only the details are tried before anything is written
+        for f in findings:
+            orjson.dumps(f.details)
         head = bytes(orjson.dumps(_document(report, [], []), option=orjson.OPT_INDENT_2)).decode()
     except TypeError:
         out.write(_dumps(to_document(report)))
@@ -272,9 +300,9 @@ def render_json(report: AuditReport, out: TextIO) -> None:
         out.write(_dumps(to_document(report)))
         return
     out.write(before + '\n  "items": ')
-    _write_list(out, map(finding_json, findings), orjson)
+    _write_list(out, map(items, findings), orjson)
     out.write(',\n  "objects": ')
-    _write_list(out, _iter_objects(findings), orjson)
+    _write_list(out, _iter_objects(findings, lines), orjson)
     out.write(after + "\n")
 
 
