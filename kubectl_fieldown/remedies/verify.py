@@ -248,7 +248,8 @@ def verify(
     except RequestFailed as e:
         return Verification(None, fix_error=f"{e.message} ({e.status})", hidden=hidden)
     v = Verification(fixed, hidden=hidden)
-    v.fix_changes = value_changes(live, fixed, rules)
+    # no request, no change (the fixed object is the live one): the comparison would walk it for nothing
+    v.fix_changes = value_changes(live, fixed, rules) if fix else []
     if applier is None or next_manifest is None:
         return v
     run = played if played is not None and not fix else run_applier(applier, fixed, next_manifest, rules, now=now)
