@@ -204,6 +204,8 @@ def audit_cluster(spec: AuditSpec, cluster: options.ClusterArgs, progress: bool)
 
 def _audit_context(spec: AuditSpec, cluster: options.ClusterArgs, client: ClusterClient) -> tuple[Manifests,
                                                                                                    AuditContext]:
+    """The ``-f`` manifests (resolved on the cluster) and the rules' context: the first use of the
+    engine, so its imports happen here, once the LIST is under way."""
     from ..audit import AuditContext
     from ..kube.kindrules import KindRules
     from .auditscan import Manifests, _load_manifests, _now, _RulesByKind
