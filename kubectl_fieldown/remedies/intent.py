@@ -365,10 +365,11 @@ def _possible_configuration(e: ManagedFieldsEntry, fs: FieldSet, live: Mapping[s
                             own_records: Sequence[FieldSet]) -> FieldSet | None:
     """Another writer's whole configuration (an Apply entry, the client-side manager's annotation) that
     holds at least half of the next manifest's fields, or that is one of the applier's own whole records
-    (``own_records``) changed: not clearly the applier's (:func:`same_configuration` with the manifest
-    wants more than half both ways), not clearly another configuration either — the manifest may have
-    shrunk, or grown, since. If it was the applier's, under another tool, what its older records set and
-    this one did not was dropped then and only stayed because that apply could not prune it."""
+    (``own_records``) changed, or (the client-side manager's annotation) lies wholly inside one: not
+    clearly the applier's (:func:`same_configuration` with the manifest wants more than half both ways),
+    not clearly another configuration either — the manifest may have shrunk, or grown, since. If it
+    was the applier's, under another tool, what its older records set and this one did not was dropped
+    then and only stayed because that apply could not prune it."""
     if manifest_fields is None or e.subresource or e.manager in _UNKNOWN_WRITERS:
         return None
     if e.operation == APPLY:
@@ -385,7 +386,17 @@ def _possible_configuration(e: ManagedFieldsEntry, fs: FieldSet, live: Mapping[s
     if shared and shared * 2 >= len(manifest_fields.leaves()):
         return theirs
     # or one of the applier's own whole configurations, changed (the manifest may have grown since)
-    return theirs if any(same_configuration(theirs, r) for r in own_records) else None
+    if any(same_configuration(theirs, r) for r in own_records):
+        return theirs
+    # or, applied client-side, wholly inside one of them: that configuration shrunk (a pipeline that
+    # moved to kubectl apply with fewer fields, then back) or a tuner's few fields. The object cannot
+    # tell; only what rests on it being the applier's is affected (a deletion of what the newer record
+    # lacks is named superseded, not called the one the manifest asks for)
+    if e.manager == KUBECTL_CLIENT_SIDE_APPLY:
+        leaves = theirs.leaves()
+        if not leaves.is_empty() and any(leaves.difference(r.leaves()).is_empty() for r in own_records):
+            return theirs
+    return None
 
 
 def _configuration_record(e: ManagedFieldsEntry, fs: FieldSet, la_fields: FieldSet | None, applier: Applier,

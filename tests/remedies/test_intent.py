@@ -192,3 +192,43 @@ def test_the_client_side_manager_named_the_appliers_brings_its_annotation_as_a_c
     assert folded.deletion_asked(color) and folded.superseded_set(color)
     assert not folded.superseded_set(parse_path(".spec.replicas"))
     assert not Intent.of(obj, helm, grown, ROOT).superseded_set(color)
+
+
+def test_a_client_side_configuration_inside_the_appliers_own_record_is_possibly_its_shrunk() -> None:
+    """Soak seed 90's seed-9000870: Helm applied its chart server-side (``color``, ``replicas``,
+    ``labels``); then ``kubectl apply`` (client-side) applied only the labels; Helm's next manifest
+    sets none of the three. Helm's own record set ``color`` and ``replicas`` and its next apply deletes
+    them — but the newer client-side configuration, wholly inside Helm's, may be that pipeline's
+    manifest shrunk (dropped then, not prunable by a client-side apply) as much as a tuner's few fields:
+    the object cannot tell, so those deletions rest on an older configuration (superseded: audit names
+    them instead of calling them the ones the manifest asks for). Applied before Helm's last apply, the
+    same annotation is no newer configuration, and one with a field Helm never set is another writer's."""
+    from kubectl_fieldown.appliers import run_applier
+    from kubectl_fieldown.fieldmanager import simulate_apply
+
+    helm = Applier.of("helm")
+    labels = {"a": "x", "b": "y"}
+    chart = manifest(labels=labels, color="green", replicas=3)
+    nxt = manifest(labels=None, color=None, replicas=None, size=7)
+    color, replicas = parse_path(".spec.color"), parse_path(".spec.replicas")
+
+    def csa(obj: dict[str, Any] | None, config: dict[str, Any], now: str) -> dict[str, Any]:
+        run = run_applier(Applier.of("kubectl-client-side"), obj, config, RULES, now=now)
+        assert run.ok and run.result is not None
+        return run.result
+
+    obj = simulate_apply(None, chart, "helm", RULES, now="2026-11-24T10:00:00Z").object
+    shrunk = csa(obj, partial(labels=labels), "2026-11-24T10:00:05Z")
+    intent = Intent.of(shrunk, helm, nxt, ROOT)
+    assert intent.deletion_asked(color) and intent.deletion_asked(replicas)
+    assert intent.superseded_set(color) and intent.superseded_set(replicas)
+    assert not intent.superseded_set(parse_path(".spec.labels.a"))
+
+    # the client-side apply before Helm's last one (which changed a value, so its entry has the newer
+    # time; an apply that changes nothing keeps the old one): Helm's chart is the latest configuration
+    again = simulate_apply(shrunk, manifest(labels=labels, color="red", replicas=3), "helm", RULES,
+                           now="2026-11-24T10:00:09Z").object
+    assert not Intent.of(again, helm, nxt, ROOT).superseded_set(color)
+    # a client-side configuration with a field Helm never set is not Helm's record shrunk
+    other = csa(obj, partial(labels=labels, strategy={"type": "Recreate"}), "2026-11-24T10:00:05Z")
+    assert not Intent.of(other, helm, nxt, ROOT).superseded_set(color)
