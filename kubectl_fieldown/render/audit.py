@@ -160,10 +160,9 @@ class _CommandLines:
         return line
 
 
-def finding_json(f: Finding, lines: Callable[[ObjectFix], str] | None = None) -> dict[str, Any]:
-    """The documented ``-o json`` item (docs/audit.md); ``fix`` is the object's command line
-    (``lines`` gives it; by default it is quoted anew)."""
-    line_of = lines or _command_line
+def finding_json(f: Finding, lines: Callable[[ObjectFix], str]) -> dict[str, Any]:
+    """The documented ``-o json`` item (docs/audit.md); ``fix`` is the object's command line, as
+    ``lines`` gives it."""
     return {
         "id": f.id,
         "severity": f.severity.value,
@@ -173,14 +172,10 @@ def finding_json(f: Finding, lines: Callable[[ObjectFix], str] | None = None) ->
         "name": f.name,
         "resource": f.resource,
         "message": f.message,
-        "fix": line_of(f.fix) if f.fix is not None else "",
+        "fix": lines(f.fix) if f.fix is not None else "",
         "details": dict(f.details),
         **({"context": f.context} if f.context is not None else {}),
     }
-
-
-def _command_line(fix: ObjectFix) -> str:
-    return command_line(fix.argv())
 
 
 def _objects(findings: Sequence[Finding], lines: Callable[[ObjectFix], str]) -> list[dict[str, Any]]:
