@@ -216,7 +216,7 @@ def audit(
         unknown = sorted(ignored - set(RULES))
         if unknown:
             raise UsageError(f"--ignore: unknown finding id {unknown[0]!r} (one of {', '.join(RULES)})")
-    named = _named_applier(applier, field_manager) if applier or field_manager else None
+    named = _named_applier(applier, field_manager)
     if filename and named is None:
         raise UsageError("-f names the manifests of the new applier: name it with --applier or --field-manager")
     docs = _read_manifests(filename, recursive) if filename else []
@@ -267,10 +267,15 @@ def _nothing_audited(result: ScanResult, types: Sequence[ResourceInfo]) -> str |
 
 
 def _named_applier(kind: str | None, manager: str | None) -> Applier | None:
-    from ..appliers import ApplierError, applier_for_manager, parse_applier_spec
-
+    # the appliers are imported only when one is named: the LIST starts before the engine loads
     if kind is None:
-        return applier_for_manager(manager) if manager else None
+        if not manager:
+            return None
+        from ..appliers import applier_for_manager
+
+        return applier_for_manager(manager)
+    from ..appliers import ApplierError, parse_applier_spec
+
     try:
         return parse_applier_spec(kind, manager=manager)
     except ApplierError as e:
