@@ -461,4 +461,8 @@ def test_an_object_nobody_can_analyse_gets_no_fix_and_the_audit_goes_on(
     assert objects["deep"]["command"] == [] and objects["deep"]["verified"] is False
     assert objects["deep"]["problems"] == ["nested more than 100 levels deep, more than the tool analyses: "
                                            "no fix can be checked"]
-    assert objects["shallow"]["verified"] is True, objects["shallow"]
+    # analysed like any other: flux never applied it and no manifest is named, so its next apply
+    # cannot be played, and the fix says that rather than the depth
+    assert objects["shallow"]["problems"] == [
+        "nothing on the object records what a server-side apply as flux applied (it may never have applied it): "
+        "its next apply cannot be checked; name the manifest it will apply with -f"], objects["shallow"]

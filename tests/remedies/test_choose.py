@@ -13,6 +13,7 @@ from kubectl_fieldown.fieldpath import parse_path, path_string
 from kubectl_fieldown.remedies.choose import KEEPER, choose_fix, verify_command
 from kubectl_fieldown.remedies.commands import (
     Handover,
+    MigrateToClientSide,
     MigrateToServerSide,
     PlanContext,
     Reset,
@@ -155,6 +156,22 @@ def test_the_annotation_can_only_go_with_a_server_side_applier() -> None:
         MigrateToServerSide(("kubectl-client-side-apply",), "kubectl", False)
     refused = fix_for(client_side_created(), "kubectl-client-side", drop_last_applied=True)
     assert not refused.ok and "needs the last-applied annotation" in refused.refusal
+
+
+def test_an_applier_nothing_records_cannot_be_said_to_keep_every_value_without_a_manifest() -> None:
+    # Argo CD applied it; kubectl never did: with no manifest named, kubectl's next apply cannot be
+    # played, so no fix is verified (it used to say "nothing to run: keeps every value")
+    obj = server_side_applied("argocd-controller", manifest(color="red"))
+    fix = fix_for(obj, "kubectl")
+    assert not fix.ok and fix.command is None and fix.verification.run is None
+    assert "cannot be checked" in fix.refusal and "-f" in fix.refusal
+    # with the manifest, its apply is played and judged as usual
+    named = fix_for(obj, "kubectl", manifest=manifest(color="red"))
+    assert named.ok and named.verification.run is not None and not named.refusal
+    # a command is still offered when it holds on its own terms: back to client-side apply, the
+    # annotation rebuilt from what kubectl applied server-side
+    back = fix_for(server_side_applied("kubectl", manifest(color="red")), "kubectl-client-side")
+    assert back.ok and back.command == MigrateToClientSide("kubectl") and not back.refusal
 
 
 def test_an_object_only_its_applier_wrote_needs_no_simulation_and_the_simulation_agrees(
