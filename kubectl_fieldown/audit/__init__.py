@@ -103,8 +103,8 @@ def audit_object(obj: Mapping[str, Any], ctx: AuditContext) -> list[Finding]:
                 "superseded-deletions",
                 f"{fix.applier}'s next apply deletes {len(fix.superseded_deletions)} field(s) that only an older "
                 f"configuration of it set: {', '.join(fix.superseded_deletions)}. A later apply under another manager "
-                "or tool, with much of the same configuration, no longer set them but could not prune them; the next "
-                "manifest does not set them either. If they are still wanted, add them to the manifest",
+                "or tool, with the same configuration or part of it, no longer set them but could not prune them; "
+                "the next manifest does not set them either. If they are still wanted, add them to the manifest",
                 {"fields": list(fix.superseded_deletions)}))
         if fix.unclaimed and "unclaimed-fields-stay" not in ctx.ignore:
             shown = "; ".join(f"{p} ({', '.join(o) or 'no owner'})" for p, o in fix.unclaimed)

@@ -28,7 +28,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from ..appliers import Applier, ApplierKind
+from ..appliers import Applier, ApplierKind, applier_for_manager
 from ..base.objects import group_of
 from ..base.record import Record
 from ..base.value import values_equal
@@ -365,7 +365,7 @@ def _possible_configuration(e: ManagedFieldsEntry, fs: FieldSet, live: Mapping[s
                             own_records: Sequence[FieldSet]) -> FieldSet | None:
     """Another writer's whole configuration (an Apply entry, the client-side manager's annotation) that
     holds at least half of the next manifest's fields, or that is one of the applier's own whole records
-    (``own_records``) changed, or (the client-side manager's annotation) lies wholly inside one: not
+    (``own_records``) changed, or (a known tool's) lies wholly inside one: not
     clearly the applier's (:func:`same_configuration` with the manifest wants more than half both ways),
     not clearly another configuration either — the manifest may have shrunk, or grown, since. If it
     was the applier's, under another tool, what its older records set and this one did not was dropped
@@ -388,11 +388,13 @@ def _possible_configuration(e: ManagedFieldsEntry, fs: FieldSet, live: Mapping[s
     # or one of the applier's own whole configurations, changed (the manifest may have grown since)
     if any(same_configuration(theirs, r) for r in own_records):
         return theirs
-    # or, applied client-side, wholly inside one of them: that configuration shrunk (a pipeline that
-    # moved to kubectl apply with fewer fields, then back) or a tuner's few fields. The object cannot
-    # tell; only what rests on it being the applier's is affected (a deletion of what the newer record
-    # lacks is named superseded, not called the one the manifest asks for)
-    if e.manager == KUBECTL_CLIENT_SIDE_APPLY:
+    # or, written by a tool that applies whole manifests (client-side kubectl apply, Helm, Argo CD,
+    # Flux, kubectl apply --server-side), wholly inside one of them: that configuration shrunk (a
+    # pipeline that moved to the tool with fewer fields, then back) or a tuner's few fields. The object
+    # cannot tell; only what rests on it being the applier's is affected (a deletion of what the newer
+    # record lacks is named superseded, not called the one the manifest asks for). A manager of no
+    # known tool applying a few of the fields is a tuner's (another writer)
+    if e.manager == KUBECTL_CLIENT_SIDE_APPLY or applier_for_manager(e.manager).kind is not ApplierKind.ssa:
         leaves = theirs.leaves()
         if not leaves.is_empty() and any(leaves.difference(r.leaves()).is_empty() for r in own_records):
             return theirs

@@ -232,3 +232,29 @@ def test_a_client_side_configuration_inside_the_appliers_own_record_is_possibly_
     # a client-side configuration with a field Helm never set is not Helm's record shrunk
     other = csa(obj, partial(labels=labels, strategy={"type": "Recreate"}), "2026-11-24T10:00:05Z")
     assert not Intent.of(other, helm, nxt, ROOT).superseded_set(color)
+
+
+def test_a_known_tools_apply_inside_the_appliers_own_record_is_possibly_its_shrunk() -> None:
+    """Soak seed 93's seed-9300668: ``kubectl apply`` (client-side) of ``args``, ``config`` and
+    ``labels``; then Helm 4 applied server-side only ``config``; client-side kubectl's next manifest
+    sets none of ``args`` and ``labels``, and its three-way patch deletes them (its annotation set
+    them). Helm's configuration, wholly inside the annotation's and newer, may be the same pipeline's
+    manifest shrunk (dropped then, not prunable by Helm's apply): those deletions rest on an older
+    configuration (superseded, named by audit). The same few fields applied by a manager no tool is
+    known by are a tuner's: another writer, nothing superseded."""
+    from kubectl_fieldown.appliers import run_applier
+    from kubectl_fieldown.fieldmanager import simulate_apply
+
+    csa = Applier.of("kubectl-client-side")
+    first = run_applier(csa, None, manifest(labels={"a": "x"}, color="green", replicas=3), RULES,
+                        now="2026-11-24T10:00:00Z")
+    assert first.ok and first.result is not None
+    # (the later apply holds less than half of the next manifest: not a possible configuration by that)
+    nxt = manifest(labels=None, color=None, replicas=3, size=7, strategy={"type": "Recreate"})
+    color, labels = parse_path(".spec.color"), parse_path(".spec.labels.a")
+    for manager, superseded in (("helm", True), ("argocd-controller", True), ("tuner", False)):
+        later = simulate_apply(first.result, partial(replicas=3), manager, RULES, now="2026-11-24T10:00:05Z").object
+        intent = Intent.of(later, csa, nxt, ROOT)
+        assert intent.deletion_asked(color) and intent.deletion_asked(labels), manager
+        assert intent.superseded_set(color) is superseded and intent.superseded_set(labels) is superseded, manager
+        assert not intent.superseded_set(parse_path(".spec.replicas")), manager
