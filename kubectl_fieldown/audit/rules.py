@@ -379,7 +379,8 @@ _CSA_TEXTS = {(la, csa): _csa_text(la, csa) for la in (False, True) for csa in (
 
 def apply_and_update_same_manager(f: ObjectFacts, ctx: AuditContext) -> list[Finding]:
     both_names = f.apply_names & f.update_names
-    if ctx.applier is not None and ctx.manifests and any(
+    # (client-side kubectl apply's next apply is an Update like its entry: it never makes it both)
+    if ctx.applier is not None and ctx.applier.server_side and ctx.manifests and any(
             e.get("manager") == ctx.applier.manager and e.get("operation") == UPDATE and not e.get("subresource")
             for e in f.entries):
         # the named applier's first apply makes it both (an operator that starts applying)

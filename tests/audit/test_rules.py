@@ -167,6 +167,20 @@ def test_apply_and_update_same_manager() -> None:
     assert f.details == {"managers": ["helm"]}
 
 
+def test_a_named_applier_with_an_update_entry_becomes_both_only_if_it_applies_server_side() -> None:
+    # an operator that starts applying, with its manifest named: its first apply makes it both; client-side
+    # kubectl apply's next apply is an Update again (trying Helm-then-back-to-kubectl-apply on the lab, audit
+    # said "kubectl-client-side-apply is both an Apply and an Update manager")
+    obj = widget(entry("helm", "Apply", {"f:spec": {"f:size": {}}}), CSA, la=manifest(SPEC))
+    nxt = manifest(SPEC)
+    for kind, manager, both in (("ssa", "operator", False), ("kubectl-client-side", None, False)):
+        ctx = AuditContext(applier=Applier.of(kind, manager), manifests={object_key(nxt): nxt}, fixes=False)
+        assert ("apply-and-update-same-manager" in ids(obj, ctx)) is both, kind
+    op = widget(entry("operator", "Update", {"f:spec": {"f:size": {}}}))
+    ctx = AuditContext(applier=Applier.of("ssa", "operator"), manifests={object_key(nxt): nxt}, fixes=False)
+    assert one(op, "apply-and-update-same-manager", ctx).details == {"managers": ["operator"]}
+
+
 def test_kubectl_apply_and_kubectl_scale_is_one_finding_not_two() -> None:
     # kubectl scale writes as manager "kubectl" (Update, scale): reported once, as the same-name pair
     obj = widget(entry("kubectl", "Apply"), entry("kubectl", "Update", {"f:spec": {"f:replicas": {}}}, sub="scale"))
