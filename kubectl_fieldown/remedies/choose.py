@@ -290,10 +290,7 @@ def choose_fix(
                     if wanted:
                         queue.insert(0, Handover(tuple(wanted), applier.manager))
         if cand is None and nxt2 is None:
-            # nothing records what the applier applied and no manifest was named: its next apply
-            # cannot be played, so "it keeps every value" would be a guess (a command may still be
-            # checked on its own terms)
-            continue
+            continue  # no manifest to play (the refusal below): "it keeps every value" would be a guess
         retained = _retained(v, nxt2, applier, root)
         if cand is None and alone is None:
             alone = v
@@ -313,15 +310,11 @@ def choose_fix(
         if best is None or (v.ok and (not best.ok or _left(fix) < _left(best))):
             best = fix
     if best is None:
-        return Fix(applier, None, drop, Verification(dict(live)), refusal=_unknown_manifest(applier)
-                   if nxt2 is None else "")
+        why = f"nothing on the object records what {applier.describe()} applied (it may never have applied it): " \
+              "its next apply cannot be checked; name the manifest it will apply with -f" if nxt2 is None else ""
+        return Fix(applier, None, drop, Verification(dict(live)), refusal=why)
     best.alone = alone
     return best
-
-
-def _unknown_manifest(applier: Applier) -> str:
-    return (f"nothing on the object records what {applier.describe()} applied (it may never have applied it): "
-            "its next apply cannot be checked; name the manifest it will apply with -f")
 
 
 def _own_leaves(live: Mapping[str, Any], sources: Sequence[str], applier: Applier, nxt: Mapping[str, Any],
