@@ -243,6 +243,8 @@ def choose_fix(
         if cand in tried:
             continue
         tried.append(cand)
+        if cand is None and nxt2 is None:
+            continue  # no manifest to play (the refusal below): "it keeps every value" would be a guess
         prev = previous
         if isinstance(cand, MigrateToClientSide):
             # the annotation it writes records what that applier applied: the manifest before the change
@@ -289,8 +291,6 @@ def choose_fix(
                                     | set(_own_leaves(live, cand.sources, applier, nxt2, root)))
                     if wanted:
                         queue.insert(0, Handover(tuple(wanted), applier.manager))
-        if cand is None and nxt2 is None:
-            continue  # no manifest to play (the refusal below): "it keeps every value" would be a guess
         retained = _retained(v, nxt2, applier, root)
         if cand is None and alone is None:
             alone = v

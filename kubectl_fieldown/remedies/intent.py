@@ -365,11 +365,11 @@ def _possible_configuration(e: ManagedFieldsEntry, fs: FieldSet, live: Mapping[s
                             own_records: Sequence[FieldSet]) -> FieldSet | None:
     """Another writer's whole configuration (an Apply entry, the client-side manager's annotation) that
     holds at least half of the next manifest's fields, or that is one of the applier's own whole records
-    (``own_records``) changed, or (a known tool's) lies wholly inside one: not
-    clearly the applier's (:func:`same_configuration` with the manifest wants more than half both ways),
-    not clearly another configuration either — the manifest may have shrunk, or grown, since. If it
-    was the applier's, under another tool, what its older records set and this one did not was dropped
-    then and only stayed because that apply could not prune it."""
+    (``own_records``) changed, or (a known tool's) lies wholly inside one: not clearly the applier's
+    (:func:`same_configuration` with the manifest wants more than half both ways), not clearly another
+    configuration either — the manifest may have shrunk, or grown, since. If it was the applier's, under
+    another tool, what its older records set and this one did not was dropped then and only stayed
+    because that apply could not prune it."""
     if manifest_fields is None or e.subresource or e.manager in _UNKNOWN_WRITERS:
         return None
     if e.operation == APPLY:
@@ -394,7 +394,7 @@ def _possible_configuration(e: ManagedFieldsEntry, fs: FieldSet, live: Mapping[s
     # cannot tell; only what rests on it being the applier's is affected (a deletion of what the newer
     # record lacks is named superseded, not called the one the manifest asks for). A manager of no
     # known tool applying a few of the fields is a tuner's (another writer)
-    if e.manager == KUBECTL_CLIENT_SIDE_APPLY or applier_for_manager(e.manager).kind is not ApplierKind.ssa:
+    if applier_for_manager(e.manager).kind is not ApplierKind.ssa:
         leaves = theirs.leaves()
         if not leaves.is_empty() and any(leaves.difference(r.leaves()).is_empty() for r in own_records):
             return theirs
