@@ -34,6 +34,7 @@ from . import fleet, options
 from .auditscan import (
     ScanResult,
     _parse_concurrency,
+    _parse_jobs,
     _parse_kinds,
     _read_manifests,
     select_types,
@@ -191,6 +192,11 @@ def audit(
         str,
         typer.Option("--concurrency", metavar="N", help="Types listed at the same time (1-32)."),
     ] = "4",
+    jobs: Annotated[
+        str,
+        typer.Option("--jobs", metavar="N|auto", help="Processes that check the objects of the -f manifests "
+                     "(1: this one alone). auto: one per CPU, up to 8, with 64 objects or more (Linux)."),
+    ] = "auto",
     namespace: options.Namespace = None,
     all_namespaces: options.AllNamespaces = False,
     selector: options.Selector = None,
@@ -224,7 +230,8 @@ def audit(
     parallel = fleet.parse_context_concurrency(context_concurrency)
     fleet.check_metrics_file(metrics_file)
     spec = AuditSpec(kinds=_parse_kinds(kinds) if kinds else [], namespace=namespace, all_namespaces=all_namespaces,
-                 selector=selector, docs=docs, named=named, ignored=ignored, workers=workers)
+                 selector=selector, docs=docs, named=named, ignored=ignored, workers=workers,
+                 jobs=_parse_jobs(jobs))
     if len(contexts) > 1 or all_contexts:
         fleet.audit_contexts(contexts, lambda c: fleet.audit_part(spec, kubeconfig, c), output=output.value,
                              fail_on=fail_on.value, spec=spec, metrics_file=metrics_file,

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from ..kube.kindrules import KindRules
     from ..kube.stream import PageStream
     from ..manifests.sources import InputDocument
+    from .auditjobs import ObjectJobs
 
 # The engine's modules (kind rules, schemas, the audit rules) are imported where they are used, not
 # here: the audit starts its LIST before loading them, so that a cold start's imports overlap the
@@ -80,6 +81,19 @@ def _parse_concurrency(text: str) -> int:
         raise UsageError(f"--concurrency must be a whole number, not {text!r}") from None
     if not 1 <= n <= 32:
         raise UsageError(f"--concurrency must be between 1 and 32, not {n}")
+    return n
+
+
+def _parse_jobs(text: str) -> int | None:
+    """``--jobs``: a number of processes (1-64), or None for ``auto``."""
+    if text.strip().lower() == "auto":
+        return None
+    try:
+        n = int(text)
+    except ValueError:
+        raise UsageError(f"--jobs must be a whole number or auto, not {text!r}") from None
+    if not 1 <= n <= 64:
+        raise UsageError(f"--jobs must be between 1 and 64, not {n}")
     return n
 
 
@@ -185,6 +199,10 @@ class _RulesByKind:
             self._known[key] = rules
         return self._known[key]
 
+    def knows(self, api_version: str, kind: str) -> bool:
+        """Whether the kind's rules are at hand (no lookup on the cluster to answer)."""
+        return (api_version, kind) in self._known
+
 
 def _now() -> str:
     from ..ownership.managedfields import format_time
@@ -259,9 +277,11 @@ class _Progress:
 
 
 def scan(client: ClusterClient, stream: PageStream, types: Sequence[ResourceInfo],
-         namespace: str | AllNamespaces | None, ctx: AuditContext, progress_bar: bool = True) -> ScanResult:
+         namespace: str | AllNamespaces | None, ctx: AuditContext, progress_bar: bool = True,
+         jobs: ObjectJobs | None = None) -> ScanResult:
     """Every page of ``stream`` (the LIST of ``types``) through the rules; Ctrl-C ends it with what
-    was found. The stream is closed at the end."""
+    was found. The stream is closed at the end. With ``jobs``, the objects of the ``-f`` manifests
+    are checked by its workers (the caller closes them)."""
     from ..audit import audit_object, object_key, same_object, type_finding
     from ..kube.errors import Forbidden, KubeError, NotFound
     from ..render.common import counted
@@ -284,6 +304,9 @@ def scan(client: ClusterClient, stream: PageStream, types: Sequence[ResourceInfo
                         key = object_key(obj)
                         if key in manifests:
                             result.seen_manifests.add(key)
+                            if jobs is not None:
+                                jobs.add(obj)
+                                continue
                         else:
                             wanted = versions.get(same_object(key))
                             if wanted is not None:
@@ -311,9 +334,13 @@ def scan(client: ClusterClient, stream: PageStream, types: Sequence[ResourceInfo
                     findings.append(type_finding("type-error", res.api_version, res.kind, res.group_resource,
                                                  scope_ns if res.namespaced else None, f"{ev.error}{after}"))
             progress.update(result.objects, done)
+        if jobs is not None:
+            jobs.finish()
     except KeyboardInterrupt:
         result.interrupted = True
     finally:
+        if jobs is not None:
+            findings.extend(jobs.findings)  # (interrupted: those of the objects checked to the end)
         stream.close()
         progress.stop()
     if vanished:

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from ..kube.discovery import ResourceInfo
     from ..manifests.sources import InputDocument
     from ..render.audit import AuditReport
+    from .auditjobs import ObjectJobs
     from .auditscan import Manifests, ScanResult
 
 __all__ = ["AllContexts", "AuditSpec", "ContextConcurrency", "Contexts", "MetricsFile", "audit_cluster",
@@ -62,7 +63,7 @@ MetricsFile = Annotated[
 class AuditSpec(Record):
     """What to audit, the same in every context."""
 
-    __slots__ = ("all_namespaces", "docs", "ignored", "kinds", "named", "namespace", "selector", "workers")
+    __slots__ = ("all_namespaces", "docs", "ignored", "jobs", "kinds", "named", "namespace", "selector", "workers")
     kinds: Final[list[str]]
     namespace: Final[str | None]
     all_namespaces: Final[bool]
@@ -71,6 +72,8 @@ class AuditSpec(Record):
     named: Final[Applier | None]
     ignored: Final[frozenset[str]]
     workers: Final[int]
+    jobs: Final[int | None]
+    """Processes that check the ``-f`` objects (None: :func:`~.auditjobs.auto_jobs`)."""
 
     def __init__(
         self,
@@ -82,6 +85,7 @@ class AuditSpec(Record):
         named: Applier | None,
         ignored: frozenset[str],
         workers: int,
+        jobs: int | None = None,
     ) -> None:
         self.kinds = kinds
         self.namespace = namespace
@@ -91,6 +95,7 @@ class AuditSpec(Record):
         self.named = named
         self.ignored = ignored
         self.workers = workers
+        self.jobs = jobs
 
 
 # --- flags ------------------------------------------------------------------------------------------
@@ -186,11 +191,27 @@ def audit_cluster(spec: AuditSpec, cluster: options.ClusterArgs, progress: bool)
         ns: str | AllNamespaces = ALL_NAMESPACES if spec.all_namespaces else (spec.namespace
                                                                              or client.default_namespace)
         with PageStream(client, types, ns, label_selector=spec.selector, workers=spec.workers) as stream:
-            # the LIST goes out before the engine is loaded and the manifests are read: on a cold start
-            # the server answers the first pages meanwhile (issue 24: the audit's start-up)
-            stream.start()
-            manifests, ctx = _audit_context(spec, cluster, client)
-            result = scan(client, stream, types, ns, ctx, progress)
+            jobs = None
+            n = _jobs(spec)
+            if n > 1:
+                # workers are forked before any thread starts (auditjobs): the LIST waits for the
+                # manifests here, a tenth of a second on an audit that checks each of their objects
+                manifests, ctx = _audit_context(spec, cluster, client)
+                jobs = _start_jobs(n, ctx)
+                stream.start()
+            else:
+                # the LIST goes out before the engine is loaded and the manifests are read: on a cold
+                # start the server answers the first pages meanwhile (issue 24: the audit's start-up)
+                stream.start()
+                manifests, ctx = _audit_context(spec, cluster, client)
+            try:
+                result = scan(client, stream, types, ns, ctx, progress, jobs)
+                if jobs is not None and _debug():
+                    print(f"debug: audit: the -f objects were checked by {jobs.size} worker processes; "
+                          f"{jobs.redone} batches of them again in this one", file=sys.stderr)
+            finally:
+                if jobs is not None:
+                    jobs.close()
         if manifests.by_key and not result.interrupted:
             try:
                 _unseen_manifests(client, manifests, result, ctx, ns, spec.selector,
@@ -200,6 +221,33 @@ def audit_cluster(spec: AuditSpec, cluster: options.ClusterArgs, progress: bool)
     finally:
         client.close()
     return ClusterScan(result, types, ns, manifests, client.context, client.server)
+
+
+def _debug() -> bool:
+    import os
+
+    from .errors import DEBUG_ENV
+
+    return bool(os.environ.get(DEBUG_ENV))
+
+
+def _jobs(spec: AuditSpec) -> int:
+    """The worker processes for the -f objects: 1 (none) without -f, and where workers cannot be
+    forked: beside another thread (the contexts of a many-context audit)."""
+    from .auditjobs import auto_jobs
+
+    if not spec.docs or threading.active_count() != 1:
+        return 1
+    return spec.jobs if spec.jobs is not None else auto_jobs(len(spec.docs))
+
+
+def _start_jobs(n: int, ctx: AuditContext) -> ObjectJobs | None:
+    from .auditjobs import start_jobs
+    from .auditscan import _RulesByKind
+
+    rules_for = ctx.rules_for
+    known = rules_for.knows if isinstance(rules_for, _RulesByKind) else (lambda api_version, kind: False)
+    return start_jobs(ctx, n, known)
 
 
 def _audit_context(spec: AuditSpec, cluster: options.ClusterArgs, client: ClusterClient) -> tuple[Manifests,

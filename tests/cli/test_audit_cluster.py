@@ -504,6 +504,28 @@ def test_predicted_conflicts_outside_the_scan_are_fetched(objs: Objects, inproc:
     assert doc["summary"]["objects"] == clean["summary"]["objects"] + 1
 
 
+def test_jobs_find_what_one_process_finds(objs: Objects, env: dict[str, str], tmp_path: Path) -> None:
+    """``--jobs``: the -f objects checked in worker processes (forked: tests/audit/test_jobs.py) give
+    the report one process gives, on every history of the module's objects."""
+    live = objs.cluster.kubectl_json("get", "widgets", "-n", objs.ns)["items"]
+    docs = [{"apiVersion": W, "kind": "Widget", "metadata": {"name": o["metadata"]["name"], "namespace": objs.ns},
+             "spec": {"color": "red", "replicas": 2, "labels": {"team": "x"}}} for o in live]
+    assert len(docs) >= 10
+    (tmp_path / "widgets.yaml").write_text(yaml.safe_dump_all(docs))
+    args = ["audit", "-n", objs.ns, "--kinds", "widgets", "--field-manager", "argocd-controller", "-f",
+            str(tmp_path / "widgets.yaml"), "-o", "json"]
+    alone = cli(env, *args, "--jobs", "1")
+    shared = cli({**env, "FIELDOWN_DEBUG": "1"}, *args, "--jobs", "3")
+    assert (alone.code, shared.code) == (1, 1), alone.err + shared.err
+    assert "checked by 3 worker processes; 0 batches of them again in this one" in shared.err
+    one = alone.json()
+    assert one == shared.json()  # (the JSON report holds no timing)
+    # what was compared is the engine's work: conflicts predicted, fixes chosen and verified (an object
+    # whose apply alone keeps every value and that has no finding gets no entry)
+    assert "predicted-conflict" in {i["id"] for i in one["items"]}
+    assert len([o for o in one["objects"] if o.get("fix")]) >= len(docs) // 2
+
+
 # --- usage errors ---------------------------------------------------------------------------------------
 
 
@@ -512,6 +534,8 @@ def test_predicted_conflicts_outside_the_scan_are_fetched(objs: Objects, inproc:
     (["-f", "x.yaml"], "error: -f names the manifests of the new applier: name it with --applier or --field-manager"),
     (["--ignore", "bogus"], "error: --ignore: unknown finding id 'bogus'"),
     (["--concurrency", "0"], "error: --concurrency must be between 1 and 32, not 0"),
+    (["--jobs", "0"], "error: --jobs must be between 1 and 64, not 0"),
+    (["--jobs", "many"], "error: --jobs must be a whole number or auto, not 'many'"),
     (["--fail-on", "bogus"], "error: invalid value for '--fail-on'"),
     (["--field-manager", "x", "-f", "/nonexistent/dir"], "error: /nonexistent/dir: "),
 ])
