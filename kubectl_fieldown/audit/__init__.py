@@ -19,6 +19,7 @@ from types import ModuleType
 from typing import Any
 
 from ..base.objects import ObjectRef
+from ..ownership.managedfields import EntriesReadOnce
 from .catalogue import (
     ANNOTATIONS_LIMIT,
     AUTOSCALER_MANAGERS,
@@ -70,6 +71,13 @@ def audit_object(obj: Mapping[str, Any], ctx: AuditContext) -> list[Finding]:
     facts = ObjectFacts(obj, md)
     if facts.quiet(ctx):
         return []
+    # (the engine reads the object's entries again for every candidate it plays; nothing changes
+    # them during one object's audit)
+    with EntriesReadOnce():
+        return _findings(facts, obj, ctx)
+
+
+def _findings(facts: ObjectFacts, obj: Mapping[str, Any], ctx: AuditContext) -> list[Finding]:
     out: list[Finding] = []
     for rule in RULE_FUNCTIONS:
         out.extend(rule(facts, ctx))

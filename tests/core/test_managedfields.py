@@ -12,6 +12,7 @@ from kubectl_fieldown.fieldpath import CANONICAL, UNSTRUCTURED, FieldSet, key, p
 from kubectl_fieldown.ownership.managedfields import (
     APPLY,
     UPDATE,
+    EntriesReadOnce,
     ManagedFieldsEntry,
     ManagedFieldsError,
     ManagerIdentity,
@@ -304,3 +305,27 @@ def test_never_owned(path: str, never: bool) -> None:
 
     assert (never_owned(parse_path(path)) is not None) is never
     assert never_owned(()) is not None
+
+
+def test_entries_are_read_once_within_a_block_and_afresh_outside() -> None:
+    def raw(manager: str) -> dict[str, Any]:
+        return {"manager": manager, "operation": "Apply", "apiVersion": "v1", "fieldsType": "FieldsV1",
+                "fieldsV1": {"f:spec": {"f:a": {}}}, "time": "2026-11-24T10:00:00Z"}
+
+    listed = [raw("a"), raw("b")]
+    with EntriesReadOnce():
+        first = decode_entries(listed)
+        assert decode_entries(listed) == first
+        assert decode_entries(listed) is not first  # a list of the caller's own, each time
+        with EntriesReadOnce():  # nested: the same memory
+            assert decode_entries(listed)[0] is first[0]
+        listed.append(raw("c"))  # the list changed in place: read again
+        assert [e.manager for e in decode_entries(listed)] == ["a", "b", "c"]
+        listed[0] = raw("z")  # an entry replaced
+        assert decode_entries(listed)[0].manager == "z"
+    # outside a block every call reads the entries as they are now (a test or a library user may
+    # change an entry's dict in place between two calls)
+    listed[0]["time"] = "2026-11-24T11:00:00Z"
+    assert decode_entries(listed)[0].time == "2026-11-24T11:00:00Z"
+    listed[0]["time"] = "2026-11-24T12:00:00Z"
+    assert decode_entries(listed)[0].time == "2026-11-24T12:00:00Z"
