@@ -232,6 +232,7 @@ def verify(
     keep: Sequence[Path] = (),
     also_own: Sequence[str] = (),
     played: ApplierRun | None = None,
+    intents: dict[Any, tuple[Any, Any, Intent]] | None = None,
 ) -> Verification:
     """Simulate ``fix`` and then ``applier`` applying ``next_manifest``, and judge every value change
     against the user's intent (:class:`.intent.Intent`, on the live object before the fix).
@@ -241,7 +242,8 @@ def verify(
     applier's own previous identities (the applier a client-side migration comes back from). Without
     an applier or a manifest only the fix itself is checked. ``played`` is the
     applier's run on ``live`` for ``next_manifest`` when the caller has played it already (no fix: the
-    same run; with a fix it is not used)."""
+    same run; with a fix it is not used). ``intents``: the intents found for ``live`` already (by
+    :class:`Checks`, which verifies every candidate fix of one object with the same manifests)."""
     hidden = secret_texts(live, next_manifest, previous_manifest)
     try:
         fixed = simulate_requests(live, fix, rules, now=now)
@@ -257,7 +259,7 @@ def verify(
     after = run.result if run.result is not None else fixed
     v.changes = value_changes(live, after, rules)
     kept = list(keep)
-    intent = Intent.of(live, applier, next_manifest, rules.root, previous_manifest, also_own)
+    intent = _intent(live, applier, next_manifest, rules, previous_manifest, also_own, intents)
     v.intent = intent
     in_next = Lookup(next_manifest)
     for ch in v.changes:
@@ -278,6 +280,22 @@ def verify(
         if in_after.at(p) is not MISSING and in_live.at(p) is not MISSING:
             v.dropped_kept.append((p, _owners(owners, p)))
     return v
+
+
+def _intent(live: Mapping[str, Any], applier: Applier, next_manifest: Mapping[str, Any], rules: ResourceRules,
+            previous: Mapping[str, Any] | None, also_own: Sequence[str],
+            intents: dict[Any, tuple[Any, Any, Intent]] | None) -> Intent:
+    """The intent on ``live`` (before any fix: the same for every candidate), remembered in ``intents``
+    by the identity of the manifests (kept there, so that their ids are no other's meanwhile)."""
+    if intents is None:
+        return Intent.of(live, applier, next_manifest, rules.root, previous, also_own)
+    key = (id(next_manifest), id(previous), tuple(also_own), applier)
+    known = intents.get(key)
+    if known is not None and known[0] is next_manifest and known[1] is previous:
+        return known[2]
+    intent = Intent.of(live, applier, next_manifest, rules.root, previous, also_own)
+    intents[key] = (next_manifest, previous, intent)
+    return intent
 
 
 def _asked(ch: ValueChange, manifest: Lookup, intent: Intent) -> bool:
@@ -340,6 +358,7 @@ class Checks:
     def __init__(self, live: Mapping[str, Any], rules: ResourceRules, now: str) -> None:
         self.live, self.rules, self.now = live, rules, now
         self._done: dict[str, Verification] = {}
+        self._intents: dict[Any, tuple[Any, Any, Intent]] = {}
 
     @classmethod
     def of(cls, known: Checks | None, live: Mapping[str, Any], rules: ResourceRules, now: str) -> Checks:
@@ -368,7 +387,8 @@ class Checks:
             if known is not None:
                 return known
         v = verify(self.live, fix, self.rules, now=self.now, applier=applier, next_manifest=next_manifest,
-                   previous_manifest=previous_manifest, keep=keep, also_own=also_own, played=played)
+                   previous_manifest=previous_manifest, keep=keep, also_own=also_own, played=played,
+                   intents=self._intents)
         if key is not None:
             self._done[key] = v
         return v
