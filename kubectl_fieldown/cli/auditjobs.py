@@ -228,9 +228,13 @@ def start_jobs(ctx: AuditContext, jobs: int, known: Callable[[str, str], bool]) 
     ``jobs`` below 2, no ``fork``, or another thread running, which a fork would leave its locks)."""
     if jobs < 2 or not _can_fork() or threading.active_count() != 1:
         return None
+    import gc
     from multiprocessing.connection import Pipe
 
     here = ctx.replace(rules_for=_KnownRules(ctx.rules_for, known))
+    # what the audit holds now (the manifests, the rules) lives to its end: out of the collector's
+    # sight, so that no worker's collection writes to (and so copies) the pages it shares with it
+    gc.freeze()
     workers: list[_Worker] = []
     for _ in range(jobs):
         mine, theirs = Pipe(duplex=True)
