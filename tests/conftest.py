@@ -38,6 +38,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+# before anything imports the package: every result an identity memo remembers is checked against
+# a fresh computation, in this process and in every command the tests start
+# (kubectl_fieldown/base/identitymemo.py)
+os.environ.setdefault("FIELDOWN_CHECK_MEMO", "1")
+
 import lab
 import pytest
 from hypothesis import HealthCheck, settings

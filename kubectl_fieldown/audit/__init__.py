@@ -18,8 +18,8 @@ from collections.abc import Mapping
 from types import ModuleType
 from typing import Any
 
+from ..base.identitymemo import IdentityMemo
 from ..base.objects import ObjectRef
-from ..ownership.managedfields import EntriesReadOnce
 from .catalogue import (
     ANNOTATIONS_LIMIT,
     AUTOSCALER_MANAGERS,
@@ -71,9 +71,9 @@ def audit_object(obj: Mapping[str, Any], ctx: AuditContext) -> list[Finding]:
     facts = ObjectFacts(obj, md)
     if facts.quiet(ctx):
         return []
-    # (the engine reads the object's entries again for every candidate it plays; nothing changes
-    # them during one object's audit)
-    with EntriesReadOnce():
+    # the engine reads the object, its manifest and their parts again for every candidate it plays,
+    # and changes none of them in place (base/identitymemo.py)
+    with IdentityMemo():
         return _findings(facts, obj, ctx)
 
 

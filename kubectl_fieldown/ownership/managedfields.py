@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Iterable, Mapping, Sequence
-from contextvars import ContextVar
 
+from ..base.identitymemo import CHECK, memo
 from ..base.record import Record
 from ..base.value import go_json_string_html, go_quote
 from ..fieldpath import CANONICAL, FieldSet, FieldsV1Error, Path, decode_fields_v1, fields_v1_object, path_from_fields
@@ -18,8 +18,6 @@ from ..fieldpath import CANONICAL, FieldSet, FieldsV1Error, Path, decode_fields_
 TYPE_CHECKING = False  # typing's flag without importing typing (start-up, see base/record.py)
 if TYPE_CHECKING:
     from typing import Any, Final
-
-    _Remembered = dict[int, tuple[list[Any], tuple[int, ...], tuple["ManagedFieldsEntry", ...]]]
 
 APPLY = "Apply"
 UPDATE = "Update"
@@ -251,38 +249,22 @@ def decode_entries(raw: Any, *, strict: bool = False) -> list[ManagedFieldsEntry
         return []
     if not isinstance(raw, list):
         raise ManagedFieldsError(0, "", "managedFields is not a list")
-    remembered = _REMEMBERED.get() if not strict else None
+    remembered = memo("decode_entries") if not strict else None
     if remembered is None:
         return [decode_entry(e, i, strict=strict) for i, e in enumerate(raw)]
     # within one object's audit its entries are decoded some twenty times (the prediction, every
-    # candidate fix, its verification, the intent): the same lists, read again. Remembered by identity
-    # (the list is kept, so that its id is no other's meanwhile) and by the identities of its entries
+    # candidate fix, its verification, the intent): the same lists (base/identitymemo.py), by the
+    # identity of the list and of its entries
     hit = remembered.get(id(raw))
     ids = tuple(map(id, raw))
     if hit is not None and hit[0] is raw and hit[1] == ids:
+        if CHECK:
+            again = [decode_entry(e, i) for i, e in enumerate(raw)]
+            assert [(e, e.fields) for e in again] == [(e, e.fields) for e in hit[2]], "managedFields changed in place"
         return list(hit[2])
     out = [decode_entry(e, i) for i, e in enumerate(raw)]
     remembered[id(raw)] = (raw, ids, tuple(out))
     return out
-
-
-_REMEMBERED: ContextVar[_Remembered | None] = ContextVar("kubectl_fieldown_decoded_entries", default=None)
-
-
-class EntriesReadOnce:
-    """Within the block, :func:`decode_entries` remembers what it decoded, by the identity of the list:
-    for a caller that does not change the entries it reads meanwhile (an audit of one object: the
-    engine writes new dicts). Per thread; a nested block shares the outer one's memory. (A class, not
-    contextlib's decorator: ``show``'s start-up imports no contextlib.)"""
-
-    __slots__ = ("_token",)
-
-    def __enter__(self) -> None:
-        self._token = _REMEMBERED.set({}) if _REMEMBERED.get() is None else None
-
-    def __exit__(self, *exc: object) -> None:
-        if self._token is not None:
-            _REMEMBERED.reset(self._token)
 
 
 def sort_entries(entries: Iterable[ManagedFieldsEntry]) -> list[ManagedFieldsEntry]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..base.identitymemo import CHECK, memo
 from ..fieldpath.element import FIELD, KEY, Path, PathElement
 from ..fieldpath.set import FieldSet
 from ..schema.types import ListType, MapType, Type
@@ -20,7 +21,26 @@ UNKEYED: PathElement = (KEY, ())
 
 
 def to_field_set(value: Any, t: Type) -> FieldSet:
-    """The set of a whole object (the root itself is never a member)."""
+    """The set of a whole object (the root itself is never a member). Sets are values (nobody
+    changes one once it is returned), so inside an :class:`~kubectl_fieldown.base.identitymemo.IdentityMemo`
+    block the set of a value seen before is the same set again: an audit with -f asks for the set of
+    its object and its manifest some fifteen times per object."""
+    remembered = memo("to_field_set")
+    if remembered is None:
+        return _field_set(value, t)
+    key = (id(value), id(t))
+    hit = remembered.get(key)
+    if hit is not None and hit[0] is value and hit[1] is t:
+        if CHECK:
+            assert _field_set(value, t) == hit[2], "a value changed in place inside an IdentityMemo block"
+        known: FieldSet = hit[2]
+        return known
+    fs = _field_set(value, t)
+    remembered[key] = (value, t, fs)
+    return fs
+
+
+def _field_set(value: Any, t: Type) -> FieldSet:
     node = _below(value, t)
     return node if isinstance(node, FieldSet) else FieldSet()
 

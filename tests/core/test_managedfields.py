@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
+from kubectl_fieldown.base.identitymemo import IdentityMemo
 from kubectl_fieldown.fieldpath import CANONICAL, UNSTRUCTURED, FieldSet, key, path_from_fields
 from kubectl_fieldown.ownership.managedfields import (
     APPLY,
     UPDATE,
-    EntriesReadOnce,
     ManagedFieldsEntry,
     ManagedFieldsError,
     ManagerIdentity,
@@ -313,11 +313,11 @@ def test_entries_are_read_once_within_a_block_and_afresh_outside() -> None:
                 "fieldsV1": {"f:spec": {"f:a": {}}}, "time": "2026-11-24T10:00:00Z"}
 
     listed = [raw("a"), raw("b")]
-    with EntriesReadOnce():
+    with IdentityMemo():
         first = decode_entries(listed)
         assert decode_entries(listed) == first
         assert decode_entries(listed) is not first  # a list of the caller's own, each time
-        with EntriesReadOnce():  # nested: the same memory
+        with IdentityMemo():  # nested: the same memory
             assert decode_entries(listed)[0] is first[0]
         listed.append(raw("c"))  # the list changed in place: read again
         assert [e.manager for e in decode_entries(listed)] == ["a", "b", "c"]

@@ -1,0 +1,56 @@
+"""Results remembered by the identity of their inputs, within a block whose inputs nobody changes.
+
+An audit with ``-f`` plays every candidate fix of an object and the applier's next apply after it:
+the engine reads the same live object, manifest and managedFields lists again and again (their field
+sets, their decoded entries). Inside :class:`IdentityMemo` a function may remember what it computed
+for an input by ``id(input)`` — keeping the input, so that its id is no other object's meanwhile —
+because the block promises that no input is changed in place while it lasts (the engine writes new
+dicts: :func:`kubectl_fieldown.base.value.copy_json` before any change). ``audit_object`` opens one
+per object. Outside a block nothing is remembered: a caller (a test, a library user) may change a
+dict in place between two calls.
+
+Per thread (a context variable); a nested block shares the outermost one's memory.
+
+``FIELDOWN_CHECK_MEMO=1`` (the test suite sets it) computes every remembered result again and
+raises :class:`AssertionError` when it differs: an input changed in place inside a block.
+"""
+
+from __future__ import annotations
+
+import os
+from contextvars import ContextVar
+
+TYPE_CHECKING = False  # typing's flag without importing typing (start-up, see base/record.py)
+if TYPE_CHECKING:
+    from typing import Any
+
+__all__ = ["CHECK", "IdentityMemo", "memo"]
+
+#: developers' check: recompute every remembered result and compare (tests/conftest.py sets it)
+CHECK = os.environ.get("FIELDOWN_CHECK_MEMO") == "1"
+
+_MEMO: ContextVar[dict[str, dict[Any, Any]] | None] = ContextVar("kubectl_fieldown_identity_memo", default=None)
+
+
+def memo(name: str) -> dict[Any, Any] | None:
+    """The memory of ``name`` in the current block (None: no block, remember nothing)."""
+    m = _MEMO.get()
+    if m is None:
+        return None
+    d = m.get(name)
+    if d is None:
+        d = m[name] = {}
+    return d
+
+
+class IdentityMemo:
+    """``with IdentityMemo():`` — the inputs of the block are not changed in place (module docstring)."""
+
+    __slots__ = ("_token",)
+
+    def __enter__(self) -> None:
+        self._token = _MEMO.set({}) if _MEMO.get() is None else None
+
+    def __exit__(self, *exc: object) -> None:
+        if self._token is not None:
+            _MEMO.reset(self._token)
