@@ -14,7 +14,10 @@ checked again in the audit's own process, so the findings, and an error, are the
 The batches come back in any order; the report sorts the findings.
 
 Memory stays bounded: a worker holds at most :data:`IN_FLIGHT` batches of :data:`BATCH` objects,
-and the audit waits for one to come back before it sends more.
+and the audit waits for one to come back before it sends more. Each batch carries its objects'
+manifests: a worker never reads the audit's copy of them all, whose pages a read would copy into
+the worker (a reference count is a write) — so a worker costs its working set, ~20 MiB, not the
+manifests again.
 
 Only where ``fork`` exists and is the usual start method (Linux) and only from a process with one
 thread; anywhere else, and with ``--jobs 1``, the objects are checked in the audit's process.
@@ -33,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
 
-    from ..audit import AuditContext, Finding
+    from ..audit import AuditContext, Finding, ObjectKey
     from ..fieldmanager import ResourceRules
 
 __all__ = ["AUTO_MIN_OBJECTS", "BATCH", "IN_FLIGHT", "ObjectJobs", "auto_jobs", "start_jobs"]
@@ -107,7 +110,11 @@ def _serve(conn: Connection, ctx: AuditContext) -> None:
         except (EOFError, OSError):
             return
         try:
-            found = [f for obj in pickle.loads(data) for f in audit_object(obj, ctx)]
+            objs, manifests, files = pickle.loads(data)
+            # the batch's own manifests, sent with it: the worker leaves the audit's copy of all of them
+            # untouched, so that their pages stay shared instead of copied into every worker
+            here = ctx.replace(manifests=manifests, manifest_files=files)
+            found = [f for obj in objs for f in audit_object(obj, here)]
             reply = pickle.dumps(found, pickle.HIGHEST_PROTOCOL)
         except Exception:  # the audit's process checks the batch again, and shows any error itself
             reply = b""
@@ -125,6 +132,7 @@ class ObjectJobs:
         self._ctx = ctx
         self._workers = workers
         self._batch: list[Mapping[str, Any]] = []
+        self._keys: list[ObjectKey] = []
         self.findings: list[Finding] = []
         #: batches checked again in this process (a worker failed them or died)
         self.redone = 0
@@ -138,8 +146,10 @@ class ObjectJobs:
     def pids(self) -> list[int]:
         return [w.pid for w in self._workers]
 
-    def add(self, obj: Mapping[str, Any]) -> None:
+    def add(self, obj: Mapping[str, Any], key: ObjectKey) -> None:
+        """Check ``obj``, whose manifest is ``ctx.manifests[key]``."""
         self._batch.append(obj)
+        self._keys.append(key)
         if len(self._batch) >= BATCH:
             self._send()
 
@@ -161,6 +171,9 @@ class ObjectJobs:
 
     def _send(self) -> None:
         batch, self._batch = self._batch, []
+        keys, self._keys = self._keys, []
+        manifests, files = self._ctx.manifests, self._ctx.manifest_files
+        payload = (batch, {k: manifests[k] for k in keys}, {k: files[k] for k in keys if k in files})
         while True:
             if not self._workers:
                 self._check_here(batch)
@@ -170,7 +183,7 @@ class ObjectJobs:
                 break
             self._gather(block=True)
         try:
-            w.conn.send_bytes(pickle.dumps(batch, pickle.HIGHEST_PROTOCOL))
+            w.conn.send_bytes(pickle.dumps(payload, pickle.HIGHEST_PROTOCOL))
         except OSError:
             self._lost(w)
             self._check_here(batch)

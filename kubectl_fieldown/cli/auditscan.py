@@ -305,7 +305,7 @@ def scan(client: ClusterClient, stream: PageStream, types: Sequence[ResourceInfo
                         if key in manifests:
                             result.seen_manifests.add(key)
                             if jobs is not None:
-                                jobs.add(obj)
+                                jobs.add(obj, key)
                                 continue
                         else:
                             wanted = versions.get(same_object(key))

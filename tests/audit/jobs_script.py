@@ -77,7 +77,7 @@ def in_jobs(ctx: AuditContext, objs: list[dict[str, Any]], n: int, known: bool =
         found: list[Finding] = []
         for o in objs:
             if object_key(o) in ctx.manifests:
-                jobs.add(o)
+                jobs.add(o, object_key(o))
             else:
                 found.extend(audit_object(o, ctx))
         found.extend(jobs.finish())
