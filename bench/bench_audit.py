@@ -15,7 +15,8 @@ interleaved rounds (so that load on the machine hits every contender alike), bes
     start-up included, with its peak RSS; and the same in this process (``main()``, imports done);
 (f) the same subprocess with ``-f`` manifests for every object (ten multi-document YAML files, one
     per namespace): the audit predicts Argo CD's next apply of each object from its manifest (up to
-    ``--manifests-max`` objects);
+    ``--manifests-max`` objects), in its worker processes (``--jobs auto``: one per CPU); the
+    "tree PSS" column sums the memory of the command's processes (workers share pages with it);
 (c) ``kubectl get <the three types> -A -o json`` with the lab's kubectl 1.36 (up to
     ``--kubectl-max`` objects: it needs GBs for 100,000).
 
@@ -46,6 +47,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -292,6 +294,9 @@ class Sample:
     cpu: float
     server: float | None
     rss: float = 0.0
+    pss: float = 0.0
+    """Peak of the summed PSS (MiB) of the command's processes: itself and its workers (audit --jobs),
+    sampled every 50 ms; RSS counts the pages a worker shares with the audit twice, PSS shares them."""
 
 
 def server_cpu(c: lab.Cluster) -> Callable[[], float | None]:
@@ -335,15 +340,44 @@ os.write(int(sys.argv[1]), f"{wall} {u.ru_utime + u.ru_stime} {u.ru_maxrss} {cod
 """
 
 
+def _descendants(pid: int) -> list[int]:
+    try:
+        kids = [int(x) for x in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except (OSError, ValueError):
+        return []
+    return kids + [d for k in kids for d in _descendants(k)]
+
+
+def _pss_kib(pid: int) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def _tree_pss(root: int, done: threading.Event, peak: list[int]) -> None:
+    """The peak summed PSS of ``root``'s descendants (the measured command below the wrapper)."""
+    while not done.wait(0.05):
+        peak[0] = max(peak[0], sum(_pss_kib(p) for p in _descendants(root)))
+
+
 def child(argv: list[str], env: dict[str, str], server: Callable[[], float | None]) -> Sample:
     r, w = os.pipe()
     s0 = server()
+    done, peak = threading.Event(), [0]
     try:
         proc = subprocess.Popen([sys.executable, "-c", _MEASURED, str(w), *argv], stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE, env=env, pass_fds=(w,))
         os.close(w)
         w = -1
+        sampler = threading.Thread(target=_tree_pss, args=(proc.pid, done, peak), daemon=True)
+        sampler.start()
         _, err = proc.communicate()
+        done.set()
+        sampler.join()
         with os.fdopen(r, "rb") as f:
             r = -1
             report = f.read().decode().split()
@@ -356,7 +390,7 @@ def child(argv: list[str], env: dict[str, str], server: Callable[[], float | Non
         code = report[3] if len(report) == 4 else proc.returncode
         raise SystemExit(f"{' '.join(argv[:3])} failed ({code}): {err.decode()}")
     wall, cpu, rss_kib = float(report[0]), float(report[1]), float(report[2])
-    return Sample(wall, cpu, None if s0 is None or s1 is None else s1 - s0, rss_kib / 1024)
+    return Sample(wall, cpu, None if s0 is None or s1 is None else s1 - s0, rss_kib / 1024, peak[0] / 1024)
 
 
 def audit_in_process(env: dict[str, str]) -> Callable[[], int]:
@@ -497,7 +531,7 @@ def report(listed: int, samples: dict[str, list[Sample]], runs: int) -> None:
     # depend on what else runs: they show where the work is
     print(f"\n{listed} objects, 3 types, {len(NAMESPACES)} namespaces, {runs} interleaved rounds\n")
     print(f"  {'':46s} {'wall: best':>10s} {'median':>7s}   {'vs LIST':>7s} {'vs kubectl':>10s}   "
-          f"{'CPU: client':>11s} {'server':>7s} {'peak RSS':>9s}")
+          f"{'CPU: client':>11s} {'server':>7s} {'peak RSS':>9s} {'tree PSS':>9s}")
     for name, label in labels.items():
         if name not in samples:
             continue
@@ -508,8 +542,9 @@ def report(listed: int, samples: dict[str, list[Sample]], runs: int) -> None:
         servers = [x.server for x in ss if x.server is not None]
         server = f"{med(servers):6.2f}s" if servers else "      -"
         rss = f"{max(x.rss for x in ss):5.0f} MiB" if any(x.rss for x in ss) else ""
+        pss = f"{max(x.pss for x in ss):5.0f} MiB" if any(x.pss for x in ss) else ""
         print(f"  {label:46s} {best:9.2f}s {med(x.wall for x in ss):6.2f}s   {ratio}   "
-              f"{med(x.cpu for x in ss):10.2f}s {server} {rss:>9s}")
+              f"{med(x.cpu for x in ss):10.2f}s {server} {rss:>9s} {pss:>9s}")
     print()
     for name, ok, figure in goals(samples, listed):
         print(f"  {name:52s} {'met' if ok else 'NOT met':8s} ({figure})")
