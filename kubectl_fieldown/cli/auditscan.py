@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..base.record import Record
-from .errors import UsageError
+from .errors import UsageError, whole_number
 
 if TYPE_CHECKING:
     from ..audit import AuditContext, Finding, ObjectKey
@@ -75,26 +75,14 @@ def _resolve_kinds(client: ClusterClient, names: Sequence[str]) -> list[Resource
 
 
 def _parse_concurrency(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise UsageError(f"--concurrency must be a whole number, not {text!r}") from None
-    if not 1 <= n <= 32:
-        raise UsageError(f"--concurrency must be between 1 and 32, not {n}")
-    return n
+    return whole_number(text, "--concurrency", 1, 32)
 
 
 def _parse_jobs(text: str) -> int | None:
     """``--jobs``: a number of processes (1-64), or None for ``auto``."""
     if text.strip().lower() == "auto":
         return None
-    try:
-        n = int(text)
-    except ValueError:
-        raise UsageError(f"--jobs must be a whole number or auto, not {text!r}") from None
-    if not 1 <= n <= 64:
-        raise UsageError(f"--jobs must be between 1 and 64, not {n}")
-    return n
+    return whole_number(text, "--jobs", 1, 64, or_else="auto")
 
 
 # --- manifests for predicted conflicts ---------------------------------------------------------------

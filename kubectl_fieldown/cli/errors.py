@@ -32,6 +32,7 @@ __all__ = [
     "handle_errors_exiting",
     "one_line",
     "print_error",
+    "whole_number",
 ]
 
 DEBUG_ENV = "FIELDOWN_DEBUG"
@@ -58,6 +59,19 @@ class UsageError(Exception):
     """Flags or arguments that do not make sense together (exit 2)."""
 
     exit_code = EXIT_USAGE
+
+
+def whole_number(text: str, flag: str, low: int, high: int, *, or_else: str = "") -> int:
+    """``text`` as a whole number from ``low`` to ``high``, for ``flag`` (:class:`UsageError`
+    otherwise; ``or_else`` names the word it also takes, for the message)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise UsageError(f"{flag} must be a whole number{' or ' + or_else if or_else else ''}, "
+                         f"not {text!r}") from None
+    if not low <= n <= high:
+        raise UsageError(f"{flag} must be between {low} and {high}, not {n}")
+    return n
 
 
 # Input errors (exit 2, their message as it is), each looked up by its module: a module that is not

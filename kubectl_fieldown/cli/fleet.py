@@ -22,7 +22,7 @@ import typer
 from ..base.record import Record
 from . import options
 from .completion import complete_context
-from .errors import EXIT_USAGE, UsageError, _said, print_error
+from .errors import EXIT_USAGE, UsageError, _said, debug_enabled, print_error, whole_number
 
 if TYPE_CHECKING:
     from ..appliers import Applier
@@ -121,13 +121,7 @@ def resolve_contexts(names: Sequence[str] | None, all_contexts: bool, kubeconfig
 
 
 def parse_context_concurrency(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise UsageError(f"--context-concurrency must be a whole number, not {text!r}") from None
-    if not 1 <= n <= 16:
-        raise UsageError(f"--context-concurrency must be between 1 and 16, not {n}")
-    return n
+    return whole_number(text, "--context-concurrency", 1, 16)
 
 
 def check_metrics_file(path: str | None) -> None:
@@ -206,7 +200,7 @@ def audit_cluster(spec: AuditSpec, cluster: options.ClusterArgs, progress: bool)
                 manifests, ctx = _audit_context(spec, cluster, client)
             try:
                 result = scan(client, stream, types, ns, ctx, progress, jobs)
-                if jobs is not None and _debug():
+                if jobs is not None and debug_enabled():
                     print(f"debug: audit: the -f objects were checked by {jobs.size} worker processes; "
                           f"{jobs.redone} batches of them again in this one", file=sys.stderr)
             finally:
@@ -221,14 +215,6 @@ def audit_cluster(spec: AuditSpec, cluster: options.ClusterArgs, progress: bool)
     finally:
         client.close()
     return ClusterScan(result, types, ns, manifests, client.context, client.server)
-
-
-def _debug() -> bool:
-    import os
-
-    from .errors import DEBUG_ENV
-
-    return bool(os.environ.get(DEBUG_ENV))
 
 
 def _jobs(spec: AuditSpec) -> int:
