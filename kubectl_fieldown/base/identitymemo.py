@@ -22,9 +22,12 @@ from contextvars import ContextVar
 
 TYPE_CHECKING = False  # typing's flag without importing typing (start-up, see base/record.py)
 if TYPE_CHECKING:
-    from typing import Any
+    from collections.abc import Callable, Hashable
+    from typing import Any, TypeVar
 
-__all__ = ["CHECK", "IdentityMemo", "memo"]
+    _R = TypeVar("_R")
+
+__all__ = ["CHECK", "IdentityMemo", "memo", "remembered"]
 
 #: developers' check: recompute every remembered result and compare (tests/conftest.py sets it)
 CHECK = os.environ.get("FIELDOWN_CHECK_MEMO") == "1"
@@ -54,3 +57,25 @@ class IdentityMemo:
     def __exit__(self, *exc: object) -> None:
         if self._token is not None:
             _MEMO.reset(self._token)
+
+
+def remembered(store: dict[Any, Any] | None, inputs: tuple[Any, ...], compute: Callable[..., _R], *args: Any,
+               also: Hashable = None, same: Callable[[_R, _R], bool] | None = None) -> _R:
+    """``compute(*args)``, remembered in ``store`` (:func:`memo`'s, or a caller's own for one object)
+    by the identity of ``inputs`` and the value ``also``; ``store`` None: computed every time. The
+    inputs are kept with the result, so that their ids are no other object's while it is remembered.
+    With :data:`CHECK`, a remembered result is computed again and compared (``same``, else ``==``)."""
+    if store is None:
+        return compute(*args)
+    key = (*map(id, inputs), also)
+    hit = store.get(key)
+    if hit is not None:
+        if CHECK:
+            again = compute(*args)
+            assert (same(again, hit[1]) if same is not None else again == hit[1]), \
+                "an input changed in place while its result was remembered"
+        result: _R = hit[1]
+        return result
+    result = compute(*args)
+    store[key] = (inputs, result)
+    return result

@@ -220,11 +220,13 @@ def audit_cluster(spec: AuditSpec, cluster: options.ClusterArgs, progress: bool)
 def _jobs(spec: AuditSpec) -> int:
     """The worker processes for the -f objects: 1 (none) without -f, and where workers cannot be
     forked: beside another thread (the contexts of a many-context audit)."""
-    from .auditjobs import auto_jobs
-
     if not spec.docs or threading.active_count() != 1:
         return 1
-    return spec.jobs if spec.jobs is not None else auto_jobs(len(spec.docs))
+    if spec.jobs is not None:
+        return spec.jobs
+    from .auditjobs import auto_jobs  # (an audit without -f never loads the workers' module)
+
+    return auto_jobs(len(spec.docs))
 
 
 def _start_jobs(n: int, ctx: AuditContext) -> ObjectJobs | None:

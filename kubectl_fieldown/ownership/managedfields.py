@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as _dt
 from collections.abc import Iterable, Mapping, Sequence
 
-from ..base.identitymemo import CHECK, memo
+from ..base.identitymemo import memo, remembered
 from ..base.record import Record
 from ..base.value import go_json_string_html, go_quote
 from ..fieldpath import CANONICAL, FieldSet, FieldsV1Error, Path, decode_fields_v1, fields_v1_object, path_from_fields
@@ -249,22 +249,23 @@ def decode_entries(raw: Any, *, strict: bool = False) -> list[ManagedFieldsEntry
         return []
     if not isinstance(raw, list):
         raise ManagedFieldsError(0, "", "managedFields is not a list")
-    remembered = memo("decode_entries") if not strict else None
-    if remembered is None:
+    store = memo("decode_entries") if not strict else None
+    if store is None:
         return [decode_entry(e, i, strict=strict) for i, e in enumerate(raw)]
     # within one object's audit its entries are decoded some twenty times (the prediction, every
-    # candidate fix, its verification, the intent): the same lists (base/identitymemo.py), by the
-    # identity of the list and of its entries
-    hit = remembered.get(id(raw))
-    ids = tuple(map(id, raw))
-    if hit is not None and hit[0] is raw and hit[1] == ids:
-        if CHECK:
-            again = [decode_entry(e, i) for i, e in enumerate(raw)]
-            assert [(e, e.fields) for e in again] == [(e, e.fields) for e in hit[2]], "managedFields changed in place"
-        return list(hit[2])
-    out = [decode_entry(e, i) for i, e in enumerate(raw)]
-    remembered[id(raw)] = (raw, ids, tuple(out))
-    return out
+    # candidate fix, its verification, the intent): the same lists (base/identitymemo.py), known by
+    # the identity of the list and of each entry (a list changed by adding or replacing one is read again)
+    entries: tuple[ManagedFieldsEntry, ...] = remembered(store, (raw, *raw), _decoded, raw, same=_same_entries)
+    return list(entries)
+
+
+def _decoded(raw: list[Any]) -> tuple[ManagedFieldsEntry, ...]:
+    return tuple(decode_entry(e, i) for i, e in enumerate(raw))
+
+
+def _same_entries(a: tuple[ManagedFieldsEntry, ...], b: tuple[ManagedFieldsEntry, ...]) -> bool:
+    # (an entry's equality leaves its fields out)
+    return [(e, e.fields) for e in a] == [(e, e.fields) for e in b]
 
 
 def sort_entries(entries: Iterable[ManagedFieldsEntry]) -> list[ManagedFieldsEntry]:

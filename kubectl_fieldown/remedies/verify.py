@@ -26,6 +26,7 @@ from dataclasses import fields
 from typing import Any, Final
 
 from ..appliers import Applier, ApplierRun, run_applier
+from ..base.identitymemo import remembered
 from ..base.objects import is_secret_object
 from ..base.record import Record
 from ..base.redact import scrub, secret_texts, shown_value
@@ -232,7 +233,7 @@ def verify(
     keep: Sequence[Path] = (),
     also_own: Sequence[str] = (),
     played: ApplierRun | None = None,
-    intents: dict[Any, tuple[Any, Any, Intent]] | None = None,
+    intents: dict[Any, Any] | None = None,
 ) -> Verification:
     """Simulate ``fix`` and then ``applier`` applying ``next_manifest``, and judge every value change
     against the user's intent (:class:`.intent.Intent`, on the live object before the fix).
@@ -283,19 +284,11 @@ def verify(
 
 
 def _intent(live: Mapping[str, Any], applier: Applier, next_manifest: Mapping[str, Any], rules: ResourceRules,
-            previous: Mapping[str, Any] | None, also_own: Sequence[str],
-            intents: dict[Any, tuple[Any, Any, Intent]] | None) -> Intent:
+            previous: Mapping[str, Any] | None, also_own: Sequence[str], intents: dict[Any, Any] | None) -> Intent:
     """The intent on ``live`` (before any fix: the same for every candidate), remembered in ``intents``
-    by the identity of the manifests (kept there, so that their ids are no other's meanwhile)."""
-    if intents is None:
-        return Intent.of(live, applier, next_manifest, rules.root, previous, also_own)
-    key = (id(next_manifest), id(previous), tuple(also_own), applier)
-    known = intents.get(key)
-    if known is not None and known[0] is next_manifest and known[1] is previous:
-        return known[2]
-    intent = Intent.of(live, applier, next_manifest, rules.root, previous, also_own)
-    intents[key] = (next_manifest, previous, intent)
-    return intent
+    (a :class:`Checks`' own, for one live object and its rules) by the identity of the manifests."""
+    return remembered(intents, (next_manifest, previous), Intent.of, live, applier, next_manifest, rules.root,
+                      previous, also_own, also=(tuple(also_own), applier))
 
 
 def _asked(ch: ValueChange, manifest: Lookup, intent: Intent) -> bool:
@@ -358,7 +351,7 @@ class Checks:
     def __init__(self, live: Mapping[str, Any], rules: ResourceRules, now: str) -> None:
         self.live, self.rules, self.now = live, rules, now
         self._done: dict[str, Verification] = {}
-        self._intents: dict[Any, tuple[Any, Any, Intent]] = {}
+        self._intents: dict[Any, Any] = {}
 
     @classmethod
     def of(cls, known: Checks | None, live: Mapping[str, Any], rules: ResourceRules, now: str) -> Checks:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..base.identitymemo import CHECK, memo
+from ..base.identitymemo import memo, remembered
 from ..fieldpath.element import FIELD, KEY, Path, PathElement
 from ..fieldpath.set import FieldSet
 from ..schema.types import ListType, MapType, Type
@@ -25,19 +25,7 @@ def to_field_set(value: Any, t: Type) -> FieldSet:
     changes one once it is returned), so inside an :class:`~kubectl_fieldown.base.identitymemo.IdentityMemo`
     block the set of a value seen before is the same set again: an audit with -f asks for the set of
     its object and its manifest some fifteen times per object."""
-    remembered = memo("to_field_set")
-    if remembered is None:
-        return _field_set(value, t)
-    key = (id(value), id(t))
-    hit = remembered.get(key)
-    if hit is not None and hit[0] is value and hit[1] is t:
-        if CHECK:
-            assert _field_set(value, t) == hit[2], "a value changed in place inside an IdentityMemo block"
-        known: FieldSet = hit[2]
-        return known
-    fs = _field_set(value, t)
-    remembered[key] = (value, t, fs)
-    return fs
+    return remembered(memo("to_field_set"), (value, t), _field_set, value, t)
 
 
 def _field_set(value: Any, t: Type) -> FieldSet:

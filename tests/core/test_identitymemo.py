@@ -9,7 +9,6 @@ import pytest
 from kubectl_fieldown.base import identitymemo
 from kubectl_fieldown.base.identitymemo import IdentityMemo
 from kubectl_fieldown.schema.types import DEDUCED
-from kubectl_fieldown.typed import tofieldset
 from kubectl_fieldown.typed.tofieldset import to_field_set
 
 
@@ -37,7 +36,7 @@ def test_inside_a_block_the_set_of_a_value_seen_before_is_the_same_set() -> None
 
 
 def test_a_value_changed_in_place_inside_a_block_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(tofieldset, "CHECK", True)
+    monkeypatch.setattr(identitymemo, "CHECK", True)
     obj = _widget()
     root = DEDUCED
     with IdentityMemo():
