@@ -214,6 +214,7 @@ def audit(
     check(output.value)
     started = time.monotonic()
     workers = _parse_concurrency(concurrency)
+    processes = _parse_jobs(jobs)
     ignored = frozenset(ignore or ())
     if ignored:
         # (the engine is imported only when a flag needs it: the LIST starts before it loads)
@@ -231,7 +232,7 @@ def audit(
     fleet.check_metrics_file(metrics_file)
     spec = AuditSpec(kinds=_parse_kinds(kinds) if kinds else [], namespace=namespace, all_namespaces=all_namespaces,
                  selector=selector, docs=docs, named=named, ignored=ignored, workers=workers,
-                 jobs=_parse_jobs(jobs))
+                 jobs=processes)
     if len(contexts) > 1 or all_contexts:
         fleet.audit_contexts(contexts, lambda c: fleet.audit_part(spec, kubeconfig, c), output=output.value,
                              fail_on=fail_on.value, spec=spec, metrics_file=metrics_file,

@@ -536,6 +536,8 @@ def test_jobs_find_what_one_process_finds(objs: Objects, env: dict[str, str], tm
     (["--concurrency", "0"], "error: --concurrency must be between 1 and 32, not 0"),
     (["--jobs", "0"], "error: --jobs must be between 1 and 64, not 0"),
     (["--jobs", "many"], "error: --jobs must be a whole number or auto, not 'many'"),
+    # flags are checked before the -f manifests are read
+    (["--jobs", "0", "--field-manager", "x", "-f", "/nonexistent/dir"], "error: --jobs must be between 1 and 64"),
     (["--fail-on", "bogus"], "error: invalid value for '--fail-on'"),
     (["--field-manager", "x", "-f", "/nonexistent/dir"], "error: /nonexistent/dir: "),
 ])
