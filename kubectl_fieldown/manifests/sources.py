@@ -132,7 +132,8 @@ def parse_text(source: str, text: str, result: SourceResult | None = None) -> So
         result.errors.append(too_large(source, MAX_INPUT_BYTES))
         return result
     text = valid_text(text)  # text decoded from UTF-8 has no lone surrogates; a library caller's may
-    if text.lstrip().startswith(("{", "[")):
+    head = text.lstrip()
+    if head.startswith(("{", "[")):
         # JSON is the common machine-made case (kubectl get -o json); json is much faster than YAML
         try:
             doc = _json_document(text)
@@ -143,6 +144,12 @@ def parse_text(source: str, text: str, result: SourceResult | None = None) -> So
             return result
         else:
             _add_document(source, 1, doc, result)
+            return result
+    if head.startswith(("{", "[", "---")):
+        docs = json_stream(text)
+        if docs is not None:
+            for number, doc in enumerate(docs, 1):
+                _add_document(source, number, doc, result)
             return result
     documents = load_all(text)
     number = 0
@@ -221,6 +228,53 @@ def _json_document(text: str) -> Any:
     except ValueError:
         raise _NotJSON from None
     return _checked(doc, fix_surrogates=_SURROGATE_ESCAPE.search(text) is not None)
+
+
+# --- a YAML stream of JSON documents -----------------------------------------------------------------
+
+# What YAML reads otherwise than JSON or may refuse, so that a text holding any of it goes to the YAML
+# reader: an escaped surrogate (YAML refuses it, even in a pair), tabs and characters outside YAML's
+# printable set or that it takes as line breaks (NEL, U+2028, U+2029), a key whose ':' is on a later
+# line or more than 1,024 characters after its start (libyaml's limits on an implicit key), the
+# merge key, and integers beyond int64 (go-yaml makes them uint64 or a float)
+_NOT_ASCII_SAFE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\t]")
+_NOT_SAFE = re.compile(r"[^\n\r\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd"
+                       r"\U00010000-\U0010ffff]")
+_KEY_AWAY = re.compile(r'"[ \t]*[\r\n][ \t\r\n]*:|"[^"]{1000,}"[ \t]*:')
+_STREAM_SEPARATOR = re.compile(r"^---$", re.MULTILINE)
+
+
+_JSON_DECODER = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite_float)
+
+
+def json_stream(text: str) -> list[Any] | None:
+    """The documents of a YAML stream whose every document is one JSON object or array between
+    ``---`` lines (``jsonnet -y``, generators that write JSON), read with json; or None, and the text is
+    read as YAML.
+
+    json reads such a document exactly as the YAML reader does (tests/core/test_json_stream.py checks it
+    against :func:`kubectl_fieldown.manifests.safeyaml.load_all`); a text with anything the two may read
+    differently, or that either refuses, returns None, so its values and its errors are the YAML
+    reader's. It is several times faster: a 10,000-document stream is read in a tenth of the time."""
+    if (_NOT_ASCII_SAFE if text.isascii() else _NOT_SAFE).search(text) or _LONG_DIGITS.search(text) \
+            or '"<<"' in text or _KEY_AWAY.search(text) or ("\\u" in text and _SURROGATE_ESCAPE.search(text)):
+        return None
+    body = text[3:] if text.startswith("---\n") else text
+    if body.rstrip().endswith("\n..."):  # the end-of-document marker after the last document
+        body = body.rstrip()[:-3]
+    docs: list[Any] = []
+    decode = _JSON_DECODER.decode
+    for chunk in _STREAM_SEPARATOR.split(body):
+        if not chunk.strip().startswith(("{", "[")):
+            return None  # an empty document (YAML's null), a scalar, YAML
+        try:
+            doc = decode(chunk)
+            if chunk.count("{") + chunk.count("[") > MAX_DEPTH:  # else it cannot be nested that deep
+                doc = _checked(doc, fix_surrogates=False)
+        except (ValueError, RecursionError):  # not JSON, or JSON beyond the limits: the YAML reader's error
+            return None
+        docs.append(doc)
+    return docs
 
 
 def _checked(doc: Any, fix_surrogates: bool) -> Any:
