@@ -191,6 +191,17 @@ class FieldSet:
                     children[pe] = i
         return FieldSet._node(members, children)
 
+    def intersects(self, other: FieldSet) -> bool:
+        """Whether some path is in both: ``not (self & other).is_empty()``, without building the set."""
+        if not self.members.isdisjoint(other.members):
+            return True
+        ochildren = other.children
+        for pe, c in self.children.items():
+            oc = ochildren.get(pe)
+            if oc is not None and c.intersects(oc):
+                return True
+        return False
+
     def difference(self, other: FieldSet) -> FieldSet:
         """Paths of ``self`` that are not in ``other`` (exact paths; nothing below is removed)."""
         if other.is_empty() or self.is_empty():
@@ -218,6 +229,21 @@ class FieldSet:
                     same = False
         # nothing removed: the set itself (sets are values; sharing keeps later identity checks cheap)
         return self if same else FieldSet._node(members, children)
+
+    def not_prefixes_of(self, other: FieldSet) -> FieldSet:
+        """The paths ``p`` of ``self`` of which no path of ``other`` is ``p`` or starts with ``p``
+        (``not other.has_prefix(p)``), found in one walk of both sets."""
+        if other.is_empty() or self.is_empty():
+            return self
+        om, ochildren = other.members, other.children
+        members = {pe for pe in self.members if pe not in om and (pe not in ochildren or ochildren[pe].is_empty())}
+        children = {}
+        for pe, c in self.children.items():
+            oc = ochildren.get(pe)
+            d = c if oc is None else c.not_prefixes_of(oc)
+            if d.members or d.children:
+                children[pe] = d
+        return FieldSet._node(members, children)
 
     def recursive_difference(self, other: FieldSet) -> FieldSet:
         """Like :meth:`difference`, but also drops every path that lies below a member of ``other``."""

@@ -181,7 +181,9 @@ class ManagedFieldsEntry(Record, uncompared=("fields",)):
         if self.time:
             d["time"] = self.time
         d["fieldsType"] = self.fields_type
-        d["fieldsV1"] = fields_v1_object(self.fields, style)
+        # each write the engine plays encodes every entry, most of them holding the same set as before
+        d["fieldsV1"] = remembered(memo("fields_v1_object"), (self.fields,), fields_v1_object, self.fields, style,
+                                   also=style)
         if self.subresource:
             d["subresource"] = self.subresource
         return d if style == CANONICAL else dict(sorted(d.items()))

@@ -28,27 +28,24 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..appliers import Applier, ApplierKind, ApplierRun, applier_for_manager
-from ..appliers.model import HELM_MANAGER
 from ..fieldmanager import ResourceRules
-from ..fieldpath import FIELD, KEY, FieldSet, Path, is_prefix, key_fields, path_from_fields, path_string
+from ..fieldpath import FieldSet, Path, is_prefix, path_from_fields, path_string
 from ..fieldpath.lookup import MISSING, Lookup, value_at
 from ..ownership.managedfields import (
-    ANCIENT_CHANGES,
     APPLY,
-    BEFORE_FIRST_APPLY,
     KUBECTL_CLIENT_SIDE_APPLY,
     KUBECTL_LAST_APPLIED,
     LAST_APPLIED_ANNOTATION,
     STRIPPED_METADATA,
-    ManagedFieldsEntry,
-    decode_entries,
 )
 from ..typed.tofieldset import to_field_set
 from .commands import FixCommand, Handover, MigrateToClientSide, MigrateToServerSide, PlanContext, StripLastApplied
-from .intent import Intent, annotation_is_its, is_own_identity, under_leaf
+from .intent import Intent, annotation_is_its, is_own_identity
 from .manifests import inferred_manifest, with_live_fields, without_paths
 from .plans import LAST_APPLIED_PATH, MigrationError
 from .requests import requests_for
+from .unclaimed import entries as _entries
+from .unclaimed import stays, unclaimed
 from .verify import Checks, Verification
 
 __all__ = ["AUTOSCALERS", "Fix", "choose_fix", "conflict_fix", "only_its_own", "scaled_fields", "stays", "unclaimed",
@@ -123,10 +120,6 @@ def scaled_fields(obj: Mapping[str, Any], manifest: Mapping[str, Any] | None,
                        and in_manifest.at(p) is not MISSING)
     in_obj = Lookup(obj)
     return sorted(p for p in out if p[:1] == path_from_fields("spec") and in_obj.at(p) is not MISSING)
-
-
-def _entries(obj: Mapping[str, Any]) -> list[ManagedFieldsEntry]:
-    return decode_entries((obj.get("metadata") or {}).get("managedFields"))
 
 
 def verify_command(
@@ -358,88 +351,6 @@ def _manifest_fields(doc: Mapping[str, Any] | None, root: Any) -> FieldSet | Non
         return None
 
 
-def stays(v: Verification) -> list[tuple[Path, tuple[str, ...]]]:
-    """Fields only the applier's previous configuration set, dropped by the manifest, that stay (with
-    their owners afterwards): the user's intent is that they go, so a fix that removes them is preferred."""
-    if v.intent is None:
-        return []
-    return [(p, owners) for p, owners in v.dropped_kept if not v.intent.others_set(p)]
-
-
-#: writers that record a whole configuration — another tool's, or this applier's under an old name —
-#: and the server's names for writers nobody knows: whether a field only they set is the applier's
-#: to drop (gone with its manifest) or another writer's to keep, the object cannot say
-CONFIGURATION_WRITERS: tuple[str, ...] = (BEFORE_FIRST_APPLY, ANCIENT_CHANGES, HELM_MANAGER, "kubectl-create",
-                                          "kubectl-replace", KUBECTL_CLIENT_SIDE_APPLY)
-_STATUS = path_from_fields("status")
-_METADATA_VALUES = (path_from_fields("metadata", "labels"), path_from_fields("metadata", "annotations"),
-                    path_from_fields("metadata", "finalizers"))
-
-
-def unclaimed(live: Mapping[str, Any], v: Verification, manifest: Mapping[str, Any] | None, applier: Applier,
-              root: Any) -> list[tuple[Path, tuple[str, ...]]]:
-    """Fields the next apply keeps although the manifest does not set them, that only writers of a
-    whole configuration (:data:`CONFIGURATION_WRITERS`, other appliers' Apply entries) or nobody (an
-    untracked object) owns once the fix and the apply are done: if one of them was this applier under
-    another name, the manifest dropped them and no apply will ever remove them; if not, they keep
-    another writer's value. The object cannot tell which: the user must. Fields :func:`stays` already
-    names are left out."""
-    final = v.final
-    if final is None or manifest is None or v.intent is None:
-        return []
-    try:
-        live_set, final_set = to_field_set(live, root), to_field_set(final, root)
-        wanted = to_field_set(manifest, root)
-    except ValueError:
-        return []
-    # who owns them once the fix and the next apply are done
-    entries = [e for e in _entries(final) if e.manager != KUBECTL_LAST_APPLIED]
-
-    def configuration_writer(e: ManagedFieldsEntry) -> bool:
-        if e.subresource:
-            return False  # a scaler's or a status writer's: a live writer's value
-        if e.operation == APPLY:
-            return e.manager != applier.manager
-        return e.manager in CONFIGURATION_WRITERS and e.manager != applier.manager
-
-    named = {p for p, _ in stays(v)}
-    found: list[tuple[Path, tuple[str, ...]]] = []
-    members = list(final_set.intersection(live_set).sorted_paths())
-    for p in members:
-        if p[:1] == _STATUS or (p[:1] == path_from_fields("metadata")
-                                and not any(is_prefix(m, p) and m != p for m in _METADATA_VALUES)):
-            continue
-        if p == LAST_APPLIED_PATH or _is_key(p) or any(is_prefix(q, p) for q in named):
-            continue
-        # by the schema: a map the manifest left empty (``spec: {}``, its last field dropped) is a
-        # member of these sets but no value covering what lies below it
-        if wanted.has_prefix(p) or under_leaf(wanted, p, root):
-            continue
-        if value_at(final, p) in ({}, []):
-            continue  # an empty map or list (a defaulted template's metadata) holds no value anyone set
-        owners = [e for e in entries if e.fields.has(p) or under_leaf(e.fields, p, root)]
-        # the applier's own Apply entry still holding a field its manifest does not set is a skipped
-        # apply's leftover (Flux applies only when a value changes): its next real apply lets go of it
-        owners = [e for e in owners if not (e.manager == applier.manager and e.operation == APPLY)] or owners
-        if all(configuration_writer(e) for e in owners):  # nobody at all: never pruned either
-            found.append((p, tuple(sorted({e.manager + ("" if e.operation == APPLY else " (Update)")
-                                            for e in owners}))))
-    # a list item is named whole when all of it is unclaimed (its key fields are never listed)
-    hit = {p for p, _ in found}
-    whole = {p for p in hit if all(q in hit or _is_key(q) for q in members if is_prefix(p, q) and q != p)}
-    out: list[tuple[Path, tuple[str, ...]]] = []
-    for p, names in found:
-        if out and is_prefix(out[-1][0], p) and out[-1][0] in whole:
-            continue
-        out.append((p, names))
-    return out
-
-
-def _is_key(p: Path) -> bool:
-    """``...[name="x"].name``: a key field goes and stays with its item."""
-    return len(p) >= 2 and p[-1][0] == FIELD and p[-2][0] == KEY and p[-1][1] in key_fields(p[-2])
-
-
 def _stays(v: Verification) -> list[Path]:
     return [p for p, _ in stays(v)]
 
@@ -524,7 +435,7 @@ def _co_owners(live: Mapping[str, Any], applier: Applier, nxt: Mapping[str, Any]
             continue
         if any(fnmatch.fnmatchcase(e.manager, g) for g in autoscalers):
             continue
-        if e.fields.intersection(fields).is_empty():
+        if not e.fields.intersects(fields):
             continue
         name = _glob_literal(e.manager)
         if name not in out:
@@ -554,14 +465,14 @@ def _retained(v: Verification, nxt: Mapping[str, Any] | None, applier: Applier,
         fields = to_field_set(nxt, root).difference(STRIPPED_METADATA).difference(FieldSet([LAST_APPLIED_PATH]))
     except ValueError:
         return []
-    out: list[tuple[Path, tuple[str, ...]]] = []
-    entries = _entries(final)
-    for p in fields.leaves().sorted_paths():
-        owners = tuple(sorted({e.manager for e in entries if e.fields.has(p)
-                               and not (e.manager == applier.manager and e.operation == APPLY)}))
-        if owners:
-            out.append((p, owners))
-    return out
+    leaves = fields.leaves()
+    owners: dict[Path, set[str]] = {}
+    for e in _entries(final):
+        if not (e.manager == applier.manager and e.operation == APPLY):
+            for p in leaves.intersection(e.fields).sorted_paths():
+                owners.setdefault(p, set()).add(e.manager)
+    # sorted paths are in document order (FieldSet.sorted_paths: element by element)
+    return [(p, tuple(sorted(owners[p]))) for p in sorted(owners)]
 
 
 def conflict_fix(live: Mapping[str, Any], manifest: Mapping[str, Any], rules: ResourceRules, applier: Applier,

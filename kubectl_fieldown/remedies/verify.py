@@ -311,8 +311,8 @@ def _dropped(intent: Intent, manifest: Mapping[str, Any], rules: ResourceRules) 
     except ValueError:
         return []
     # by the schema: a map the manifest left empty covers nothing below it
-    gone = FieldSet(p for p in intent.own.leaves().sorted_paths()
-                    if not wanted.has_prefix(p) and not under_leaf(wanted, p, rules.root))
+    gone = FieldSet(p for p in intent.own.leaves().not_prefixes_of(wanted).sorted_paths()
+                    if not under_leaf(wanted, p, rules.root))
     # the labels and annotations maps themselves are no value anyone sets: their keys are
     return _topmost(gone.difference(BOOKKEEPING).difference(_METADATA_MAPS))
 

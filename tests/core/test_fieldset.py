@@ -345,10 +345,13 @@ def test_algebra_laws(la: list[Path], lb: list[Path], lc: list[Path]) -> None:
         (a - b, pa - pb),
         (a.recursive_difference(b), {p for p in pa if not any(p[:n] in pb for n in range(1, len(p) + 1))}),
         (a.leaves(), {p for p in pa if not any(q != p and q[: len(p)] == p for q in pa)}),
+        (a.not_prefixes_of(b), {p for p in pa if not b.has_prefix(p)}),
+        (a.not_prefixes_of(b), {p for p in pa if not any(q[: len(p)] == p for q in pb)}),
     ):
         assert paths_of(got) == want
         assert got == FieldSet(want)
         assert encode(got) == encode(FieldSet(want))
+    assert a.intersects(b) == bool(pa & pb) == b.intersects(a)
     # commutativity, associativity, idempotence, identities
     assert a | b == b | a and a & b == b & a
     assert (a | b) | c == a | (b | c) and (a & b) & c == a & (b & c)
