@@ -96,7 +96,10 @@ class FieldSet:
         return self.has(path) or not self.descend(path).is_empty()
 
     def __len__(self) -> int:
-        return len(self.members) + sum(len(c) for c in self.children.values())
+        n = len(self.members)
+        for c in self.children.values():
+            n += len(c) if c.children else len(c.members)
+        return n
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, FieldSet):

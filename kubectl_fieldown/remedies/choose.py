@@ -40,7 +40,7 @@ from ..ownership.managedfields import (
 )
 from ..typed.tofieldset import to_field_set
 from .commands import FixCommand, Handover, MigrateToClientSide, MigrateToServerSide, PlanContext, StripLastApplied
-from .intent import Intent, annotation_is_its, is_own_identity
+from .intent import Intent, annotation_is_its, is_own_identity, manifest_fields
 from .manifests import inferred_manifest, with_live_fields, without_paths
 from .plans import LAST_APPLIED_PATH, MigrationError
 from .requests import requests_for
@@ -336,19 +336,10 @@ def _only_own(live: Mapping[str, Any], source: str, applier: Applier, nxt: Mappi
     """Every main-resource entry of ``source`` is one of the applier's own previous identities
     (:mod:`.intent`), judged with the manifest it applies next (None: without one)."""
     its = annotation_is_its(live, applier, nxt, root)
-    mine = _manifest_fields(nxt, root)
+    mine = manifest_fields(nxt, root)
     found = [e for e in _entries(live) if not e.subresource and fnmatch.fnmatchcase(e.manager, source)]
     peers = _entries(live)
     return bool(found) and all(is_own_identity(e, applier, its, (), mine, peers) for e in found)
-
-
-def _manifest_fields(doc: Mapping[str, Any] | None, root: Any) -> FieldSet | None:
-    if doc is None:
-        return None
-    try:
-        return to_field_set(doc, root).difference(STRIPPED_METADATA)
-    except ValueError:
-        return None
 
 
 def _stays(v: Verification) -> list[Path]:

@@ -18,13 +18,11 @@ from ..ownership.managedfields import (
     KUBECTL,
     KUBECTL_CLIENT_SIDE_APPLY,
     KUBECTL_LAST_APPLIED,
-    STRIPPED_METADATA,
     ManagedFieldsEntry,
     decode_entries,
 )
 from ..schema.types import Type
-from ..typed.tofieldset import to_field_set
-from .intent import annotation_is_its, is_own_identity
+from .intent import annotation_is_its, is_own_identity, manifest_fields
 from .manifests import inferred_manifest
 from .plans import (
     Migration,
@@ -110,7 +108,7 @@ class MigrateToServerSide(Record):
         if not self.all_fields:
             nxt = ctx.manifest if ctx.manifest is not None else inferred_manifest(obj, applier, ctx.root)
             its = annotation_is_its(obj, applier, nxt, ctx.root)
-            mine = _fields_of(nxt, ctx.root)
+            mine = manifest_fields(nxt, ctx.root)
             peers = decode_entries((obj.get("metadata") or {}).get("managedFields"))
 
             def whole(e: ManagedFieldsEntry) -> bool:
@@ -323,15 +321,6 @@ def checked_applier(command: FixCommand, obj: Mapping[str, Any]) -> Applier | No
     return own or detected_applier(obj)
 
 
-def _fields_of(doc: Mapping[str, Any] | None, root: Type) -> FieldSet | None:
-    if doc is None:
-        return None
-    try:
-        return to_field_set(doc, root).difference(STRIPPED_METADATA)
-    except ValueError:
-        return None
-
-
 def target_manifest_fields(obj: Mapping[str, Any], applier: Applier, ctx: PlanContext, *,
                            next_only: bool = False) -> FieldSet | None:
     """The fields the target applier's manifest sets: before (what it applied, read off the object)
@@ -342,11 +331,7 @@ def target_manifest_fields(obj: Mapping[str, Any], applier: Applier, ctx: PlanCo
     if next_only:
         docs = (ctx.manifest if ctx.manifest is not None else docs[0], None)
     for doc in docs:
-        if doc is None:
-            continue
-        try:
-            fs = to_field_set(doc, ctx.root).difference(STRIPPED_METADATA)
-        except ValueError:
-            continue
-        fields = fs if fields is None else fields.union(fs)
+        fs = manifest_fields(doc, ctx.root)
+        if fs is not None:
+            fields = fs if fields is None else fields.union(fs)
     return fields

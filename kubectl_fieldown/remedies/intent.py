@@ -29,6 +29,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from ..appliers import Applier, ApplierKind, applier_for_manager
+from ..base.identitymemo import memo, remembered
 from ..base.objects import group_of
 from ..base.record import Record
 from ..base.value import values_equal
@@ -75,13 +76,26 @@ def _annotation(live: Mapping[str, Any]) -> dict[str, Any] | None:
     return doc
 
 
-def _fields(doc: Mapping[str, Any] | None, root: Type) -> FieldSet | None:
+def manifest_fields(doc: Mapping[str, Any] | None, root: Type) -> FieldSet | None:
+    """The fields ``doc`` sets but for the metadata the server strips; None without a document or
+    for one the schema cannot read. Within an object's audit the same document gives the same set
+    (:mod:`kubectl_fieldown.base.identitymemo`), so what is weighed against it stays remembered
+    (:func:`_configuration_overlap`)."""
     if doc is None:
         return None
     try:
-        return to_field_set(doc, root).difference(STRIPPED_METADATA).difference(_LAC)
+        return remembered(memo("manifest_fields"), (doc, root), _without_stripped, doc, root)
     except ValueError:
         return None
+
+
+def _without_stripped(doc: Mapping[str, Any], root: Type) -> FieldSet:
+    return to_field_set(doc, root).difference(STRIPPED_METADATA)
+
+
+def _fields(doc: Mapping[str, Any] | None, root: Type) -> FieldSet | None:
+    fs = manifest_fields(doc, root)
+    return remembered(memo("configuration_fields"), (fs,), fs.difference, _LAC) if fs is not None else None
 
 
 def _entries(live: Mapping[str, Any]) -> list[ManagedFieldsEntry]:
@@ -170,9 +184,14 @@ def _annotation_always_its(applier: Applier) -> bool:
 def same_configuration(theirs: FieldSet, mine: FieldSet) -> bool:
     """Is a recorded configuration (``theirs``) the applier's own, changed? Each sets more than half of
     the other's fields: a partial configuration next to it (a hotfix, a tuner) is not."""
+    return _overlap(theirs, mine) > 0
+
+
+def _overlap(theirs: FieldSet, mine: FieldSet) -> int:
+    """The leaves the two configurations share when each sets more than half of the other's, else 0."""
     a, b = theirs.leaves(), mine.leaves()
     shared = len(a.intersection(b))
-    return shared * 2 > len(a) and shared * 2 > len(b)
+    return shared if shared * 2 > len(a) and shared * 2 > len(b) else 0
 
 
 #: the server's names for writers nobody knows: never anyone's previous identity
@@ -194,8 +213,7 @@ def _configuration_overlap(e: ManagedFieldsEntry, applier: Applier, manifest_fie
     if known is not None and known[0] is e.fields and known[1] is manifest_fields:
         return known[2]
     theirs = e.fields.difference(STRIPPED_METADATA).difference(_LAC)
-    n = len(theirs.leaves().intersection(manifest_fields.leaves())) \
-        if same_configuration(theirs, manifest_fields) else 0
+    n = _overlap(theirs, manifest_fields)
     if len(_OVERLAPS) >= 512:
         _OVERLAPS.clear()
     _OVERLAPS[key] = (e.fields, manifest_fields, n)
