@@ -36,11 +36,10 @@ from ..ownership.managedfields import (
     KUBECTL_CLIENT_SIDE_APPLY,
     KUBECTL_LAST_APPLIED,
     LAST_APPLIED_ANNOTATION,
-    STRIPPED_METADATA,
 )
 from ..typed.tofieldset import to_field_set
 from .commands import FixCommand, Handover, MigrateToClientSide, MigrateToServerSide, PlanContext, StripLastApplied
-from .intent import Intent, annotation_is_its, is_own_identity, manifest_fields
+from .intent import Intent, annotation_is_its, configuration_fields, is_own_identity, manifest_fields
 from .manifests import inferred_manifest, with_live_fields, without_paths
 from .plans import LAST_APPLIED_PATH, MigrationError
 from .requests import requests_for
@@ -412,12 +411,9 @@ def _co_owners(live: Mapping[str, Any], applier: Applier, nxt: Mapping[str, Any]
     applier makes those fields its own."""
     fields = FieldSet()
     for doc in (nxt, previous):
-        if doc is not None:
-            try:
-                fields = fields.union(to_field_set(doc, root).difference(STRIPPED_METADATA))
-            except ValueError:
-                continue
-    fields = fields.difference(FieldSet([LAST_APPLIED_PATH]))
+        fs = configuration_fields(doc, root)
+        if fs is not None:
+            fields = fields.union(fs)
     out: list[str] = []
     for e in _entries(live):
         if e.subresource or e.manager == KUBECTL_LAST_APPLIED:
@@ -452,9 +448,8 @@ def _retained(v: Verification, nxt: Mapping[str, Any] | None, applier: Applier,
     final = v.final
     if final is None or nxt is None or applier.kind is ApplierKind.kubectl_client_side:
         return []
-    try:
-        fields = to_field_set(nxt, root).difference(STRIPPED_METADATA).difference(FieldSet([LAST_APPLIED_PATH]))
-    except ValueError:
+    fields = configuration_fields(nxt, root)
+    if fields is None:
         return []
     leaves = fields.leaves()
     owners: dict[Path, set[str]] = {}

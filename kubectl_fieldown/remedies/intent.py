@@ -24,7 +24,6 @@ the applier's own identities ever set.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
@@ -51,6 +50,7 @@ from ..ownership.managedfields import (
 )
 from ..schema.types import Type
 from ..typed.tofieldset import to_field_set
+from .migration import parsed_annotation
 
 __all__ = ["Intent", "annotation_is_its", "is_own_identity", "same_configuration", "under_leaf"]
 
@@ -61,12 +61,7 @@ _LAC = FieldSet([_LAC_PATH])
 def _annotation(live: Mapping[str, Any]) -> dict[str, Any] | None:
     md = live.get("metadata") or {}
     la = (md.get("annotations") or {}).get(LAST_APPLIED_ANNOTATION) if isinstance(md, Mapping) else None
-    if not isinstance(la, str):
-        return None
-    try:
-        doc = json.loads(la)
-    except ValueError:
-        return None
+    doc = parsed_annotation(la) if isinstance(la, str) else None
     if not isinstance(doc, dict) or group_of(str(doc.get("apiVersion") or "")) != group_of(str(live.get("apiVersion")
                                                                                                or "")):
         return None
@@ -93,7 +88,8 @@ def _without_stripped(doc: Mapping[str, Any], root: Type) -> FieldSet:
     return to_field_set(doc, root).difference(STRIPPED_METADATA)
 
 
-def _fields(doc: Mapping[str, Any] | None, root: Type) -> FieldSet | None:
+def configuration_fields(doc: Mapping[str, Any] | None, root: Type) -> FieldSet | None:
+    """:func:`manifest_fields` without the last-applied annotation (bookkeeping, not configuration)."""
     fs = manifest_fields(doc, root)
     return remembered(memo("configuration_fields"), (fs,), fs.difference, _LAC) if fs is not None else None
 
@@ -131,10 +127,10 @@ def annotation_is_its(live: Mapping[str, Any], applier: Applier, manifest: Mappi
         return False
     if applier.manager == KUBECTL:
         return True
-    la = _fields(doc, root)
+    la = configuration_fields(doc, root)
     if la is None:
         return False
-    mine = _fields(manifest, root)
+    mine = configuration_fields(manifest, root)
     if mine is None:
         own = [e for e in _entries(live) if e.manager == applier.manager and e.operation == APPLY
                and not e.subresource]
@@ -299,8 +295,8 @@ class Intent(Record):
         own = FieldSet()
         others = FieldSet()
         other_entries: list[ManagedFieldsEntry] = []
-        la_fields = _fields(_annotation(live), root) if its else None
-        mine = _fields(manifest, root)
+        la_fields = configuration_fields(_annotation(live), root) if its else None
+        mine = configuration_fields(manifest, root)
         entries = _entries(live)
         by_content = FieldSet()
         records: list[tuple[int, FieldSet]] = []
@@ -338,7 +334,7 @@ class Intent(Record):
             others = others.union(_drifted(live, la_fields))
             if not la_certain:
                 by_content = by_content.union(la_fields)
-        prev = _fields(previous, root)
+        prev = configuration_fields(previous, root)
         if prev is not None:
             # read off the same records (inferred_manifest): as certain as they are
             own = own.union(prev)
@@ -394,7 +390,7 @@ def _possible_configuration(e: ManagedFieldsEntry, fs: FieldSet, live: Mapping[s
         theirs: FieldSet | None = fs.difference(STRIPPED_METADATA)
     elif e.manager == KUBECTL_CLIENT_SIDE_APPLY:
         doc = _annotation(live)
-        la = _fields(doc, root)
+        la = configuration_fields(doc, root)
         theirs = _valued(doc, la) if doc is not None and la is not None else None
     else:
         return None

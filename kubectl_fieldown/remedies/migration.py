@@ -6,9 +6,11 @@ public names."""
 from __future__ import annotations
 
 import fnmatch
+import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from ..base.identitymemo import memo, remembered
 from ..base.objects import ObjectRef
 from ..base.record import Record
 from ..fieldpath import FieldSet, Path, encode_fields_v1, path_from_fields
@@ -23,7 +25,7 @@ from ..ownership.managedfields import (
 )
 
 __all__ = ["ANNOTATIONS_PATH", "LAST_APPLIED_PATH", "Migration", "MigrationError", "canonical_last_applied_owner",
-           "entries_differ"]
+           "entries_differ", "parsed_annotation"]
 
 LAST_APPLIED_PATH: Path = path_from_fields("metadata", "annotations", LAST_APPLIED_ANNOTATION)
 ANNOTATIONS_PATH: Path = path_from_fields("metadata", "annotations")
@@ -188,3 +190,14 @@ def _without_paths(
             e = e.with_fields(fs)
         out.append(e)
     return out
+
+
+def parsed_annotation(la: str | None) -> Any:
+    """The last-applied annotation's JSON value (None: absent or not JSON), parsed once per text within
+    an object's audit (:mod:`kubectl_fieldown.base.identitymemo`): whoever changes it copies it first."""
+    if la is None:
+        return None
+    try:
+        return remembered(memo("parsed_annotation"), (la,), json.loads, la)
+    except ValueError:
+        return None

@@ -19,7 +19,7 @@ from ..ownership.managedfields import (
 )
 from ..schema.types import Type
 from ..typed.tofieldset import to_field_set
-from .migration import _LAC, Migration, _finish, _matches, _start, _without_paths
+from .migration import _LAC, Migration, _finish, _matches, _start, _without_paths, parsed_annotation
 from .toclientside import last_applied_text
 
 __all__ = ["last_applied_document", "last_applied_fields", "plan_to_server_side"]
@@ -209,12 +209,7 @@ def last_applied_fields(la: str | None, api_version: str, root: Type) -> FieldSe
 
 
 def last_applied_document(la: str | None, api_version: str) -> dict[str, Any] | None:
-    if la is None:
-        return None
-    try:
-        doc = json.loads(la)
-    except ValueError:
-        return None
+    doc = parsed_annotation(la)
     if not isinstance(doc, dict) or doc.get("apiVersion") != api_version:
         return None
     return doc

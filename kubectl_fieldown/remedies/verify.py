@@ -26,7 +26,7 @@ from dataclasses import fields
 from typing import Any, Final
 
 from ..appliers import Applier, ApplierRun, run_applier
-from ..base.identitymemo import remembered
+from ..base.identitymemo import memo, remembered
 from ..base.objects import is_secret_object
 from ..base.record import Record
 from ..base.redact import scrub, secret_texts, shown_value
@@ -307,7 +307,8 @@ def _asked(ch: ValueChange, manifest: Lookup, intent: Intent) -> bool:
 def _dropped(intent: Intent, manifest: Mapping[str, Any], rules: ResourceRules) -> list[Path]:
     """The fields the previous configuration set that the manifest no longer sets (topmost)."""
     try:
-        wanted = to_field_set(_without_meta(manifest), rules.root)
+        # one document per manifest within the object's audit, so that its set is found once
+        wanted = to_field_set(remembered(memo("without_meta"), (manifest,), _without_meta, manifest), rules.root)
     except ValueError:
         return []
     # by the schema: a map the manifest left empty covers nothing below it
