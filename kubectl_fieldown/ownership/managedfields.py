@@ -8,6 +8,7 @@ on an unknown operation, an empty apiVersion, a fieldsType other than FieldsV1 o
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 
 from ..base.identitymemo import memo, remembered
@@ -189,6 +190,7 @@ class ManagedFieldsEntry(Record, uncompared=("fields",)):
         return d if style == CANONICAL else dict(sorted(d.items()))
 
 
+@functools.lru_cache(maxsize=4096)  # entries are sorted by time in every decode and every write played
 def parse_time(t: str | None) -> int:
     if not t:
         return 0

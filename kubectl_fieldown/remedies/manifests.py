@@ -150,7 +150,11 @@ def _merge_missing(doc: dict[str, Any], extra: Mapping[str, Any]) -> None:
 
 
 def without_paths(manifest: Mapping[str, Any], paths: Any) -> dict[str, Any]:
-    """``manifest`` without the fields at ``paths`` (the edits a fix asks the user to make)."""
+    """``manifest`` without the fields at ``paths`` (the edits a fix asks the user to make); with no
+    paths, the manifest itself (the engine changes no document it reads: its memories of what it
+    found for a document hold for the same document again)."""
+    if not paths and type(manifest) is dict:
+        return manifest
     doc: dict[str, Any] = copy_json(dict(manifest))
     remove_paths(doc, list(paths))
     return doc
