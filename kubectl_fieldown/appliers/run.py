@@ -107,7 +107,10 @@ class _Session:
                  rules: ResourceRules, now: str) -> None:
         self.rules = rules
         self.now = now
-        self.obj: dict[str, Any] | None = copy_json(dict(live)) if live is not None else None
+        # a shallow copy: every write played makes its own result and changes nothing it reads, so
+        # the object's parts stay shared with ``live`` until a write replaces them (comparing the
+        # two then skips whatever is still the same value)
+        self.obj: dict[str, Any] | None = dict(live) if live is not None else None
         self.manifest = manifest
         self.run = ApplierRun(applier, live, manifest, result=self.obj)
 
