@@ -29,7 +29,10 @@ def _segments(path: str) -> list[str]:
 
 def apply_json_patch(obj: Mapping[str, Any], ops: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The object after ``ops``; raises :class:`JsonPatchError` where the server answers 422."""
-    doc: dict[str, Any] = copy_json(dict(obj))
+    # copied on write: only the maps and lists on an operation's path are copied (once each), the
+    # rest of the result is shared with ``obj``, which nobody changes
+    doc: dict[str, Any] = dict(obj)
+    copied = {id(doc)}
     for op in ops:
         parts = _segments(str(op["path"]))
         if not parts:
@@ -37,11 +40,18 @@ def apply_json_patch(obj: Mapping[str, Any], ops: Sequence[Mapping[str, Any]]) -
         parent: Any = doc
         for p in parts[:-1]:
             if isinstance(parent, list):
-                parent = parent[int(p)]
+                key: Any = int(p)
+                child = parent[key]
             elif isinstance(parent, dict) and p in parent:
-                parent = parent[p]
+                key = p
+                child = parent[p]
             else:
                 raise JsonPatchError(f"{op['path']}: {p!r} does not exist")
+            if id(child) not in copied and isinstance(child, (Mapping, list)):
+                child = dict(child) if isinstance(child, Mapping) else list(child)
+                copied.add(id(child))
+                parent[key] = child
+            parent = child
         last = parts[-1]
         kind = op["op"]
         if kind == "test":

@@ -8,6 +8,7 @@ Update falls back to the live entries, or to none, where an Apply fails), :func:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ..base.record import Record
@@ -22,7 +23,6 @@ from ..ownership.managedfields import (
     sort_entries,
 )
 from ..typed.compare import Comparison
-from .jsondata import copy_json
 
 
 class Owned(Record, mutable=True):
@@ -126,8 +126,15 @@ def strip(m: Managed, ident: ManagerIdentity) -> None:
 
 
 def encode(obj: dict[str, Any], managed: Managed, copy: bool = True) -> dict[str, Any]:
-    """``obj`` with ``managed``'s entries as its managedFields (none: the key goes)."""
-    out: dict[str, Any] = copy_json(obj) if copy else obj
+    """``obj`` with ``managed``'s entries as its managedFields (none: the key goes); with ``copy``, in a
+    copy of ``obj`` and of its metadata, the only parts written here (the rest is shared: nobody
+    changes a result or what it was made from)."""
+    out: dict[str, Any] = obj
+    if copy:
+        out = dict(obj)
+        md0 = out.get("metadata")
+        if isinstance(md0, Mapping):
+            out["metadata"] = dict(md0)
     entries = managed.entries()
     md = out.setdefault("metadata", {})
     if not isinstance(md, dict):
