@@ -236,9 +236,9 @@ def _json_document(text: str) -> Any:
 # reader: an escaped surrogate (YAML refuses it, even in a pair), tabs and characters outside YAML's
 # printable set or that it takes as line breaks (NEL, U+2028, U+2029), a key whose ':' is on a later
 # line or more than 1,024 characters after its start (libyaml's limits on an implicit key), the
-# merge key, and integers beyond int64 (go-yaml makes them uint64 or a float)
-# (the characters themselves, not the complement of YAML's printable set: a class of that set's wide
-# ranges takes ~6 ms to compile, at every start-up)
+# merge key, and integers beyond int64 (go-yaml makes them uint64 or a float). The characters are
+# named themselves: a class of the complement of YAML's printable set takes ~6 ms to compile, at every
+# start-up.
 _NOT_SAFE = re.compile(r"[\x00-\x09\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]")
 _KEY_AWAY = re.compile(r'"[ \t]*[\r\n][ \t\r\n]*:|"[^"]{1000,}"[ \t]*:')
 _STREAM_SEPARATOR = re.compile(r"^---$", re.MULTILINE)

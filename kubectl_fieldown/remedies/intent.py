@@ -32,7 +32,7 @@ from ..base.identitymemo import memo, remembered
 from ..base.objects import group_of
 from ..base.record import Record
 from ..base.value import values_equal
-from ..fieldpath import FieldSet, Path, path_from_fields
+from ..fieldpath import FieldSet, Path
 from ..fieldpath.lookup import MISSING, value_at
 from ..ownership.managedfields import (
     ANCIENT_CHANGES,
@@ -50,12 +50,10 @@ from ..ownership.managedfields import (
 )
 from ..schema.types import Type
 from ..typed.tofieldset import to_field_set
-from .migration import parsed_annotation
+from .migration import _LAC, LAST_APPLIED_PATH, parsed_annotation
 
 __all__ = ["Intent", "annotation_is_its", "is_own_identity", "same_configuration", "under_leaf"]
 
-_LAC_PATH = path_from_fields("metadata", "annotations", LAST_APPLIED_ANNOTATION)
-_LAC = FieldSet([_LAC_PATH])
 
 
 def _annotation(live: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -371,7 +369,7 @@ def _annotation_recorded(entries: Sequence[ManagedFieldsEntry]) -> bool:
     """Does an entry record who wrote the last-applied annotation? After a managedFields reset none does,
     and the annotation may be older than a server-side apply whose record the reset erased: the object
     no longer says whether the annotation is the latest configuration."""
-    return any(e.fields.has(_LAC_PATH) for e in entries)
+    return any(e.fields.has(LAST_APPLIED_PATH) for e in entries)
 
 
 def _possible_configuration(e: ManagedFieldsEntry, fs: FieldSet, live: Mapping[str, Any], applier: Applier,

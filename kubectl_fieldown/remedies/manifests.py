@@ -23,7 +23,6 @@ from typing import Any
 
 from ..appliers import Applier, ApplierKind, applier_for_manager
 from ..fieldmanager.jsondata import copy_json
-from ..fieldpath import FieldSet
 from ..ownership.managedfields import (
     APPLY,
     KUBECTL_CLIENT_SIDE_APPLY,
@@ -37,7 +36,7 @@ from ..schema.types import Type
 from ..typed.remove import extract_owned
 from .handover import remove_paths
 from .intent import annotation_is_its
-from .migration import LAST_APPLIED_PATH
+from .migration import _LAC
 from .toserverside import last_applied_document
 
 __all__ = ["detected_applier", "inferred_manifest", "with_live_fields", "without_paths"]
@@ -111,7 +110,7 @@ def inferred_manifest(live: Mapping[str, Any], applier: Applier, root: Type,
 
 
 def _extracted(live: Mapping[str, Any], entry: ManagedFieldsEntry, root: Type) -> dict[str, Any]:
-    fields = entry.fields.difference(_lac_set())
+    fields = entry.fields.difference(_LAC)
     body = extract_owned(copy_json(dict(live)), fields, root)
     if not isinstance(body, dict):
         body = {}
@@ -126,10 +125,6 @@ def _extracted(live: Mapping[str, Any], entry: ManagedFieldsEntry, root: Type) -
     body["apiVersion"] = live.get("apiVersion")
     body["kind"] = live.get("kind")
     return body
-
-
-def _lac_set() -> FieldSet:
-    return FieldSet([LAST_APPLIED_PATH])
 
 
 def _drop_last_applied(doc: dict[str, Any]) -> None:
