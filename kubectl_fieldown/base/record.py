@@ -58,6 +58,9 @@ class Record:
     #: the values equality and hash compare, read from a record (an attrgetter: reads in C, as fast
     #: as a dataclass's generated methods, which the engine's dictionary keys notice)
     _key: ClassVar[Callable[[Any], Any]]
+    _field_set: ClassVar[frozenset[str]] = frozenset()
+    #: every field's value, read from a record in :attr:`_fields` order
+    _values: ClassVar[Callable[[Any], tuple[Any, ...]]]
 
     def __init_subclass__(cls, *, uncompared: tuple[str, ...] = (), mutable: bool = False) -> None:
         super().__init_subclass__()
@@ -68,6 +71,8 @@ class Record:
             raise TypeError(f"{cls.__name__}: no slot or no field for {sorted(unknown)}")
         compared = [name for name in cls._fields if name not in uncompared]
         cls._key = attrgetter(*compared) if compared else _nothing
+        cls._field_set = frozenset(cls._fields)
+        cls._values = _values_of(cls._fields)
         if mutable:
             cls.__hash__ = None  # type: ignore[assignment]  # as a dataclass that is not frozen
 
@@ -86,13 +91,26 @@ class Record:
 
     def replace(self: _R, **changes: Any) -> _R:
         """A copy with ``changes`` (by field name), built by the class's ``__init__``."""
-        unknown = changes.keys() - set(self._fields)
-        if unknown:
-            raise TypeError(f"{type(self).__name__} has no field {sorted(unknown)[0]!r}")
-        values = {name: getattr(self, name) for name in self._fields}
+        cls = type(self)
+        if not changes.keys() <= cls._field_set:
+            unknown = changes.keys() - cls._field_set
+            raise TypeError(f"{cls.__name__} has no field {sorted(unknown)[0]!r}")
+        # (the audit gives each object of a fleet its copy of one fix: read in C, not name by name)
+        values = dict(zip(cls._fields, cls._values(self), strict=True))
         values.update(changes)
-        return type(self)(**values)
+        return cls(**values)
 
 
 def _nothing(record: Any) -> tuple[()]:
     return ()
+
+
+def _values_of(fields: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
+    """A record's values of ``fields``, as a tuple whatever their number (attrgetter of one name
+    gives the bare value)."""
+    if len(fields) > 1:
+        return attrgetter(*fields)
+    if fields:
+        one = attrgetter(fields[0])
+        return lambda record: (one(record),)
+    return _nothing

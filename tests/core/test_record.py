@@ -83,6 +83,25 @@ def test_replace_builds_a_new_record_through_init() -> None:
         p.replace(z=1)
 
 
+def test_replace_of_records_with_one_field_and_none() -> None:
+    class One(Record):
+        __slots__ = ("x",)
+
+        def __init__(self, x: int) -> None:
+            self.x = x
+
+    class Empty(Record):
+        __slots__ = ()
+
+        def __init__(self) -> None:
+            pass
+
+    assert One(1).replace(x=2) == One(2) and One(3).replace().x == 3
+    assert Empty().replace() == Empty()
+    with pytest.raises(TypeError, match="has no field 'x'"):
+        Empty().replace(x=1)
+
+
 def test_a_field_without_a_slot_is_refused() -> None:
     with pytest.raises(TypeError, match="no slot or no field"):
         class Bad(Record):
