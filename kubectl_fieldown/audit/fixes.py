@@ -34,6 +34,9 @@ __all__ = ["detected_applier", "object_fix"]
 #: fixes remembered by object shape at most (the objects of one pipeline share one)
 MEMO_LIMIT = 256
 
+#: the memory's key of the fixes of objects only their applier wrote (:func:`_fix_of`)
+_OWN = "only its own"
+
 #: findings that need the last-applied annotation gone
 _ANNOTATION_MUST_GO = frozenset({"secret-last-applied", "last-applied-size"})
 
@@ -84,8 +87,17 @@ def _fix_of(f: ObjectFacts, findings: Sequence[Finding], ctx: AuditContext) -> O
     drop_la = any(x.id in _ANNOTATION_MUST_GO for x in findings)
     key = None
     if manifest is None and not drop_la and only_its_own(f.obj, applier):
-        # nothing to simulate, and nothing to remember (decided from the entries' names alone, at any depth)
-        return _object_fix(f, applier, named, choose_fix(f.obj, rules, applier, now=ctx.now), findings)
+        # nothing to simulate (decided from the entries' names alone, at any depth): the fix says the
+        # same of every such object of the applier but for whose it is, so it is made once
+        own_key = (_OWN, applier, named, _suggests_applier(applier, named, findings))
+        own = ctx.memo.get(own_key)
+        if own is None:
+            if len(ctx.memo) >= MEMO_LIMIT:
+                ctx.memo.clear()
+            own = ctx.memo[own_key] = _object_fix(f, applier, named, choose_fix(f.obj, rules, applier, now=ctx.now),
+                                                  findings)
+        return own if (own.resource, own.name, own.namespace) == (f.resource, f.name, f.namespace) else \
+            own.replace(resource=f.resource, name=f.name, namespace=f.namespace)
     # what follows walks the whole object (its shape, the engine's simulations): a walk of its depth
     # first, here rather than for every object (a sixth of the audit of one that needs no simulation)
     if f.too_deep:
@@ -130,9 +142,7 @@ def _object_fix(f: ObjectFacts, applier: Applier, named: bool, chosen: Fix, find
         else:
             notes.append(sys.intern(f"nothing to run: {described} keeps every value on its own"
                                     + (" once the fields above leave the manifest" if chosen.drop else "")))
-    if not named and applier.kind is ApplierKind.kubectl_client_side and any(
-            x.id in ("client-side-apply", "mixed-appliers", "secret-last-applied", "last-applied-size")
-            for x in findings):
+    if _suggests_applier(applier, named, findings):
         notes.append("to plan the switch to server-side apply, audit with --applier (kubectl, argocd, flux, helm, ssa)")
     for p, owners in chosen.retained:
         notes.append(f"{path_string(p)} stays co-owned by {', '.join(owners)}: dropping it from the manifest later "
@@ -170,6 +180,13 @@ def _object_fix(f: ObjectFacts, applier: Applier, named: bool, chosen: Fix, find
         inferred_deletions=inferred if manifest is not None else (),
         superseded_deletions=superseded if manifest is not None else (),
         manifest_file=manifest_file)
+
+
+def _suggests_applier(applier: Applier, named: bool, findings: Sequence[Finding]) -> bool:
+    """The fix of an object kubectl applies client-side, with no applier named, tells how to plan the
+    switch to server-side apply (the audit's purpose)."""
+    return not named and applier.kind is ApplierKind.kubectl_client_side and any(
+        x.id in ("client-side-apply", "mixed-appliers", "secret-last-applied", "last-applied-size") for x in findings)
 
 
 def _superseded_by(intent: Intent, chosen: Fix, live: Mapping[str, Any], applier: Applier,

@@ -18,9 +18,9 @@ from remedies.states import (
     stored,
 )
 
-from kubectl_fieldown.appliers import Applier, run_applier
+from kubectl_fieldown.appliers import Applier, ApplierKind, run_applier
 from kubectl_fieldown.audit import AuditContext, audit_object
-from kubectl_fieldown.audit.fixes import detected_applier
+from kubectl_fieldown.audit.fixes import _OWN, detected_applier
 from kubectl_fieldown.audit.rules import ObjectFacts
 
 
@@ -88,6 +88,32 @@ def test_a_fix_is_remembered_for_objects_alike_but_for_their_name() -> None:
     _, fb = the_fix(b, c)
     assert len(c.memo) == 1
     assert fb.argv()[1] == "widget.example.com/other" and fb.args == fa.args
+
+
+def test_the_fix_of_objects_only_their_applier_wrote_is_made_once_and_names_each_object() -> None:
+    def own(name: str, namespace: str, applier: str = "kubectl-client-side") -> dict[str, Any]:
+        m = manifest()
+        m["metadata"].update(name=name, namespace=namespace)
+        if applier == "kubectl-client-side":
+            return client_side_created(m)
+        return server_side_applied(applier, m)
+
+    for applier in (None, Applier.of("kubectl-client-side"), Applier.of("kubectl"), Applier.of("argocd")):
+        c = ctx(applier)
+        objects = [own("a", "shop"), own("b", "shop"), own("a", "other"), own("c", "shop", "argocd-controller")]
+        named = []
+        for obj in objects:
+            found = audit_object(obj, c)
+            # each as a fresh audit finds it: the remembered fix is the same but for whose it is
+            assert found == audit_object(obj, ctx(applier))
+            for fix in {f.fix for f in found}:
+                assert fix is not None
+                named.append((fix.name, fix.namespace))
+                assert (fix.name, fix.namespace) == (obj["metadata"]["name"], obj["metadata"]["namespace"])
+        if applier is None or applier.kind is ApplierKind.kubectl_client_side:
+            # the three client-side objects need no simulation: one fix was made for them
+            assert named[:3] == [("a", "shop"), ("b", "shop"), ("a", "other")]
+            assert [k[0] for k in c.memo].count(_OWN) == 1
 
 
 def _with_manifest(applier: Applier, nxt: dict[str, Any]) -> AuditContext:
