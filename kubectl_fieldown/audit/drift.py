@@ -11,8 +11,7 @@ import binascii
 import functools
 import re
 from collections.abc import Mapping
-from decimal import Decimal, InvalidOperation
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from ..base.record import Record
 from ..base.value import values_equal
@@ -20,6 +19,9 @@ from ..fieldpath import FIELD, Path, path_string
 from ..fieldpath.element import field as field_pe
 from ..fieldpath.element import index as index_pe
 from ..fieldpath.element import key as key_pe
+
+if TYPE_CHECKING:
+    from decimal import Decimal
 
 __all__ = ["MISSING", "Drift", "last_applied_drift"]
 
@@ -146,18 +148,25 @@ def _same_scalars(a: list[Any], b: list[Any]) -> bool:
 
 
 _QUANTITY = r"^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?$"
-_SUFFIX = {"n": Decimal("1e-9"), "u": Decimal("1e-6"), "m": Decimal("1e-3"), "": Decimal(1),
-           "k": Decimal(10) ** 3, "M": Decimal(10) ** 6, "G": Decimal(10) ** 9, "T": Decimal(10) ** 12,
-           "P": Decimal(10) ** 15, "E": Decimal(10) ** 18, "Ki": Decimal(2) ** 10, "Mi": Decimal(2) ** 20,
-           "Gi": Decimal(2) ** 30, "Ti": Decimal(2) ** 40, "Pi": Decimal(2) ** 50, "Ei": Decimal(2) ** 60}
-
-
 @functools.cache
 def _quantity_regex() -> re.Pattern[str]:
     return re.compile(_QUANTITY)
 
 
+@functools.cache
+def _suffixes() -> dict[str, Decimal]:
+    # decimal loads with the first quantity compared as text, not with every audit (2 ms of start-up)
+    from decimal import Decimal
+
+    return {"n": Decimal("1e-9"), "u": Decimal("1e-6"), "m": Decimal("1e-3"), "": Decimal(1),
+            "k": Decimal(10) ** 3, "M": Decimal(10) ** 6, "G": Decimal(10) ** 9, "T": Decimal(10) ** 12,
+            "P": Decimal(10) ** 15, "E": Decimal(10) ** 18, "Ki": Decimal(2) ** 10, "Mi": Decimal(2) ** 20,
+            "Gi": Decimal(2) ** 30, "Ti": Decimal(2) ** 40, "Pi": Decimal(2) ** 50, "Ei": Decimal(2) ** 60}
+
+
 def _quantity(v: Any) -> Decimal | None:
+    from decimal import Decimal, InvalidOperation
+
     if isinstance(v, bool):
         return None
     if isinstance(v, int):
@@ -174,7 +183,7 @@ def _quantity(v: Any) -> Decimal | None:
         suffix = m.group(2) or ""
         if suffix[:1] in ("e", "E"):
             return number * Decimal(10) ** int(suffix[1:])
-        return number * _SUFFIX[suffix]
+        return number * _suffixes()[suffix]
     except (InvalidOperation, ValueError, KeyError):
         return None
 

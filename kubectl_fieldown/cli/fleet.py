@@ -26,7 +26,7 @@ from .errors import EXIT_USAGE, UsageError, _said, debug_enabled, print_error, w
 
 if TYPE_CHECKING:
     from ..appliers import Applier
-    from ..audit import AuditContext
+    from ..audit import AuditContext, ObjectKey
     from ..audit.fleet import ContextPart
     from ..kube.client import AllNamespaces, ClusterClient
     from ..kube.discovery import ResourceInfo
@@ -198,6 +198,10 @@ def audit_cluster(spec: AuditSpec, cluster: options.ClusterArgs, progress: bool)
                 # start the server answers the first pages meanwhile (issue 24: the audit's start-up)
                 stream.start()
                 manifests, ctx = _audit_context(spec, cluster, client)
+                if ctx.fixes:
+                    from ..audit import import_fix_engine
+
+                    import_fix_engine()
             try:
                 result = scan(client, stream, types, ns, ctx, progress, jobs)
                 if jobs is not None and debug_enabled():
@@ -245,12 +249,17 @@ def _audit_context(spec: AuditSpec, cluster: options.ClusterArgs, client: Cluste
     from ..audit import AuditContext
     from ..kube.kindrules import KindRules
     from .auditscan import Manifests, _load_manifests, _now, _RulesByKind
-    from .files import STDIN_NAME
 
     kind_rules = KindRules(client=client)
-    manifests = _load_manifests(client, spec.docs, spec.namespace, kind_rules) if spec.docs else Manifests()
-    ctx = AuditContext(applier=spec.named, manifests=manifests.by_key,
-                       manifest_files={k: d.source for k, d in manifests.sources.items() if d.source != STDIN_NAME},
+    files: dict[ObjectKey, str] = {}
+    if spec.docs:
+        from .files import STDIN_NAME  # (the file reader's modules load only for -f)
+
+        manifests = _load_manifests(client, spec.docs, spec.namespace, kind_rules)
+        files = {k: d.source for k, d in manifests.sources.items() if d.source != STDIN_NAME}
+    else:
+        manifests = Manifests()
+    ctx = AuditContext(applier=spec.named, manifests=manifests.by_key, manifest_files=files,
                        connection=connection_flags(cluster),
                        rules_for=_RulesByKind(client, kind_rules, manifests.rules), now=_now(),
                        ignore=spec.ignored)
