@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from ..audit import AuditContext, ObjectKey
     from ..audit.fleet import ContextPart
     from ..kube.client import AllNamespaces, ClusterClient
+    from ..kube.crdreader import CrdReader
     from ..kube.discovery import ResourceInfo
     from ..manifests.sources import InputDocument
     from ..render.audit import AuditReport
@@ -184,20 +185,22 @@ def audit_cluster(spec: AuditSpec, cluster: options.ClusterArgs, progress: bool)
                                                                                   spec.all_namespaces)
         ns: str | AllNamespaces = ALL_NAMESPACES if spec.all_namespaces else (spec.namespace
                                                                              or client.default_namespace)
-        with PageStream(client, types, ns, label_selector=spec.selector, workers=spec.workers) as stream:
+        crds = _crd_reader(client)
+        with PageStream(client, types, ns, label_selector=spec.selector, workers=spec.workers,
+                        first_page=crds.read_ahead if crds is not None else None) as stream:
             jobs = None
             n = _jobs(spec)
             if n > 1:
                 # workers are forked before any thread starts (auditjobs): the LIST waits for the
                 # manifests here, a tenth of a second on an audit that checks each of their objects
-                manifests, ctx = _audit_context(spec, cluster, client)
+                manifests, ctx = _audit_context(spec, cluster, client, crds)
                 jobs = _start_jobs(n, ctx)
                 stream.start()
             else:
                 # the LIST goes out before the engine is loaded and the manifests are read: on a cold
                 # start the server answers the first pages meanwhile (issue 24: the audit's start-up)
                 stream.start()
-                manifests, ctx = _audit_context(spec, cluster, client)
+                manifests, ctx = _audit_context(spec, cluster, client, crds)
                 if ctx.fixes:
                     from ..audit import import_fix_engine
 
@@ -242,15 +245,25 @@ def _start_jobs(n: int, ctx: AuditContext) -> ObjectJobs | None:
     return start_jobs(ctx, n, known)
 
 
-def _audit_context(spec: AuditSpec, cluster: options.ClusterArgs, client: ClusterClient) -> tuple[Manifests,
-                                                                                                   AuditContext]:
+def _crd_reader(client: ClusterClient) -> CrdReader | None:
+    """The CRDs of the cluster read once, ahead of need by the LIST's threads (None: discovery names
+    no CustomResourceDefinition type; the rules then look each one up as before)."""
+    from ..kube.crdreader import CrdReader
+    from ..kube.discovery import find_kind
+
+    crds = find_kind(client.discovery.resources(), "apiextensions.k8s.io/v1", "CustomResourceDefinition")
+    return CrdReader(client, crds) if crds is not None else None
+
+
+def _audit_context(spec: AuditSpec, cluster: options.ClusterArgs, client: ClusterClient,
+                   crds: CrdReader | None = None) -> tuple[Manifests, AuditContext]:
     """The ``-f`` manifests (resolved on the cluster) and the rules' context: the first use of the
     engine, so its imports happen here, once the LIST is under way."""
     from ..audit import AuditContext
     from ..kube.kindrules import KindRules
     from .auditscan import Manifests, _load_manifests, _now, _RulesByKind
 
-    kind_rules = KindRules(client=client)
+    kind_rules = KindRules(client=client, crds=crds)
     files: dict[ObjectKey, str] = {}
     if spec.docs:
         from .files import STDIN_NAME  # (the file reader's modules load only for -f)

@@ -32,6 +32,7 @@ from ..schema.types import GroupVersionKind, KindSchema, Type
 if TYPE_CHECKING:
     from ..fieldmanager import ResourceRules
     from .client import ClusterClient
+    from .crdreader import CrdReader
     from .discovery import ResourceInfo
 
 __all__ = ["KindRules", "rules_for"]
@@ -67,9 +68,11 @@ class KindRules:
     """The schema lookups of one invocation, in the order of the module docstring. ``registry``
     holds the ``--schema`` files (and the offline built-ins); without a ``client`` only those."""
 
-    def __init__(self, registry: SchemaRegistry | None = None, client: ClusterClient | None = None) -> None:
+    def __init__(self, registry: SchemaRegistry | None = None, client: ClusterClient | None = None,
+                 crds: CrdReader | None = None) -> None:
         self.registry = registry if registry is not None else SchemaRegistry()
         self.client = client
+        self.crds = crds  # (the client's: the CRDs a LIST's threads read ahead)
         # before any cluster document is added, the registry knows exactly the --schema kinds
         self._explicit = frozenset(self.registry.known_kinds())
         self._asked: set[GroupVersionKind] = set()
@@ -130,12 +133,16 @@ class KindRules:
         self._add_openapi(gvk)
 
     def _add_crd(self, gvk: GroupVersionKind, res: ResourceInfo) -> bool:
+        from .crdreader import crd_name
         from .errors import KubeError, is_fatal
 
         assert self.client is not None
         try:
-            crds = self.client.discovery.resolve_kind("apiextensions.k8s.io/v1", "CustomResourceDefinition")
-            crd = self.client.get(crds, f"{res.resource}.{res.group}")
+            if self.crds is not None:
+                crd = self.crds.read(crd_name(res))
+            else:
+                crds = self.client.discovery.resolve_kind("apiextensions.k8s.io/v1", "CustomResourceDefinition")
+                crd = self.client.get(crds, crd_name(res))
         except KubeError as e:
             if is_fatal(e):
                 raise

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from ..base.record import Record
@@ -80,8 +80,11 @@ class PageStream:
         limit: int = 500,
         workers: int = 4,
         max_pending: int = 2,
+        first_page: Callable[[ResourceInfo], None] | None = None,
     ) -> None:
         self._client = client
+        # called by the worker once the first page of a type with objects is handed over
+        self._first_page = first_page
         self._namespace = namespace
         self._selector = label_selector
         self._limit = limit
@@ -172,6 +175,7 @@ class PageStream:
                     return
 
     def _list_one(self, res: ResourceInfo) -> bool:
+        first = self._first_page
         try:
             for items in self._client.list_pages(res, self._namespace, label_selector=self._selector,
                                                  limit=self._limit):
@@ -179,6 +183,9 @@ class PageStream:
                     return False
                 if self._stop.is_set():
                     return False
+                if first is not None and items:
+                    first(res)
+                    first = None
         except FATAL_ERRORS:
             raise
         except KubeError as e:

@@ -68,6 +68,21 @@ def test_every_page_once_and_one_end_event_per_type() -> None:
     assert {n for n in client.namespaces} == {("ns", "x=y", 500)}
 
 
+def test_first_page_is_told_once_for_each_type_with_objects_after_its_first_page() -> None:
+    client = FakeClient({"a": 5, "b": 0, "c": 3})
+    told: list[tuple[str, int]] = []
+
+    def first_page(r: ResourceInfo) -> None:
+        with client.lock:
+            told.append((r.resource, client.produced))
+
+    with PageStream(client, [res("a"), res("b"), res("c")], "ns", workers=2, first_page=first_page) as stream:
+        pages = sum(1 for ev in stream if ev.items is not None)
+    assert pages == 8
+    assert sorted(r for r, _ in told) == ["a", "c"]
+    assert all(produced >= 1 for _, produced in told)
+
+
 def test_errors_of_one_type_are_events_after_its_earlier_pages() -> None:
     client = FakeClient({"a": 4, "b": 2}, fail={"a": (2, forbidden("a"))})
     events = list(PageStream(client, [res("a"), res("b")], "ns"))
