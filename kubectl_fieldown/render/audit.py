@@ -303,17 +303,26 @@ def render_json(report: AuditReport, out: TextIO) -> None:
 
 def _write_list(out: TextIO, elements: Iterator[dict[str, Any]], orjson: Any) -> None:
     """A top-level key's list as orjson's OPT_INDENT_2 lays it out: ``[]``, or one element per block,
-    indented 4, separated by commas."""
-    chunk: list[str] = []
+    indented 4, separated by commas. Written 256 elements at a time, each batch dumped as one list
+    (``[\n  A,\n  B\n]``, its elements at indent 2) and indented 2 further: one call of each kind per
+    batch instead of per element."""
+    batch: list[dict[str, Any]] = []
     first = True
-    for x in elements:
-        text = bytes(orjson.dumps(x, option=orjson.OPT_INDENT_2)).decode().replace("\n", "\n    ")
-        chunk.append(("[\n    " if first else ",\n    ") + text)
+
+    def flush() -> None:
+        nonlocal first
+        text = bytes(orjson.dumps(batch, option=orjson.OPT_INDENT_2)).decode()
+        out.write(("[\n" if first else ",\n") + "  " + text[2:-2].replace("\n", "\n  "))
         first = False
-        if len(chunk) >= 256:
-            out.write("".join(chunk))
-            chunk.clear()
-    out.write("".join(chunk) + ("[]" if first else "\n  ]"))
+        batch.clear()
+
+    for x in elements:
+        batch.append(x)
+        if len(batch) >= 256:
+            flush()
+    if batch:
+        flush()
+    out.write("[]" if first else "\n  ]")
 
 
 # --- JUnit -------------------------------------------------------------------------------------------

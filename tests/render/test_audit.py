@@ -47,7 +47,14 @@ def _reports() -> list[AuditReport]:
                   details={"value": 2**70}, resource="widget.example.com")
     parts = [ContextPart("a", findings=found[:2], objects=2, types=types, complete_types=types),
              ContextPart("b", error="unreachable")]
+    # more items and objects than one batch of the writer (256), and a last batch that is not full
+    fleet = [client_side_created() for _ in range(600)]
+    for i, o in enumerate(fleet):
+        o["metadata"]["name"] = f"f{i:03d}"
+    fleet_found = [f for o in fleet for f in audit_object(o, c)]
+    assert len({f.name for f in fleet_found}) == 600
     return [
+        AuditReport(fleet_found, 600, types, types),
         AuditReport([], 0, types, types),
         AuditReport([], 0, [], [], nothing_audited=True),
         AuditReport(found, 3, types, types, namespace="shop", selector="a=b"),
