@@ -17,6 +17,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
+from ..schema.types import GroupVersionKind
 from .errors import KubeError
 
 if TYPE_CHECKING:
@@ -71,9 +72,8 @@ class CrdReader:
     def read_ahead(self, res: ResourceInfo) -> None:
         """Read the CRD of a custom resource (a type in a group Kubernetes does not serve itself)
         unless it was read already or is on its way; errors are left to :meth:`read`."""
-        group = res.group
-        if not group or group.endswith(".k8s.io") or "." not in group:
-            return  # built in (or an aggregated API under k8s.io): no CRD to read ahead
+        if GroupVersionKind(res.group, res.version, res.kind).in_builtin_group or "." not in res.group:
+            return  # served by Kubernetes itself, or a group no CRD may have (it has no dot)
         name = crd_name(res)
         with self._lock:
             if name in self._reads:

@@ -72,7 +72,9 @@ class KindRules:
                  crds: CrdReader | None = None) -> None:
         self.registry = registry if registry is not None else SchemaRegistry()
         self.client = client
-        self.crds = crds  # (the client's: the CRDs a LIST's threads read ahead)
+        # the client's CRDs, each read once (given: the ones a LIST's threads read ahead; else made on
+        # the first CRD this needs)
+        self.crds = crds
         # before any cluster document is added, the registry knows exactly the --schema kinds
         self._explicit = frozenset(self.registry.known_kinds())
         self._asked: set[GroupVersionKind] = set()
@@ -133,16 +135,15 @@ class KindRules:
         self._add_openapi(gvk)
 
     def _add_crd(self, gvk: GroupVersionKind, res: ResourceInfo) -> bool:
-        from .crdreader import crd_name
+        from .crdreader import CrdReader, crd_name
         from .errors import KubeError, is_fatal
 
         assert self.client is not None
         try:
-            if self.crds is not None:
-                crd = self.crds.read(crd_name(res))
-            else:
+            if self.crds is None:
                 crds = self.client.discovery.resolve_kind("apiextensions.k8s.io/v1", "CustomResourceDefinition")
-                crd = self.client.get(crds, crd_name(res))
+                self.crds = CrdReader(self.client, crds)
+            crd = self.crds.read(crd_name(res))
         except KubeError as e:
             if is_fatal(e):
                 raise
