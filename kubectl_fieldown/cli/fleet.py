@@ -15,13 +15,10 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Final
-
-import typer
+from typing import TYPE_CHECKING, Final
 
 from ..base.record import Record
-from . import options
-from .completion import complete_context
+from .clusterargs import ClusterArgs, cluster_options
 from .errors import EXIT_USAGE, UsageError, _said, debug_enabled, print_error, whole_number
 
 if TYPE_CHECKING:
@@ -36,29 +33,8 @@ if TYPE_CHECKING:
     from .auditjobs import ObjectJobs
     from .auditscan import Manifests, ScanResult
 
-__all__ = ["AllContexts", "AuditSpec", "ContextConcurrency", "Contexts", "MetricsFile", "audit_cluster",
-           "audit_contexts", "audit_part", "check_metrics_file", "resolve_contexts", "write_metrics"]
-
-Contexts = Annotated[
-    list[str] | None,
-    typer.Option("--context", metavar="NAME", autocompletion=complete_context, show_default=False,
-                 help="The kubeconfig context to use; repeat it to audit several clusters in one run "
-                 "(docs/fleet.md)."),
-]
-AllContexts = Annotated[
-    bool,
-    typer.Option("--all-contexts", help="Audit every context of the merged kubeconfig (docs/fleet.md)."),
-]
-ContextConcurrency = Annotated[
-    str,
-    typer.Option("--context-concurrency", metavar="N", help="Contexts audited at the same time (1-16)."),
-]
-MetricsFile = Annotated[
-    str | None,
-    typer.Option("--metrics-file", metavar="PATH", show_default=False,
-                 help="Also write the Prometheus metrics of the run to PATH, replaced atomically (for the "
-                 "node-exporter textfile collector; docs/fleet.md)."),
-]
+__all__ = ["AuditSpec", "audit_cluster", "audit_contexts", "audit_part", "check_metrics_file", "resolve_contexts",
+           "write_metrics"]
 
 
 class AuditSpec(Record):
@@ -166,20 +142,20 @@ class ClusterScan(Record, mutable=True):
         self.server = server
 
 
-def connection_flags(cluster: options.ClusterArgs) -> tuple[str, ...]:
+def connection_flags(cluster: ClusterArgs) -> tuple[str, ...]:
     """The flags a printed command needs to reach the cluster audited (none for the current context
     of the default kubeconfig, which the command reaches by itself)."""
     return (*(("--kubeconfig", cluster.kubeconfig) if cluster.kubeconfig else ()),
             *(("--context", cluster.context) if cluster.context else ()))
 
 
-def audit_cluster(spec: AuditSpec, cluster: options.ClusterArgs, progress: bool) -> ClusterScan:
+def audit_cluster(spec: AuditSpec, cluster: ClusterArgs, progress: bool) -> ClusterScan:
     """The audit of one cluster (KubeError or UsageError: it could not be read)."""
     from ..kube.client import ALL_NAMESPACES, ClusterClient
     from ..kube.stream import PageStream
     from .auditscan import _resolve_kinds, _unseen_manifests, scan, select_types
 
-    client = ClusterClient(options.cluster_options(cluster))
+    client = ClusterClient(cluster_options(cluster))
     try:
         types = _resolve_kinds(client, spec.kinds) if spec.kinds else select_types(client.discovery.resources(),
                                                                                   spec.all_namespaces)
@@ -255,7 +231,7 @@ def _crd_reader(client: ClusterClient) -> CrdReader | None:
     return CrdReader(client, crds) if crds is not None else None
 
 
-def _audit_context(spec: AuditSpec, cluster: options.ClusterArgs, client: ClusterClient,
+def _audit_context(spec: AuditSpec, cluster: ClusterArgs, client: ClusterClient,
                    crds: CrdReader | None = None) -> tuple[Manifests, AuditContext]:
     """The ``-f`` manifests (resolved on the cluster) and the rules' context: the first use of the
     engine, so its imports happen here, once the LIST is under way."""
@@ -283,11 +259,11 @@ def audit_part(spec: AuditSpec, kubeconfig: str | None, context: str) -> Context
     """One context of a many-context audit: never raises for a cluster that cannot be read."""
     from ..audit.fleet import ContextPart
     from ..kube.errors import KubeError
-    from .audit import _nothing_audited
+    from .auditrun import nothing_audited
 
     started = time.monotonic()
     try:
-        one = audit_cluster(spec, options.ClusterArgs(kubeconfig, context, spec.namespace, spec.all_namespaces),
+        one = audit_cluster(spec, ClusterArgs(kubeconfig, context, spec.namespace, spec.all_namespaces),
                             False)
     except (KubeError, UsageError) as e:
         return ContextPart(context, error=_said(str(e)), seconds=time.monotonic() - started)
@@ -296,7 +272,7 @@ def audit_part(spec: AuditSpec, kubeconfig: str | None, context: str) -> Context
                        types=[t.group_resource for t in one.types], complete_types=sorted(result.complete_types),
                        objects_by_type=dict(sorted(result.objects_by_type.items())),
                        seconds=time.monotonic() - started, server=one.server,
-                       error=_nothing_audited(result, one.types), interrupted=result.interrupted,
+                       error=nothing_audited(result, one.types), interrupted=result.interrupted,
                        sources=dict(one.manifests.sources))
 
 
@@ -321,8 +297,7 @@ def write_metrics(path: str | None, reports: Sequence[tuple[str, AuditReport]]) 
     try:
         write_atomically(path, metrics_text(runs, time.time()))
     except OSError as e:
-        print_error(f"--metrics-file {path}: {e.strerror or e}")
-        raise typer.Exit(EXIT_USAGE) from None
+        raise UsageError(f"--metrics-file {path}: {e.strerror or e}") from None
 
 
 # --- many contexts ------------------------------------------------------------------------------------
@@ -367,12 +342,13 @@ def _run_bounded(contexts: Sequence[str], audit_one: Callable[[str], ContextPart
 def audit_contexts(contexts: Sequence[str | None], audit_one: Callable[[str], ContextPart], *,
                    output: str, fail_on: str, spec: AuditSpec, metrics_file: str | None, parallel: int,
                    details: bool = False,
-                   started: float) -> None:
+                   started: float) -> int:
     """Audit every context, print one report (the context on every finding, a summary per context),
-    write the metrics, and exit: 130 interrupted, 2 a context not audited, else by ``--fail-on``."""
+    write the metrics, and return the exit code: 130 interrupted, 2 a context not audited, else by
+    ``--fail-on``."""
     from ..audit.fleet import ContextPart, merged_findings
     from ..render.audit import AuditReport
-    from .audit import AuditOutput, FailOn, _render, exit_code
+    from .auditrun import EXIT_INTERRUPTED, AuditOutput, FailOn, exit_code, render
 
     if not spec.all_namespaces and spec.namespace is None:
         raise UsageError("several contexts are audited in one namespace (-n NAMESPACE) or in all (-A): "
@@ -402,19 +378,17 @@ def audit_contexts(contexts: Sequence[str | None], audit_one: Callable[[str], Co
         print_metrics(per_context)
     else:
         sources = {k: v for p in parts for k, v in p.sources.items()}
-        _render(report, AuditOutput(output), sources, details)
+        render(report, AuditOutput(output), sources, details)
     write_metrics(metrics_file, per_context)
     if interrupted:
         done = sum(1 for p in results if p is not None)
         print_error(f"interrupted: partial results ({done} of {len(names)} contexts complete)")
-        raise typer.Exit(130)
+        return EXIT_INTERRUPTED
     for p in unreachable:
         print_error(f"context {p.context!r} was not audited: {p.error}")
     if unreachable:
-        raise typer.Exit(EXIT_USAGE)
-    code = exit_code(findings, fail, False)
-    if code:
-        raise typer.Exit(code)
+        return EXIT_USAGE
+    return exit_code(findings, fail, False)
 
 
 def _context_report(part: ContextPart, whole: AuditReport) -> AuditReport:

@@ -22,7 +22,7 @@ import importlib
 import os
 import sys
 import types
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from . import _restore_interrupts
 
@@ -32,7 +32,6 @@ if TYPE_CHECKING:
 
     import typer
 
-    from .showrun import ShowRequest
 
 __all__ = ["PROG_NAME", "app", "complete_for_kubectl", "main", "run", "run_kubectl_completion"]
 
@@ -313,14 +312,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .outputformat import split_templates
 
         args = split_templates(args)
-        request = None
-        if args and args[0] == "show":  # (the other commands need not import show's modules)
-            from .showfast import parse
-
-            request = parse(args)
-        if request is not None:
+        body = _without_typer(args)
+        if body is not None:
             try:
-                return _run_show(request)
+                return _run_without_typer(body)
             finally:
                 set_current(ConnectionFlags())
     import typer
@@ -345,14 +340,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         set_current(ConnectionFlags())  # main() may run again in this process (tests, library use)
 
 
-def _run_show(request: ShowRequest) -> int:
-    """``show`` as :mod:`.showfast` read it, reported as the typer command reports (errors.handle_errors)."""
+def _without_typer(args: Sequence[str]) -> Callable[[], int] | None:
+    """The run of ``args`` when its command reads them without typer (None: typer reads them).
+    Each command's reader is imported only for its command."""
+    if args[:1] == ["show"]:
+        from .showfast import parse as parse_show
+        from .showrun import show_objects
+
+        show = parse_show(args)
+        return None if show is None else (lambda: show_objects(show))
+    if args[:1] == ["audit"]:
+        from .auditfast import parse as parse_audit
+        from .auditrun import run_audit
+
+        audit = parse_audit(args)
+        return None if audit is None else (lambda: run_audit(audit))
+    return None
+
+
+def _run_without_typer(body: Callable[[], int]) -> int:
+    """A command read without typer, reported as the typer command reports (errors.handle_errors)."""
     from .errors import EXIT_FAILURE, debug_enabled, report, silence_stdout
-    from .showrun import show_objects
 
     _restore_interrupts()
     try:
-        return show_objects(request)
+        return body()
     except BrokenPipeError:
         silence_stdout()
         return EXIT_FAILURE

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import re
 import shlex
 import subprocess
 import sys
@@ -389,6 +390,25 @@ def test_text_output_groups_findings_and_fixes(objs: Objects, inproc: Any) -> No
     # -o json is unchanged by the grouping
     assert len(inproc("-n", objs.ns, "--kinds", "widgets", "-o", "json").json()["items"]) == \
         sum(len(v) for v in EXPECTED.values())
+
+
+@pytest.mark.parametrize("output", ["json", "text", "junit"])
+def test_the_audit_read_without_typer_reports_what_typer_reports(objs: Objects, inproc: Any, output: str,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """cli/auditfast.py reads this line; the same line through typer prints the same report."""
+    import kubectl_fieldown.cli.main as cli_main
+
+    args = ("-n", objs.ns, "--kinds", "widgets,gizmos", "-o", output, "--fail-on", "warning", "--details")
+    fast = inproc(*args)
+    with monkeypatch.context() as m:
+        m.setattr(cli_main, "_without_typer", lambda _args: None)
+        slow = inproc(*args)
+    assert fast.code == slow.code == 1
+    if output != "json":  # (the run's seconds are in the text and the JUnit report)
+        seconds = re.compile(r'\d+\.\d+s\b|time="[0-9.]+"')
+        fast, slow = (Result(r.code, seconds.sub("", r.out), r.err) for r in (fast, slow))
+    assert (fast.out, fast.err) == (slow.out, slow.err)
+    assert "client-side-apply" in fast.out
 
 
 def test_ignore(objs: Objects, inproc: Any) -> None:

@@ -84,13 +84,13 @@ def test_yaml_is_the_json_document() -> None:
 
     import yaml
 
-    from kubectl_fieldown.cli.audit import AuditOutput, _render
+    from kubectl_fieldown.cli.auditrun import AuditOutput, render
 
     for report in _reports():
         written = []
         for fmt in (AuditOutput.json, AuditOutput.yaml):
             out = io.StringIO()
             with contextlib.redirect_stdout(out):
-                _render(report, fmt, {})
+                render(report, fmt, {})
             written.append(out.getvalue())
         assert yaml.safe_load(written[1]) == json.loads(written[0])
