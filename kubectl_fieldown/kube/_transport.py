@@ -70,6 +70,18 @@ __all__ = ["DEFAULT_KUBECONFIG", "LoadedConfig", "Transport", "context_names", "
 _SSL_SUFFIX = re.compile(r"\s*\(_ssl\.c:\d+\)")
 
 
+def _tls_may_pass(e: BaseException) -> bool:
+    """Whether a TLS failure may not happen again on a new connection: any but a certificate this
+    client refuses (a wrong CA, a name mismatch: the same on every try). The lab's API server once
+    sent a decode_error alert among tens of thousands of connections under load (a soak of the
+    generated scenarios), and the next connection was fine: a read gets one more try, as a reset
+    connection does (a write none: it may have been made)."""
+    if not isinstance(e, SSLError | ssl.SSLError):
+        return False
+    cause = e if isinstance(e, ssl.SSLError) else e.__cause__ or (e.args[0] if e.args else None)
+    return not isinstance(cause, ssl.SSLCertVerificationError)
+
+
 def describe_connection_error(e: BaseException, connect_timeout: float | None, read_timeout: float | None) -> str:
     """A short reason for :class:`Unreachable`: what failed, not urllib3's nesting.
 
@@ -287,6 +299,8 @@ class Transport:
                 discard(resp)
                 if deadline.ran_out(e):
                     raise deadline.error(self.server, resp) from None
+                if idempotent and attempt == 1 and _tls_may_pass(e) and self._may_wait(deadline, attempt):
+                    continue
                 raise Unreachable(self.server, describe_connection_error(e, self._connect_timeout,
                                                                          self._read_timeout),
                                   delivered=delivered(e, resp)) from None

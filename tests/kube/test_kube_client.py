@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -408,6 +410,71 @@ def test_wrong_ca_is_unreachable_tls_error(
     msg = str(exc.value)
     assert msg.startswith(f"cannot reach the API server at {cluster.server}: TLS error: ")
     assert "certificate verify failed" in msg and "\n" not in msg
+    assert c.request_count == 1  # a certificate refused is refused again: not tried twice
+
+
+#: a TLS record: a fatal alert, decode_error (RFC 8446 6.2)
+_DECODE_ERROR_ALERT = bytes([0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x32])
+
+
+@contextlib.contextmanager
+def _alert_then_forward(server: str, alerts: int) -> Iterator[str]:
+    """A TCP proxy to ``server`` (https://HOST:PORT) on a port of its own, whose first ``alerts``
+    connections are answered with a decode_error alert once the client has said hello, as the lab's
+    server once did under load; the others are passed to the server. Yields the proxy's URL."""
+    host, port = server.removeprefix("https://").rsplit(":", 1)
+    listener = socket.create_server(("127.0.0.1", 0))
+    seen = [0]
+
+    def pump(src: socket.socket, dst: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            while data := src.recv(65536):
+                dst.sendall(data)
+        with contextlib.suppress(OSError):
+            dst.shutdown(socket.SHUT_WR)
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            seen[0] += 1
+            if seen[0] <= alerts:
+                with conn, contextlib.suppress(OSError):
+                    conn.recv(65536)  # the ClientHello
+                    conn.sendall(_DECODE_ERROR_ALERT)
+                continue
+            upstream = socket.create_connection((host, int(port)))
+            for a, b in ((conn, upstream), (upstream, conn)):
+                threading.Thread(target=pump, args=(a, b), daemon=True).start()
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        yield f"https://127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        listener.close()
+
+
+@pytest.mark.parametrize("alerts, requests, reached", [(1, 2, True), (2, 2, False)])
+def test_a_tls_alert_is_tried_once_more(kubeconfig_variant: KubeconfigFactory, cluster: lab.Cluster,
+                                        alerts: int, requests: int, reached: bool) -> None:
+    """A TLS failure other than a refused certificate gets one more connection on a read; a second
+    one is the answer."""
+    with _alert_then_forward(cluster.server, alerts) as proxy:
+        def through_proxy(doc: dict[str, Any]) -> None:
+            for c in doc["clusters"]:
+                c["cluster"]["server"] = proxy
+
+        with ClusterClient(ClusterOptions(kubeconfig=str(kubeconfig_variant(through_proxy)))) as c:
+            if reached:
+                assert c.server_version().git_version.startswith("v")
+            else:
+                with pytest.raises(Unreachable) as exc:
+                    c.server_version()
+                assert str(exc.value) == f"cannot reach the API server at {proxy}: TLS error: " \
+                                         "[SSL: TLSV1_ALERT_DECODE_ERROR] tlsv1 alert decode error"
+            assert c.request_count == requests
 
 
 def test_retry_policy_delays() -> None:
