@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .auditrun import AuditOutput, AuditRequest, FailOn
+from .fastwords import read_words
 from .labelselector import selector_problem
 
 __all__ = ["parse"]
@@ -40,36 +41,10 @@ def parse(args: Sequence[str]) -> AuditRequest | None:
     """The request of ``audit ARGS...`` (``args[0] == "audit"``) when typer is not needed to read it."""
     if not args or args[0] != "audit":
         return None
-    single: dict[str, str] = {}
-    repeated: dict[str, list[str]] = {field: [] for field in _REPEATED.values()}
-    switches: set[str] = set()
-    words = list(args[1:])
-    i = 0
-    while i < len(words):
-        word = words[i]
-        name, eq, attached = word.partition("=") if word.startswith("--") else (word, "", "")
-        if name in _SWITCHES and not eq:
-            if _SWITCHES[name] in switches:
-                return None
-            switches.add(_SWITCHES[name])
-            i += 1
-            continue
-        if name not in _SINGLE and name not in _REPEATED:
-            return None
-        if eq:
-            value = attached
-            i += 1
-        elif i + 1 < len(words) and not words[i + 1].startswith("-"):
-            value = words[i + 1]
-            i += 2
-        else:
-            return None  # a missing value, or one that looks like a flag: typer's to read or refuse
-        if name in _REPEATED:
-            repeated[_REPEATED[name]].append(value)
-        elif _SINGLE[name] in single:
-            return None
-        else:
-            single[_SINGLE[name]] = value
+    words = read_words(args[1:], _SINGLE, _REPEATED, _SWITCHES)
+    if words is None:
+        return None
+    single, repeated, switches = words.single, words.repeated, words.switches
     output = _OUTPUTS.get(single.get("output", "text"))
     fail_on = _FAIL_ON.get(single.get("fail_on", "error"))
     if output is None or fail_on is None:

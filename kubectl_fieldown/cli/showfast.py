@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .fastwords import read_words
 from .showrun import ShowOutput, ShowRequest, TimeMode
 
 __all__ = ["parse"]
@@ -31,36 +32,10 @@ def parse(args: Sequence[str]) -> ShowRequest | None:
     """The request of ``show ARGS...`` (``args[0] == "show"``) when typer is not needed to read it."""
     if not args or args[0] != "show":
         return None
-    single: dict[str, str] = {}
-    repeated: dict[str, list[str]] = {"managers": [], "paths": []}
-    switches: set[str] = set()
-    words = list(args[1:])
-    i = 0
-    while i < len(words):
-        word = words[i]
-        name, eq, attached = word.partition("=") if word.startswith("--") else (word, "", "")
-        if name in _SWITCHES and not eq:
-            if _SWITCHES[name] in switches:
-                return None
-            switches.add(_SWITCHES[name])
-            i += 1
-            continue
-        if name not in _SINGLE and name not in _REPEATED:
-            return None
-        if eq:
-            value = attached
-            i += 1
-        elif i + 1 < len(words) and (words[i + 1] == "-" or not words[i + 1].startswith("-")):
-            value = words[i + 1]
-            i += 2
-        else:
-            return None  # a missing value, or one that looks like a flag: typer's to read or refuse
-        if name in _REPEATED:
-            repeated[_REPEATED[name]].append(value)
-        elif _SINGLE[name] in single:
-            return None
-        else:
-            single[_SINGLE[name]] = value
+    words = read_words(args[1:], _SINGLE, _REPEATED, _SWITCHES)
+    if words is None:
+        return None
+    single, repeated, switches = words.single, words.repeated, words.switches
     if "input" not in single:
         return None
     output = _OUTPUTS.get(single.get("output", "tree"))

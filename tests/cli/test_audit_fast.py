@@ -37,6 +37,7 @@ ACCEPTED = [
     "audit -n shop -A --kubeconfig=k.yaml --field-manager helm",
     "audit -A --as bob --request-timeout 5s",  # global flags are taken out first, as for typer
     "audit -A --jobs many --concurrency x",  # values are checked after the parse, both ways
+    "audit -A --applier argocd -f -",  # (stdin)
 ]
 
 # lines typer reads: every message about them stays typer's
@@ -45,7 +46,7 @@ DECLINED = [
     "audit --fail-on ERROR", "audit --fail-on never", "audit -o jsonpath", "audit -o custom-columns", "audit -o wide",
     "audit --color never", "audit --no-headers", "audit -Av", "audit -nshop", "audit -n", "audit --kinds",
     "audit -n -A", "audit x", "audit -A x", "audit -- -A", "audit -l a|b|c", "audit --all-namespaces=true",
-    "audit -A --details=yes", "show -A", "audit --kinds widgets --unknown", "audit -f", "audit -f -",
+    "audit -A --details=yes", "show -A", "audit --kinds widgets --unknown", "audit -f",
     "audit -n shop -n prod", "audit -A -l", "audit -A --jobs 2 --jobs 3", "conflicts -A", "audit -A -R -R",
 ]
 
