@@ -157,7 +157,7 @@ def audit_cluster(spec: AuditSpec, cluster: ClusterArgs, progress: bool) -> Clus
 
     client = ClusterClient(cluster_options(cluster))
     try:
-        types = _resolve_kinds(client, spec.kinds) if spec.kinds else select_types(client.discovery.resources(),
+        types = _resolve_kinds(client, spec.kinds) if spec.kinds else select_types(client.discovery.current_resources(),
                                                                                   spec.all_namespaces)
         ns: str | AllNamespaces = ALL_NAMESPACES if spec.all_namespaces else (spec.namespace
                                                                              or client.default_namespace)

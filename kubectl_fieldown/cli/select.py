@@ -195,7 +195,7 @@ def _named(client: ClusterClient, sel: Selection, namespace: str,
                 yield from listed(t.res, t.label)
         return
     seen: set[tuple[str, str]] = set()
-    for res in client.discovery.resources():
+    for res in client.discovery.current_resources():
         if (res.group, res.resource) in seen or res.group_resource in _SKIPPED_TYPES:
             continue
         seen.add((res.group, res.resource))

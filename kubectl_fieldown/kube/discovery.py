@@ -331,6 +331,15 @@ class Discovery:
         """Every resource type, highest resolution priority first."""
         return self._load().resources
 
+    def current_resources(self) -> list[ResourceInfo]:
+        """Every resource type the server has now, for a command that goes through them all
+        (``audit`` without ``--kinds``, ``--all``): the disk cache is revalidated first (ETags: an
+        unchanged server answers two 304s), as ``kubectl api-resources`` does, so that a type
+        created since it was written (an operator's CRD installed a minute ago) is not left out."""
+        if not self._fresh_from_server:
+            self.refresh()
+        return self.resources()
+
     def resolve(self, arg: str) -> ResourceInfo:
         """The resource type a user typed (``po``, ``deployments.apps``, ``Widget``, ...);
         :class:`~.errors.UnknownResourceType` if the server has none."""

@@ -596,6 +596,37 @@ def test_a_type_gone_since_discovery_was_cached_is_not_an_error(cluster: lab.Clu
     assert f"things.{group}" not in cli(env, "audit", "-n", ns, "-o", "json").json()["scope"]["types"]
 
 
+def test_a_type_created_since_discovery_was_cached_is_audited(cluster: lab.Cluster, env: dict[str, str],
+                                                             tmp_path: Path) -> None:
+    """An operator installed after the last run: its CRD is not in the cached discovery, which is
+    kept for hours. ``audit`` without ``--kinds`` goes through every type, so it asks the server
+    first (two 304s when nothing changed), as ``kubectl api-resources`` does, and audits the new
+    type's objects."""
+    group = f"new{uuid.uuid4().hex[:8]}.example.com"
+    ns = f"new-{uuid.uuid4().hex[:8]}"
+    first = cli(env, "audit", "-n", ns, "-o", "json")
+    assert first.code == 0 and f"things.{group}" not in first.json()["scope"]["types"], first.err
+    cluster.apply_crd({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+                       "metadata": {"name": f"things.{group}"},
+                       "spec": {"group": group, "scope": "Namespaced",
+                                "names": {"plural": "things", "singular": "thing", "kind": "Thing"},
+                                "versions": [{"name": "v1", "served": True, "storage": True, "schema": {
+                                    "openAPIV3Schema": {"type": "object",
+                                                        "x-kubernetes-preserve-unknown-fields": True}}}]}})
+    try:
+        thing = tmp_path / "thing.yaml"
+        thing.write_text(json.dumps({"apiVersion": f"{group}/v1", "kind": "Thing",
+                                     "metadata": {"name": "t", "namespace": ns}, "spec": {"size": 1}}))
+        cluster.kubectl("apply", "--server-side", "--field-manager", "deployer", "-f", str(thing))
+        r = cli(env, "audit", "-n", ns, "-o", "json")
+        assert r.code == 0, r.err
+        doc = r.json()
+        assert f"things.{group}" in doc["scope"]["types"]
+        assert doc["summary"]["objects"] == 1
+    finally:
+        cluster.kubectl("delete", "crd", f"things.{group}", "--wait=false", check=False)
+
+
 _FIRST_LIST_PROBE = """
 import sys
 from kubectl_fieldown.kube.client import ClusterClient

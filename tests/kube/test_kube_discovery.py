@@ -162,6 +162,29 @@ def test_new_crd_found_after_refresh(cluster: lab.Cluster, cache_dir: Path) -> N
         cluster.kubectl("delete", "crd", f"sprockets.{group}", "--wait=false", check=False)
 
 
+def test_current_resources_revalidate_the_cache(cluster: lab.Cluster, cache_dir: Path) -> None:
+    """Going through every type asks the server first: a CRD created since the cache was written is
+    there, and an unchanged server costs two 304s; once per Discovery."""
+    group = f"t{uuid.uuid4().hex[:8]}.fieldown.test"
+    with ClusterClient(ClusterOptions(kubeconfig=str(cluster.kubeconfig))) as c:
+        c.discovery.resolve("widgets")  # cached on disk, without the new type
+    cluster.apply_crd(_crd(group))
+    try:
+        with ClusterClient(ClusterOptions(kubeconfig=str(cluster.kubeconfig))) as c:
+            assert f"sprockets.{group}" not in {r.group_resource for r in c.discovery.resources()}  # the cache
+            before = c.request_count
+            assert f"sprockets.{group}" in {r.group_resource for r in c.discovery.current_resources()}
+            assert c.discovery.source == "server" and c.request_count - before == 2
+            c.discovery.current_resources()
+            assert c.request_count - before == 2  # fresh from the server already
+        with ClusterClient(ClusterOptions(kubeconfig=str(cluster.kubeconfig))) as c:
+            before = c.request_count
+            assert f"sprockets.{group}" in {r.group_resource for r in c.discovery.current_resources()}
+            assert c.discovery.source == "revalidated" and c.request_count - before == 2
+    finally:
+        cluster.kubectl("delete", "crd", f"sprockets.{group}", "--wait=false", check=False)
+
+
 # --------------------------------------------------------------------------------------------
 # pure parts
 
