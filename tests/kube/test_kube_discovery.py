@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -144,45 +145,46 @@ def _crd(group: str) -> dict[str, Any]:
     }
 
 
-def test_new_crd_found_after_refresh(cluster: lab.Cluster, cache_dir: Path) -> None:
+@pytest.fixture
+def new_crd(cluster: lab.Cluster, cache_dir: Path) -> Iterator[str]:
+    """The group of a CRD created after the disk cache was written (it is not in the cache)."""
     group = f"t{uuid.uuid4().hex[:8]}.fieldown.test"
     with ClusterClient(ClusterOptions(kubeconfig=str(cluster.kubeconfig))) as c:
-        c.discovery.resolve("widgets")  # cached on disk, without the new type
+        c.discovery.resolve("widgets")
     cluster.apply_crd(_crd(group))
     try:
-        with ClusterClient(ClusterOptions(kubeconfig=str(cluster.kubeconfig))) as c:
-            assert c.discovery.resources() and c.discovery.source == "disk"
-            r = c.discovery.resolve(f"spk.{group}")  # missing in the cache: refreshed once, then found
-            assert (r.kind, r.group, r.short_names) == ("Sprocket", group, ("spk",))
-            assert c.discovery.source == "server"
-            assert c.discovery.resolve_kind(f"{group}/v1", "Sprocket") == r
-            with pytest.raises(UnknownResourceType):
-                c.discovery.resolve("still-not-there")  # refreshes at most once per Discovery
+        yield group
     finally:
         cluster.kubectl("delete", "crd", f"sprockets.{group}", "--wait=false", check=False)
 
 
-def test_current_resources_revalidate_the_cache(cluster: lab.Cluster, cache_dir: Path) -> None:
+def test_new_crd_found_after_refresh(cluster: lab.Cluster, new_crd: str) -> None:
+    group = new_crd
+    with ClusterClient(ClusterOptions(kubeconfig=str(cluster.kubeconfig))) as c:
+        assert c.discovery.resources() and c.discovery.source == "disk"
+        r = c.discovery.resolve(f"spk.{group}")  # missing in the cache: refreshed once, then found
+        assert (r.kind, r.group, r.short_names) == ("Sprocket", group, ("spk",))
+        assert c.discovery.source == "server"
+        assert c.discovery.resolve_kind(f"{group}/v1", "Sprocket") == r
+        with pytest.raises(UnknownResourceType):
+            c.discovery.resolve("still-not-there")  # refreshes at most once per Discovery
+
+
+def test_current_resources_revalidate_the_cache(cluster: lab.Cluster, new_crd: str) -> None:
     """Going through every type asks the server first: a CRD created since the cache was written is
     there, and an unchanged server costs two 304s; once per Discovery."""
-    group = f"t{uuid.uuid4().hex[:8]}.fieldown.test"
+    name = f"sprockets.{new_crd}"
     with ClusterClient(ClusterOptions(kubeconfig=str(cluster.kubeconfig))) as c:
-        c.discovery.resolve("widgets")  # cached on disk, without the new type
-    cluster.apply_crd(_crd(group))
-    try:
-        with ClusterClient(ClusterOptions(kubeconfig=str(cluster.kubeconfig))) as c:
-            assert f"sprockets.{group}" not in {r.group_resource for r in c.discovery.resources()}  # the cache
-            before = c.request_count
-            assert f"sprockets.{group}" in {r.group_resource for r in c.discovery.current_resources()}
-            assert c.discovery.source == "server" and c.request_count - before == 2
-            c.discovery.current_resources()
-            assert c.request_count - before == 2  # fresh from the server already
-        with ClusterClient(ClusterOptions(kubeconfig=str(cluster.kubeconfig))) as c:
-            before = c.request_count
-            assert f"sprockets.{group}" in {r.group_resource for r in c.discovery.current_resources()}
-            assert c.discovery.source == "revalidated" and c.request_count - before == 2
-    finally:
-        cluster.kubectl("delete", "crd", f"sprockets.{group}", "--wait=false", check=False)
+        assert name not in {r.group_resource for r in c.discovery.resources()}  # the cache
+        before = c.request_count
+        assert name in {r.group_resource for r in c.discovery.current_resources()}
+        assert c.discovery.source == "server" and c.request_count - before == 2
+        c.discovery.current_resources()
+        assert c.request_count - before == 2  # fresh from the server already
+    with ClusterClient(ClusterOptions(kubeconfig=str(cluster.kubeconfig))) as c:
+        before = c.request_count
+        assert name in {r.group_resource for r in c.discovery.current_resources()}
+        assert c.discovery.source == "revalidated" and c.request_count - before == 2
 
 
 # --------------------------------------------------------------------------------------------
