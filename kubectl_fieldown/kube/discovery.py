@@ -23,7 +23,7 @@ from urllib.parse import quote
 from ..base.record import Record
 from . import _json
 from .cache import read_json, server_cache_dir, write_bytes_atomic
-from .errors import RequestContext, UnknownResourceType
+from .errors import KubeError, RequestContext, UnknownResourceType
 
 if TYPE_CHECKING:
     from .types import Requester
@@ -335,10 +335,25 @@ class Discovery:
         """Every resource type the server has now, for a command that goes through them all
         (``audit`` without ``--kinds``, ``--all``): the disk cache is revalidated first (ETags: an
         unchanged server answers two 304s), as ``kubectl api-resources`` does, so that a type
-        created since it was written (an operator's CRD installed a minute ago) is not left out."""
-        if not self._fresh_from_server:
-            self.refresh()
-        return self.resources()
+        created since it was written (an operator's CRD installed a minute ago) is not left out.
+        When the server does not answer discovery (refused to these credentials, which a real
+        cluster grants to every authenticated user, or unreachable), the cache is used as it is,
+        and left as it was."""
+        if self._fresh_from_server:
+            return self.resources()
+        cached = self._snapshot or self._read_disk()
+        try:
+            snap = self._fetch(cached)
+        except KubeError:
+            if cached is None:
+                raise
+            self._snapshot = cached
+            self.source = "disk"
+            return cached.resources
+        self._snapshot = snap
+        self._fresh_from_server = True
+        self._write_disk(snap)
+        return snap.resources
 
     def resolve(self, arg: str) -> ResourceInfo:
         """The resource type a user typed (``po``, ``deployments.apps``, ``Widget``, ...);

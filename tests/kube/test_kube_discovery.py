@@ -22,6 +22,7 @@ from kubectl_fieldown.kube import (
 )
 from kubectl_fieldown.kube.cache import server_dir_name
 from kubectl_fieldown.kube.discovery import find_kind, find_resource
+from kubectl_fieldown.kube.types import ConnectionOverrides
 
 
 @pytest.mark.parametrize("arg", [
@@ -185,6 +186,20 @@ def test_current_resources_revalidate_the_cache(cluster: lab.Cluster, new_crd: s
         before = c.request_count
         assert name in {r.group_resource for r in c.discovery.current_resources()}
         assert c.discovery.source == "revalidated" and c.request_count - before == 2
+
+
+def test_current_resources_keep_the_cache_when_discovery_is_refused(cluster: lab.Cluster, new_crd: str,
+                                                                    cache_dir: Path) -> None:
+    """Credentials the server refuses discovery to (the lab authorizes system:masters only; a real
+    cluster lets every authenticated user read it): the cache is used as before, and kept fresh."""
+    cache_file = next(iter(cache_dir.glob("*/discovery.json")))
+    written = cache_file.read_bytes()
+    alice = ClusterOptions(kubeconfig=str(cluster.kubeconfig), overrides=ConnectionOverrides(impersonate="alice"))
+    with ClusterClient(alice) as c:
+        names = {r.group_resource for r in c.discovery.current_resources()}
+        assert "widgets.example.com" in names and f"sprockets.{new_crd}" not in names  # the cache, as it was
+        assert c.discovery.source == "disk" and c.request_count == 1  # refused at the first root
+    assert cache_file.read_bytes() == written
 
 
 # --------------------------------------------------------------------------------------------
