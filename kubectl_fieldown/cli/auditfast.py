@@ -45,14 +45,14 @@ def parse(args: Sequence[str]) -> AuditRequest | None:
     if words is None:
         return None
     single, repeated, switches = words.single, words.repeated, words.switches
-    output = _OUTPUTS.get(single.get("output", "text"))
-    fail_on = _FAIL_ON.get(single.get("fail_on", "error"))
+    defaults = AuditRequest()
+    output = _OUTPUTS.get(single.get("output", defaults.output.value))
+    fail_on = _FAIL_ON.get(single.get("fail_on", defaults.fail_on.value))
     if output is None or fail_on is None:
         return None  # another spelling, a template format or a wrong one: typer's to read or to refuse
     selector = single.get("selector")
     if selector is not None and selector.strip() and selector_problem(selector) is not None:
         return None  # typer's message for it
-    defaults = AuditRequest()
     return AuditRequest(
         kinds=repeated["kinds"], output=output, fail_on=fail_on, applier=single.get("applier"),
         field_manager=single.get("field_manager"), filenames=repeated["filenames"], recursive="recursive" in switches,

@@ -18,9 +18,9 @@ if TYPE_CHECKING:
 __all__ = ["Words", "read_words"]
 
 
-class Words(Record):
+class Words(Record, mutable=True):
     """What a command line's options set: a single value, the values of a repeatable option (in
-    order), and the switches given, each by field name."""
+    order), and the switches given, each by field name (filled in place as the words are read)."""
 
     __slots__ = ("repeated", "single", "switches")
     single: Final[dict[str, str]]

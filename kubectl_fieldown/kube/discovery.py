@@ -350,10 +350,7 @@ class Discovery:
             self._snapshot = cached
             self.source = "disk"
             return cached.resources
-        self._snapshot = snap
-        self._fresh_from_server = True
-        self._write_disk(snap)
-        return snap.resources
+        return self._keep(snap).resources
 
     def resolve(self, arg: str) -> ResourceInfo:
         """The resource type a user typed (``po``, ``deployments.apps``, ``Widget``, ...);
@@ -421,7 +418,10 @@ class Discovery:
             self._snapshot = cached
             self.source = "disk"
             return cached
-        snap = self._fetch(cached)
+        return self._keep(self._fetch(cached))
+
+    def _keep(self, snap: _Snapshot) -> _Snapshot:
+        """``snap``, just fetched from the server: this process's data from now on, and the disk's."""
         self._snapshot = snap
         self._fresh_from_server = True
         self._write_disk(snap)
