@@ -165,6 +165,16 @@ def copy_json(v: Any) -> Any:
     return _copy_json(v)
 
 
+def plain_json(v: Any) -> bool:
+    """Whether ``v`` is data :func:`copy_json` copies as it is (plain dicts, lists and scalars: what
+    marshal takes), so that a copy would change nothing but the identity of its containers."""
+    try:
+        _marshal_dumps(v, 2)
+    except ValueError:
+        return False
+    return True
+
+
 def _copy_json(v: Any) -> Any:
     t = type(v)
     if t is dict:

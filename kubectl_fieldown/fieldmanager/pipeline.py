@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..base.record import Record
-from ..base.value import values_equal
+from ..base.value import plain_json, values_equal
 from ..fieldpath.set import FieldSet
 from ..ownership.managedfields import ManagedFieldsEntry, ManagedFieldsError, decode_entries
 from ..typed.compare import Comparison, compare
@@ -28,7 +28,7 @@ from .lastapplied import apply_with_last_applied
 from .managed import Managed, decode_live_or_new, encode, without_managed_fields
 from .request import WriteRequest
 from .rules import ResourceRules, empty_object
-from .strategy import apply_defaults, coerce_object_meta, invalid, prepare_for_write, value_errors
+from .strategy import coerce_object_meta, invalid, prepare_for_write, value_errors, with_defaults
 
 
 class WriteResult(Record, mutable=True):
@@ -113,15 +113,13 @@ def simulate_apply(
             result = rules.normalize(result)
         elif rules.custom_resource:
             result = coerce_object_meta(result)
-        result = copy_json(result)  # the one copy: defaulting writes into it
-        if rules.defaults_objects:
-            apply_defaults(result, rules.root)
+        result = defaulted(result, rules)
         errs = null_errors(result, rules.root) if rules.custom_resource else []
         result = stored(result, rules)
         errs += value_errors(result, None if creating else live_obj, rules)
         if errs:
             raise invalid(result, rules, errs)
-    out = encode(result, managed, copy=not changed)
+    out = encode(result, managed)
     if creating and isinstance(out.get("metadata"), dict):
         out["metadata"].setdefault("creationTimestamp", now)
     return WriteResult(out, managed.entries(), changed or creating, managed.last_comparison, managed.config_set,
@@ -162,9 +160,7 @@ def simulate_update(
         # are dropped (the server answers with an "unknown field" warning)
         new_obj = prune_undeclared(new_obj, rules.root)
         new_obj = prune_non_nullable_nulls(new_obj, rules.root, keep=("metadata",))
-    new_obj = copy_json(new_obj)
-    if rules.defaults_objects:
-        apply_defaults(new_obj, rules.root)
+    new_obj = defaulted(new_obj, rules)
     tracked = True
     if not managed.fields and not creating and not _has_uid_empty(live_obj):
         # an existing object with empty managedFields: the write is not tracked
@@ -188,6 +184,15 @@ def simulate_update(
     out = encode(new_obj, managed)
     changed = not values_equal(live_obj, new_obj)
     return WriteResult(out, managed.entries(), changed, compare(live_obj, new_obj, rules.root))
+
+
+def defaulted(obj: dict[str, Any], rules: ResourceRules) -> dict[str, Any]:
+    """The object with the schema's defaults (the server's decoder sets them), sharing what they
+    leave as it was with ``obj`` and so with the live object (the engine changes no value in place).
+    Anything but plain JSON data is made plain first, as :func:`copy_json` makes it."""
+    if not plain_json(obj):
+        obj = copy_json(obj)
+    return with_defaults(obj, rules.root) if rules.defaults_objects else obj
 
 
 def stored(obj: dict[str, Any], rules: ResourceRules) -> dict[str, Any]:

@@ -106,6 +106,51 @@ def apply_defaults(obj: Any, t: Type) -> None:
                 apply_defaults(item, t.list.item)
 
 
+def with_defaults(obj: Any, t: Type) -> Any:
+    """:func:`apply_defaults` without changing ``obj``: new containers only on the way to a default,
+    the rest shared, and ``obj`` itself when no default applies (most writes). A result that shares
+    the live object's parts lets every later walk (compare, ratcheted validation, equality) skip
+    them by identity."""
+    s = side(t, obj)
+    if s == MAP and type(obj) is dict and t.map is not None:
+        m = t.map
+        out: dict[str, Any] | None = None
+        for name, f in m.fields.items():
+            if name not in obj and f.default is not NO_DEFAULT:
+                if out is None:
+                    out = dict(obj)
+                out[name] = copy_json(f.default)
+        src = obj if out is None else out
+        below: dict[str, Any] | None = None
+        for k, v in src.items():
+            if isinstance(v, (dict, list)):
+                sf = m.fields.get(k)
+                ct = sf.type if sf is not None else m.element
+                if ct is not None:
+                    nv = with_defaults(v, ct)
+                    if nv is not v:
+                        if below is None:
+                            below = {}
+                        below[k] = nv
+        if below is not None:
+            if out is None:
+                out = dict(obj)
+            out.update(below)
+        return obj if out is None else out
+    if s == LIST and type(obj) is list and t.list is not None:
+        it = t.list.item
+        items: list[Any] | None = None
+        for i, item in enumerate(obj):
+            if isinstance(item, (dict, list)):
+                ni = with_defaults(item, it)
+                if ni is not item:
+                    if items is None:
+                        items = list(obj)
+                    items[i] = ni
+        return obj if items is None else items
+    return obj
+
+
 # --- PrepareForCreate / PrepareForUpdate -------------------------------------------------------
 
 

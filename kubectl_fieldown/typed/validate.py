@@ -57,22 +57,36 @@ def prune_undeclared(obj: dict[str, Any], t: Type) -> dict[str, Any]:
     if m is None:
         return obj
     out: dict[str, Any] = {}
+    same = type(obj) is dict
     for k, x in obj.items():
         if k in ("apiVersion", "kind", "metadata"):
             out[k] = x
         elif k in m.fields or m.element is not None:
-            out[k] = _pruned(x, key_type(m, k))
-    return out
+            px = out[k] = _pruned(x, key_type(m, k))
+            same = same and px is x
+        else:
+            same = False
+    # nothing pruned: the object itself, whose parts a write then shares with the live object
+    return obj if same else out
 
 
 def _pruned(v: Any, t: Type) -> Any:
     s = side(t, v)
     if s == MAP and type(v) is dict and t.map is not None and not t.map.atomic:
         m = t.map
-        return {k: _pruned(x, key_type(m, k)) for k, x in v.items() if k in m.fields or m.element is not None}
+        out: dict[str, Any] = {}
+        same = True
+        for k, x in v.items():
+            if k in m.fields or m.element is not None:
+                px = out[k] = _pruned(x, key_type(m, k))
+                same = same and px is x
+            else:
+                same = False
+        return v if same else out
     if s == LIST and type(v) is list and t.list is not None:
         lt = t.list
-        return [_pruned(x, lt.item) for x in v]
+        items = [_pruned(x, lt.item) for x in v]
+        return v if all(a is b for a, b in zip(items, v, strict=True)) else items
     return v
 
 
@@ -431,6 +445,7 @@ def prune_non_nullable_nulls(v: Any, t: Type, keep: tuple[str, ...] = ()) -> Any
     if s == MAP and type(v) is dict and t.map is not None:
         m = t.map
         out: dict[str, Any] = {}
+        same = True
         for k, x in v.items():
             f = m.fields.get(k)
             ct = f.type if f is not None else m.element
@@ -440,9 +455,14 @@ def prune_non_nullable_nulls(v: Any, t: Type, keep: tuple[str, ...] = ()) -> Any
                 has_default = f is not None and f.default is not NO_DEFAULT
                 if ct.nullable or has_default:
                     out[k] = x
+                else:
+                    same = False
             else:
-                out[k] = prune_non_nullable_nulls(x, ct)
-        return out
+                px = out[k] = prune_non_nullable_nulls(x, ct)
+                same = same and px is x
+        # nothing pruned: the map itself (shared, as the rest of the value is)
+        return v if same else out
     if s == LIST and type(v) is list and t.list is not None:
-        return [x if x is None else prune_non_nullable_nulls(x, t.list.item) for x in v]
+        items = [x if x is None else prune_non_nullable_nulls(x, t.list.item) for x in v]
+        return v if all(a is b for a, b in zip(items, v, strict=True)) else items
     return v
