@@ -38,11 +38,18 @@ from ..ownership.managedfields import (
     LAST_APPLIED_ANNOTATION,
 )
 from ..typed.tofieldset import to_field_set
-from .commands import FixCommand, Handover, MigrateToClientSide, MigrateToServerSide, PlanContext, StripLastApplied
+from .commands import (
+    FixCommand,
+    Handover,
+    MigrateToClientSide,
+    MigrateToServerSide,
+    PlanContext,
+    StripLastApplied,
+    planned,
+)
 from .intent import Intent, annotation_is_its, configuration_fields, is_own_identity, manifest_fields
 from .manifests import inferred_manifest, with_live_fields, without_paths
 from .plans import LAST_APPLIED_PATH, MigrationError
-from .requests import requests_for
 from .unclaimed import entries as _entries
 from .unclaimed import stays, unclaimed
 from .verify import Checks, Verification
@@ -140,7 +147,7 @@ def verify_command(
     requests = []
     if command is not None:
         try:
-            requests = requests_for(command.plan(live, ctx))
+            requests = planned(command, live, ctx)[1]
         except MigrationError as e:
             return Verification(None, fix_error=str(e))
     return Checks.of(checks, live, rules, now).verify(

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from ..appliers import Applier, ApplierKind, applier_for_manager
+from ..base.identitymemo import memo, remembered
 from ..base.record import Record
 from ..fieldpath import FieldSet, Path, path_string
 from ..ownership.managedfields import (
@@ -34,6 +35,7 @@ from .plans import (
     plan_to_client_side,
     plan_to_server_side,
 )
+from .requests import WriteRequest, requests_for
 
 __all__ = [
     "DropManagers",
@@ -309,6 +311,21 @@ class DropManagers(Record):
 
 
 FixCommand = MigrateToServerSide | MigrateFor | MigrateToClientSide | StripLastApplied | Handover | Reset | DropManagers
+
+
+def planned(command: FixCommand, obj: Mapping[str, Any], ctx: PlanContext) -> tuple[Migration, list[WriteRequest]]:
+    """``command.plan(obj, ctx)`` and the requests that write it. An audit plans the fix it chooses
+    as it verifies it and again as its printed command checks itself (the same command, object and
+    context): inside an identity block (base/identitymemo.py) that is done once. A ``MigrateFor``
+    plan gains notes after it is made, so it is made afresh."""
+    if isinstance(command, MigrateFor):
+        return _planned(command, obj, ctx)
+    return remembered(memo("planned"), (command, obj, ctx), _planned, command, obj, ctx)
+
+
+def _planned(command: FixCommand, obj: Mapping[str, Any], ctx: PlanContext) -> tuple[Migration, list[WriteRequest]]:
+    m = command.plan(obj, ctx)
+    return m, requests_for(m)
 
 
 def checked_applier(command: FixCommand, obj: Mapping[str, Any]) -> Applier | None:

@@ -19,11 +19,19 @@ from ..fieldpath import FieldSet, Path, path_string
 from ..fieldpath.lookup import MISSING, Lookup
 from ..ownership.managedfields import APPLY, ManagedFieldsEntry, ManagedFieldsError, decode_entries
 from .choose import Fix, choose_fix, scaled_fields
-from .commands import FixCommand, Handover, MigrateFor, MigrateToServerSide, PlanContext, StripLastApplied
+from .commands import (
+    FixCommand,
+    Handover,
+    MigrateFor,
+    MigrateToServerSide,
+    PlanContext,
+    StripLastApplied,
+    planned,
+)
 from .forapplier import own_migration_notes
 from .manifests import inferred_manifest, with_live_fields, without_paths
 from .plans import Migration
-from .requests import RequestFailed, WriteRequest, requests_for, simulate_requests
+from .requests import RequestFailed, WriteRequest, simulate_requests
 from .verify import Checks, Verification
 
 __all__ = ["OwnershipMove", "WritePlan", "command_plan", "handed_over", "ownership_changes", "ownership_moves",
@@ -76,8 +84,7 @@ def write_plan(
     manifest given with ``-f`` (``ctx.manifest``) or of the one the object records for it, without
     the ``keep`` fields (handed to another writer: their values must stay), and with the ``adds`` fields
     at their live values (handed to the applier itself: its manifest sets them from now on)."""
-    m = command.plan(obj, ctx)
-    requests = requests_for(m)
+    m, requests = planned(command, obj, ctx)
     wp = WritePlan(m, requests, applier=applier)
     if rules is None:
         return wp

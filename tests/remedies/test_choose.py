@@ -9,15 +9,18 @@ from typing import Any
 import pytest
 
 from kubectl_fieldown.appliers import Applier
+from kubectl_fieldown.base.identitymemo import IdentityMemo
 from kubectl_fieldown.fieldpath import parse_path, path_string
 from kubectl_fieldown.remedies.choose import KEEPER, choose_fix, verify_command
 from kubectl_fieldown.remedies.commands import (
     Handover,
+    MigrateFor,
     MigrateToClientSide,
     MigrateToServerSide,
     PlanContext,
     Reset,
     StripLastApplied,
+    planned,
 )
 from kubectl_fieldown.remedies.requests import requests_for, simulate_requests
 
@@ -212,3 +215,19 @@ def test_a_field_another_applier_keeps_after_a_skipped_flux_apply_is_unclaimed()
     assert fix.ok and fix.command is None
     unclaimed = {path_string(p): owners for p, owners in fix.unclaimed(obj, nxt, RULES.root)}
     assert unclaimed == {".spec.labels.a": ("helm",), ".spec.labels.b": ("helm",)}
+
+
+def test_a_fix_is_planned_once_per_object_inside_an_identity_block() -> None:
+    # audit plans the fix it chooses as it verifies it and again as its printed command checks itself
+    obj = client_side_created()
+    ctx = PlanContext(RULES.root)
+    cmd = MigrateToServerSide(("kubectl-client-side-apply",), "ci-applier", None)
+    outside = planned(cmd, obj, ctx)
+    assert planned(cmd, obj, ctx) is not outside  # nothing is remembered outside a block
+    with IdentityMemo():
+        first = planned(cmd, obj, ctx)
+        assert planned(cmd, obj, ctx) is first
+        assert first[1] == outside[1] and first[1]  # the same requests, and there are some
+        # a MigrateFor plan gains notes after it is made: never shared
+        mf = MigrateFor(Applier.of("kubectl"))
+        assert planned(mf, obj, ctx) is not planned(mf, obj, ctx)

@@ -1,0 +1,128 @@
+"""A simulated write shares with the object it was made from every part it leaves as it was.
+
+Defaulting (:func:`with_defaults`) and the custom resource decoder's two prunings make new
+containers only where they change something, so that the walks after them (compare, ratcheted
+validation, equality, the next write) skip the shared parts by identity. Each is checked against
+the in-place or rebuilding way it replaced, on values shaped by a schema (exact types: marshal's
+bytes tell 1, 1.0 and True apart), and the input must come out unchanged."""
+
+from __future__ import annotations
+
+import marshal
+from typing import Any
+
+from hypothesis import given, settings
+
+from kubectl_fieldown.base.value import copy_json
+from kubectl_fieldown.fieldmanager.strategy import apply_defaults, with_defaults
+from kubectl_fieldown.schema.types import NO_DEFAULT, Type
+from kubectl_fieldown.typed.constraints import constraint_errors
+from kubectl_fieldown.typed.items import LIST, MAP, key_type, side
+from kubectl_fieldown.typed.validate import prune_non_nullable_nulls, prune_undeclared
+
+from .schemas import PORT, WIDGET, struct
+from .shaped import shaped
+
+
+def exact(v: Any) -> bytes:
+    return marshal.dumps(v, 2)
+
+
+def shares_unchanged_parts(before: Any, after: Any) -> bool:
+    """Every container of ``after`` equal to the one at the same place of ``before`` is that one."""
+    if type(before) is not type(after) or type(before) not in (dict, list):
+        return True
+    if exact(before) == exact(after):
+        return after is before
+    if type(before) is dict:
+        return all(shares_unchanged_parts(before[k], after[k]) for k in after if k in before)
+    return len(before) != len(after) or all(shares_unchanged_parts(b, a) for b, a in zip(before, after, strict=True))
+
+
+# a schema whose defaults hold defaults of their own: defaulting must reach into what it adds
+NESTED = struct({"spec": struct({"port": PORT}, defaults={"port": {"containerPort": 80}})})
+
+
+@settings(max_examples=300)
+@given(shaped(WIDGET, 6))
+def test_defaults_are_those_set_in_place_and_the_value_is_left_alone(v: Any) -> None:
+    for t in (WIDGET, NESTED):
+        before = exact(v)
+        out = with_defaults(v, t)
+        expected = copy_json(v)
+        apply_defaults(expected, t)
+        assert exact(out) == exact(expected)
+        assert exact(v) == before
+        assert shares_unchanged_parts(v, out)
+
+
+def test_a_default_inside_an_added_default_is_set() -> None:
+    out = with_defaults({"spec": {}}, NESTED)
+    assert out == {"spec": {"port": {"containerPort": 80, "protocol": "TCP"}}}
+    unchanged = {"spec": {"port": {"containerPort": 1, "protocol": "UDP"}}}
+    assert with_defaults(unchanged, NESTED) is unchanged
+
+
+def _rebuilt_prune(v: Any, t: Type) -> Any:
+    """The decoder's structural pruning as it was written before: every container rebuilt."""
+    s = side(t, v)
+    if s == MAP and type(v) is dict and t.map is not None and not t.map.atomic:
+        m = t.map
+        return {k: _rebuilt_prune(x, key_type(m, k)) for k, x in v.items() if k in m.fields or m.element is not None}
+    if s == LIST and type(v) is list and t.list is not None:
+        return [_rebuilt_prune(x, t.list.item) for x in v]
+    return v
+
+
+def _rebuilt_nulls(v: Any, t: Type, keep: tuple[str, ...] = ()) -> Any:
+    if t.is_deduced:
+        return v
+    s = side(t, v)
+    if s == MAP and type(v) is dict and t.map is not None:
+        m = t.map
+        out: dict[str, Any] = {}
+        for k, x in v.items():
+            f = m.fields.get(k)
+            ct = f.type if f is not None else m.element
+            if ct is None or ct.is_deduced or k in keep:
+                out[k] = x
+            elif x is None:
+                if ct.nullable or (f is not None and f.default is not NO_DEFAULT):
+                    out[k] = x
+            else:
+                out[k] = _rebuilt_nulls(x, ct)
+        return out
+    if s == LIST and type(v) is list and t.list is not None:
+        return [x if x is None else _rebuilt_nulls(x, t.list.item) for x in v]
+    return v
+
+
+@settings(max_examples=300)
+@given(shaped(WIDGET, 6))
+def test_prunings_keep_what_they_do_not_drop_shared(v: Any) -> None:
+    if type(v) is not dict:
+        return
+    before = exact(v)
+    m = WIDGET.map
+    assert m is not None
+    top = {k: (x if k in ("apiVersion", "kind", "metadata") else _rebuilt_prune(x, key_type(m, k)))
+           for k, x in v.items() if k in ("apiVersion", "kind", "metadata") or k in m.fields or m.element is not None}
+    pruned = prune_undeclared(v, WIDGET)
+    assert exact(pruned) == exact(top)
+    nulls = prune_non_nullable_nulls(v, WIDGET, keep=("metadata",))
+    assert exact(nulls) == exact(_rebuilt_nulls(v, WIDGET, keep=("metadata",)))
+    assert exact(v) == before
+    assert shares_unchanged_parts(v, pruned) and shares_unchanged_parts(v, nulls)
+
+
+@settings(max_examples=300)
+@given(shaped(WIDGET, 6), shaped(WIDGET, 6))
+def test_ratcheting_by_identity_is_ratcheting_by_value(old: Any, other: Any) -> None:
+    # a write that keeps some of the stored object's parts as they are: those are the same containers
+    if type(old) is not dict or type(other) is not dict:
+        return
+    new = {**old, **{k: v for i, (k, v) in enumerate(other.items()) if i % 2}}
+    schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": {
+        "replicas": {"type": "integer", "minimum": 2}, "color": {"type": "string", "enum": ["red"]},
+        "ports": {"type": "array", "maxItems": 1}}}}}
+    assert constraint_errors(new, schema, old) == constraint_errors(copy_json(new), schema, copy_json(old))
