@@ -201,7 +201,7 @@ class _Session:
                 e.manager == only_if_update_entry and e.operation == UPDATE for e in entries):
             return False
         upgraded = upgrade_managed_fields(entries, csa_managers, target)
-        if _entry_keys(upgraded) == _entry_keys(entries):
+        if _same_entries(upgraded, entries):
             return False
         return self.managed_fields_patch(upgraded, patch_manager, purpose, warning=warning)
 
@@ -478,8 +478,16 @@ def _flux_drifted(existing: Mapping[str, Any], dry: Mapping[str, Any]) -> bool:
     return not values_equal(a, b)
 
 
-def _entry_keys(entries: Sequence[ManagedFieldsEntry]) -> list[tuple[str, str, str, str, str]]:
-    return [(e.manager, e.operation, e.api_version, e.subresource, encode_fields_v1(e.fields)) for e in entries]
+def _same_entries(a: Sequence[ManagedFieldsEntry], b: Sequence[ManagedFieldsEntry]) -> bool:
+    """The same entries in the same order, their sets compared as FieldsV1 (which tells number types
+    apart); a set that is the other's own object is not encoded (an entry the upgrade left alone)."""
+    if len(a) != len(b):
+        return False
+    pairs = list(zip(a, b, strict=True))
+    if any((x.manager, x.operation, x.api_version, x.subresource) != (y.manager, y.operation, y.api_version,
+                                                                       y.subresource) for x, y in pairs):
+        return False
+    return all(x.fields is y.fields or encode_fields_v1(x.fields) == encode_fields_v1(y.fields) for x, y in pairs)
 
 
 def _pruned_nulls(v: Any) -> Any:
