@@ -66,7 +66,7 @@ class ValueError_(Record):
 def constraint_errors(new: Any, schema: Mapping[str, Any] | None, old: Any = _NOT_CORRELATED) -> list[ValueError_]:
     """The violations of ``schema``'s value constraints in ``new`` (the whole object), ratcheted
     against ``old`` (the stored object) on an update; pass no ``old`` for a create."""
-    if not isinstance(schema, Mapping):
+    if not isinstance(schema, Mapping) or not _constrains(schema):
         return []
     out = _node(new, schema, "", old, root=True)
     seen: set[tuple[str, str]] = set()
@@ -76,6 +76,36 @@ def constraint_errors(new: Any, schema: Mapping[str, Any] | None, old: Any = _NO
             seen.add((e.field, e.message))
             unique.append(e)
     return sorted(unique, key=lambda e: (e.field, e.message))
+
+
+#: every keyword a check below reads: a schema with none of them anywhere finds nothing in any value
+_KEYWORDS = frozenset({"enum", "exclusiveMaximum", "exclusiveMinimum", "maxItems", "maxLength", "maxProperties",
+                       "maximum", "minItems", "minLength", "minProperties", "minimum", "multipleOf", "pattern",
+                       "required"})
+#: schemas seen, by identity (each kept, so that its id is no other's): a kind's schema is read for
+#: every write the engine plays
+_SEEN: dict[int, tuple[Mapping[str, Any], bool]] = {}
+
+
+def _constrains(schema: Mapping[str, Any]) -> bool:
+    """Whether a constraint keyword appears anywhere in ``schema`` (in a default too: then the walk
+    below decides, as it always did)."""
+    hit = _SEEN.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    found = False
+    stack: list[Any] = [schema]
+    while stack and not found:
+        x = stack.pop()
+        if isinstance(x, Mapping):
+            found = not _KEYWORDS.isdisjoint(x.keys())
+            stack.extend(x.values())
+        elif isinstance(x, list):
+            stack.extend(x)
+    if len(_SEEN) >= 256:
+        _SEEN.clear()
+    _SEEN[id(schema)] = (schema, found)
+    return found
 
 
 def _field(path: str) -> str:

@@ -126,3 +126,28 @@ def test_ratcheting_by_identity_is_ratcheting_by_value(old: Any, other: Any) -> 
         "replicas": {"type": "integer", "minimum": 2}, "color": {"type": "string", "enum": ["red"]},
         "ports": {"type": "array", "maxItems": 1}}}}}
     assert constraint_errors(new, schema, old) == constraint_errors(copy_json(new), schema, copy_json(old))
+
+
+UNCONSTRAINED = {"type": "object", "properties": {"spec": {"type": "object", "properties": {
+    "replicas": {"type": "integer"}, "color": {"type": "string", "default": "red"},
+    "ports": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+              "items": {"type": "object", "additionalProperties": {"type": "string"}}},
+    "labels": {"type": "object", "additionalProperties": {"type": "string"}}}}}}
+
+
+@settings(max_examples=200)
+@given(shaped(WIDGET, 6), shaped(WIDGET, 6))
+def test_a_schema_without_a_constraint_keyword_finds_nothing_in_any_value(v: Any, old: Any) -> None:
+    # what lets constraint_errors skip the walk for such a schema: the walk finds nothing either
+    from kubectl_fieldown.typed.constraints import _node
+
+    assert constraint_errors(v, UNCONSTRAINED, old) == []
+    assert _node(v, UNCONSTRAINED, "", old, root=True) == []
+
+
+def test_a_keyword_anywhere_in_the_schema_is_checked() -> None:
+    nested = {"type": "object", "properties": {"spec": {"type": "object", "properties": {
+        "ports": {"type": "array", "items": {"type": "object", "properties": {"name": {"type": "string",
+                                                                                        "maxLength": 2}}}}}}}}
+    errs = constraint_errors({"spec": {"ports": [{"name": "long"}]}}, nested)
+    assert [e.field for e in errs] == ["spec.ports[0].name"]
