@@ -438,6 +438,8 @@ def _co_owners(live: Mapping[str, Any], applier: Applier, nxt: Mapping[str, Any]
 
 
 def _glob_literal(name: str) -> str:
+    if "*" not in name and "?" not in name and "[" not in name:
+        return name  # a manager's name is almost never a pattern (nothing to escape)
     return re.sub(r"([*?\[])", r"[\1]", name)
 
 
