@@ -21,12 +21,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ..base.value import go_format_float_v, go_json, go_quote, values_equal
 from ..fieldpath.element import FIELD, Path
 from ..fieldpath.pathstring import path_string
-from ..schema.types import NO_DEFAULT, Type
+from ..schema.types import NO_DEFAULT, MapType, Type
 from .items import LIST, MAP, SCALAR, ItemError, item_element, key_type, side
 
 
@@ -52,42 +53,38 @@ def typed_message(errs: list[str]) -> str:
 
 def prune_undeclared(obj: dict[str, Any], t: Type) -> dict[str, Any]:
     """The object without the fields its schema does not declare (the structural pruning of a custom
-    resource stored at a version whose schema lacks them); apiVersion, kind and metadata are kept."""
+    resource stored at a version whose schema lacks them); apiVersion, kind and metadata are kept.
+    Nothing pruned: the object itself, whose parts a write then shares with the live object."""
     m = t.map
     if m is None:
         return obj
+    out: dict[str, Any] = _pruned_map(obj, m, ("apiVersion", "kind", "metadata"))
+    return out
+
+
+def _pruned(v: Any, t: Type) -> Any:
+    s = side(t, v)
+    if s == MAP and type(v) is dict and t.map is not None and not t.map.atomic:
+        return _pruned_map(v, t.map)
+    if s == LIST and type(v) is list and t.list is not None:
+        lt = t.list
+        items = [_pruned(x, lt.item) for x in v]
+        return v if all(a is b for a, b in zip(items, v, strict=True)) else items
+    return v
+
+
+def _pruned_map(v: Mapping[str, Any], m: MapType, keep: tuple[str, ...] = ()) -> Any:
     out: dict[str, Any] = {}
-    same = type(obj) is dict
-    for k, x in obj.items():
-        if k in ("apiVersion", "kind", "metadata"):
+    same = type(v) is dict
+    for k, x in v.items():
+        if k in keep:
             out[k] = x
         elif k in m.fields or m.element is not None:
             px = out[k] = _pruned(x, key_type(m, k))
             same = same and px is x
         else:
             same = False
-    # nothing pruned: the object itself, whose parts a write then shares with the live object
-    return obj if same else out
-
-
-def _pruned(v: Any, t: Type) -> Any:
-    s = side(t, v)
-    if s == MAP and type(v) is dict and t.map is not None and not t.map.atomic:
-        m = t.map
-        out: dict[str, Any] = {}
-        same = True
-        for k, x in v.items():
-            if k in m.fields or m.element is not None:
-                px = out[k] = _pruned(x, key_type(m, k))
-                same = same and px is x
-            else:
-                same = False
-        return v if same else out
-    if s == LIST and type(v) is list and t.list is not None:
-        lt = t.list
-        items = [_pruned(x, lt.item) for x in v]
-        return v if all(a is b for a, b in zip(items, v, strict=True)) else items
-    return v
+    return v if same else out
 
 
 def _typed(v: Any, t: Type, path: Path, out: list[str], undeclared: bool = False, words: bool = True) -> None:
