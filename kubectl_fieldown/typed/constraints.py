@@ -95,12 +95,17 @@ def _constrains(schema: Mapping[str, Any]) -> bool:
         return hit[1]
     found = False
     stack: list[Any] = [schema]
+    walked: set[int] = set()  # a schema read from YAML may hold one part in two places (an alias)
     while stack and not found:
         x = stack.pop()
+        if id(x) in walked:
+            continue
         if isinstance(x, Mapping):
+            walked.add(id(x))
             found = not _KEYWORDS.isdisjoint(x.keys())
             stack.extend(x.values())
         elif isinstance(x, list):
+            walked.add(id(x))
             stack.extend(x)
     if len(_SEEN) >= 256:
         _SEEN.clear()

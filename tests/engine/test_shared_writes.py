@@ -151,3 +151,12 @@ def test_a_keyword_anywhere_in_the_schema_is_checked() -> None:
                                                                                         "maxLength": 2}}}}}}}}
     errs = constraint_errors({"spec": {"ports": [{"name": "long"}]}}, nested)
     assert [e.field for e in errs] == ["spec.ports[0].name"]
+
+
+def test_a_schema_that_holds_itself_is_read_to_its_end() -> None:
+    # YAML aliases can make a schema hold one of its parts in two places, or itself
+    looped: dict[str, Any] = {"type": "object", "properties": {}}
+    looped["properties"]["again"] = looped
+    assert constraint_errors({"again": {"again": {}}}, looped) == []
+    looped["properties"]["size"] = {"type": "integer", "minimum": 3}
+    assert [e.field for e in constraint_errors({"size": 1}, {**looped})] == ["size"]
