@@ -2,7 +2,7 @@
 
 * decoding: a custom resource's ``metadata`` round-trips through ``metav1.ObjectMeta``
   (:func:`coerce_object_meta`) and its schema defaults fill in missing fields
-  (:func:`apply_defaults`);
+  (:func:`with_defaults`);
 * ``PrepareForCreate``/``PrepareForUpdate``: the endpoint's reset fields keep the live values
   (:func:`prepare_for_write`);
 * validation: the CRD validator's 422 (:func:`invalid`).
@@ -88,27 +88,10 @@ def _coerce_owner_reference(ref: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def apply_defaults(obj: Any, t: Type) -> None:
-    """Schema defaults for fields the result lacks (defaulting runs after the merge, so unowned)."""
-    s = side(t, obj)
-    if s == MAP and type(obj) is dict and t.map is not None:
-        for name, f in t.map.fields.items():
-            if name not in obj and f.default is not NO_DEFAULT:
-                obj[name] = copy_json(f.default)
-        for k, v in obj.items():
-            sf = t.map.fields.get(k)
-            ct = sf.type if sf is not None else t.map.element
-            if ct is not None and isinstance(v, (dict, list)):
-                apply_defaults(v, ct)
-    elif s == LIST and type(obj) is list and t.list is not None:
-        for item in obj:
-            if isinstance(item, (dict, list)):
-                apply_defaults(item, t.list.item)
-
-
 def with_defaults(obj: Any, t: Type) -> Any:
-    """:func:`apply_defaults` without changing ``obj``: new containers only on the way to a default,
-    the rest shared, and ``obj`` itself when no default applies (most writes). A result that shares
+    """``obj`` with the schema's defaults for the fields it lacks, at any depth (defaulting runs after
+    the merge, so they are unowned), without changing ``obj``: new containers only on the way to a
+    default, the rest shared, and ``obj`` itself when no default applies (most writes). A result that shares
     the live object's parts lets every later walk (compare, ratcheted validation, equality) skip
     them by identity."""
     s = side(t, obj)

@@ -58,8 +58,7 @@ def prune_undeclared(obj: dict[str, Any], t: Type) -> dict[str, Any]:
     m = t.map
     if m is None:
         return obj
-    out: dict[str, Any] = _pruned_map(obj, m, ("apiVersion", "kind", "metadata"))
-    return out
+    return _pruned_map(obj, m, ("apiVersion", "kind", "metadata"))
 
 
 def _pruned(v: Any, t: Type) -> Any:
@@ -68,14 +67,13 @@ def _pruned(v: Any, t: Type) -> Any:
         return _pruned_map(v, t.map)
     if s == LIST and type(v) is list and t.list is not None:
         lt = t.list
-        items = [_pruned(x, lt.item) for x in v]
-        return v if all(a is b for a, b in zip(items, v, strict=True)) else items
+        return _kept(v, [_pruned(x, lt.item) for x in v])
     return v
 
 
-def _pruned_map(v: Mapping[str, Any], m: MapType, keep: tuple[str, ...] = ()) -> Any:
+def _pruned_map(v: Mapping[str, Any], m: MapType, keep: tuple[str, ...] = ()) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    same = type(v) is dict
+    same = True
     for k, x in v.items():
         if k in keep:
             out[k] = x
@@ -84,7 +82,12 @@ def _pruned_map(v: Mapping[str, Any], m: MapType, keep: tuple[str, ...] = ()) ->
             same = same and px is x
         else:
             same = False
-    return v if same else out
+    return v if same and type(v) is dict else out
+
+
+def _kept(v: list[Any], items: list[Any]) -> list[Any]:
+    """``v`` itself when each of its items came out as it was (nothing pruned below), else ``items``."""
+    return v if all(a is b for a, b in zip(items, v, strict=True)) else items
 
 
 def _typed(v: Any, t: Type, path: Path, out: list[str], undeclared: bool = False, words: bool = True) -> None:
@@ -460,6 +463,5 @@ def prune_non_nullable_nulls(v: Any, t: Type, keep: tuple[str, ...] = ()) -> Any
         # nothing pruned: the map itself (shared, as the rest of the value is)
         return v if same else out
     if s == LIST and type(v) is list and t.list is not None:
-        items = [x if x is None else prune_non_nullable_nulls(x, t.list.item) for x in v]
-        return v if all(a is b for a, b in zip(items, v, strict=True)) else items
+        return _kept(v, [x if x is None else prune_non_nullable_nulls(x, t.list.item) for x in v])
     return v
