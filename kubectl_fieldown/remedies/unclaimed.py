@@ -68,8 +68,12 @@ def unclaimed(live: Mapping[str, Any], v: Verification, manifest: Mapping[str, A
     if final is None or manifest is None or v.intent is None:
         return []
     try:
-        live_set, final_set = to_field_set(live, root), to_field_set(final, root)
-        wanted = to_field_set(manifest, root)
+        live_set, wanted = to_field_set(live, root), to_field_set(manifest, root)
+        # what is kept is a part of what was live: when no live field could be named, the final
+        # object's set (a new object each time, never remembered) need not be built
+        if not any(_nameable(p) for p in _configuration_part(live_set).not_prefixes_of(wanted).sorted_paths()):
+            return []
+        final_set = to_field_set(final, root)
     except ValueError:
         return []
     # who owns them once the fix and the next apply are done
@@ -86,7 +90,7 @@ def unclaimed(live: Mapping[str, Any], v: Verification, manifest: Mapping[str, A
     found: list[tuple[Path, tuple[str, ...]]] = []
     kept = _configuration_part(final_set.intersection(live_set))
     for p in kept.not_prefixes_of(wanted).sorted_paths():
-        if p == LAST_APPLIED_PATH or _is_key(p) or any(is_prefix(q, p) for q in named):
+        if not _nameable(p) or any(is_prefix(q, p) for q in named):
             continue
         # by the schema: a map the manifest left empty (``spec: {}``, its last field dropped) is a
         # member of these sets but no value covering what lies below it
@@ -125,6 +129,11 @@ def _configuration_part(s: FieldSet) -> FieldSet:
         if values:
             children[_METADATA[0]] = FieldSet._node(set(), values)
     return FieldSet._node({pe for pe in s.members if pe != _STATUS[0] and pe != _METADATA[0]}, children)
+
+
+def _nameable(p: Path) -> bool:
+    """Not the annotation kubectl keeps, nor a list item's key field."""
+    return p != LAST_APPLIED_PATH and not _is_key(p)
 
 
 def _is_key(p: Path) -> bool:
