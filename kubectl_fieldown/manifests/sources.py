@@ -196,7 +196,14 @@ def _finite_float(text: str) -> float | int:
     return result
 
 
-_LONG_DIGITS = re.compile("[0-9]{19}")  # only then can an integer be beyond int64 (parse_int costs time)
+# with every ASCII digit made a 0, a run of 19 zeros is where an integer can be beyond int64 (only then
+# is parse_int worth its time): str.translate and a substring search are ~15x faster than [0-9]{19}
+_DIGITS_AS_ZEROS = str.maketrans("123456789", "000000000")
+_LONG_RUN = "0" * 19
+
+
+def _digits_as_zeros(text: str) -> str:
+    return text.translate(_DIGITS_AS_ZEROS)
 
 
 def _go_int(text: str) -> int | float:
@@ -220,7 +227,7 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 def _json_document(text: str) -> Any:
     try:
         doc = json.loads(text, parse_constant=_no_constant, parse_float=_finite_float,
-                         parse_int=_go_int if _LONG_DIGITS.search(text) else None)
+                         parse_int=_go_int if _LONG_RUN in _digits_as_zeros(text) else None)
     except _NotANumber:
         raise
     except RecursionError:
@@ -256,7 +263,7 @@ def json_stream(text: str) -> list[Any] | None:
     against :func:`kubectl_fieldown.manifests.safeyaml.load_all`); a text with anything the two may read
     differently, or that either refuses, returns None, so its values and its errors are the YAML
     reader's. It is several times faster: a 10,000-document stream is read in a tenth of the time."""
-    if _NOT_SAFE.search(text) or _LONG_DIGITS.search(text) \
+    if _NOT_SAFE.search(text) or _LONG_RUN in _digits_as_zeros(text) \
             or '"<<"' in text or _KEY_AWAY.search(text) or ("\\u" in text and _SURROGATE_ESCAPE.search(text)):
         return None
     body = text[3:] if text.startswith("---\n") else text

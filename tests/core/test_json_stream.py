@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from typing import Any
 
 from hypothesis import example, given
 from hypothesis import strategies as st
 
 from kubectl_fieldown.manifests.safeyaml import MAX_DEPTH, YAMLReadError, load_all
-from kubectl_fieldown.manifests.sources import json_stream, parse_text
+from kubectl_fieldown.manifests.sources import _LONG_RUN, _digits_as_zeros, json_stream, parse_text
 
 
 def exact(v: Any) -> str:
@@ -130,3 +131,12 @@ def test_errors_and_limits_stay_the_yaml_readers() -> None:
         assert [(e.document, e.reason) for e in result.errors] == [(2, reason)]
     # YAML reads an empty value as null, and so does the stream
     assert [d.obj for d in parse_text("f.yaml", '{"a": 1}\n---\n{"b": }').documents] == [{"a": 1}, {"b": None}]
+
+
+@given(st.text(alphabet="0123456789٣０¹x-.", max_size=60))
+@example("1" * 19)
+@example("9" * 18 + "x" + "9")
+@example("1234567890123456789")
+def test_a_long_run_of_digits_is_found_as_the_pattern_finds_it(text: str) -> None:
+    # ASCII digits only, as [0-9] in a str pattern: other digits (٣, ０, ¹) never make an integer of JSON
+    assert (_LONG_RUN in _digits_as_zeros(text)) == (re.search("[0-9]{19}", text) is not None)
