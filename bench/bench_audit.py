@@ -30,7 +30,13 @@ those by ``kubectl create`` (imperative-writer findings). They are created in pa
 keep-alive connections (``--create-workers`` threads; the lab takes a few hundred writes a second)
 and kept for later runs when the cluster is external.
 
-    python bench/bench_audit.py [--objects 10000,100000] [--runs 3] [--keep]
+``--instructions N`` also counts the -f checks of one object in instructions (valgrind's callgrind,
+which load on the machine does not disturb): the first N bench objects, read off the lab as a LIST
+gives them, checked with their manifests in one process as an audit's worker checks them, less a run
+that checks none. The wall-time goal of (f) moves with the machine's speed from hour to hour; this
+count does not.
+
+    python bench/bench_audit.py [--objects 10000,100000] [--runs 3] [--keep] [--instructions 300]
     FIELDOWN_BENCH_KUBECONFIG=~/.kube/config python bench/bench_audit.py --objects 2000
 """
 
@@ -423,10 +429,87 @@ def kubectl_command(c: lab.Cluster) -> list[str]:
     return [str(c.kubectl_bin), "--kubeconfig", str(c.kubeconfig), "get", ",".join(types()), "-A", "-o", "json"]
 
 
+# --- the -f checks in instructions ----------------------------------------------------------------
+
+
+def count_child(state_path: str, n: int) -> None:
+    """Run by valgrind: the -f checks of the first ``n`` saved objects in this one process, as an
+    audit's worker makes them (Argo CD next, each object's manifest and the file it came from)."""
+    import hashlib
+
+    from kubectl_fieldown.appliers import Applier
+    from kubectl_fieldown.audit import AuditContext, audit_object, object_key
+    from kubectl_fieldown.kube.kindrules import KindRules
+    from kubectl_fieldown.schema import GroupVersionKind
+    from kubectl_fieldown.schema.registry import SchemaRegistry
+
+    state = json.loads(Path(state_path).read_text())
+    registry = SchemaRegistry()
+    for crd_ in state["crds"]:
+        registry.add_crd(crd_, "the bench")
+    kinds = KindRules(registry)
+    known = {(f"{GROUP}/v1", k): kinds.rules(GroupVersionKind(GROUP, "v1", k), False) for k in KINDS}
+    ctx = AuditContext(applier=Applier.of("argocd"),
+                       manifests={object_key(m): m for _, m in state["manifests"]},
+                       manifest_files={object_key(m): f for f, m in state["manifests"]},
+                       rules_for=lambda api_version, kind: known.get((api_version, kind)), now=state["now"])
+    digest = hashlib.sha256()
+    for obj in state["objects"][:n]:
+        for finding in audit_object(obj, ctx):
+            digest.update(repr(finding).encode())
+    print(n, digest.hexdigest()[:16])
+
+
+def count_instructions(c: lab.Cluster, manifests: Path, count: int) -> None:
+    """Instructions of one object's -f checks (valgrind callgrind, which load does not disturb): a
+    process that checks the first ``count`` bench objects less one that checks none, from the same
+    objects read off the lab (as a LIST gives them), CRDs and manifests, saved as JSON."""
+    from kubectl_fieldown.ownership.managedfields import format_time
+
+    kubectl = [str(c.kubectl_bin), "--kubeconfig", str(c.kubeconfig)]
+    listed = json.loads(subprocess.run([*kubectl, "get", ",".join(types()), "-A", "-o", "json",
+                                        "--show-managed-fields"], check=True, capture_output=True).stdout)
+    crds = json.loads(subprocess.run([*kubectl, "get", "crd", "-o", "json"], check=True,
+                                     capture_output=True).stdout)
+    # by name: obj-000000, obj-000001, ... take the three histories (and kinds) in turn
+    objects = sorted(listed["items"], key=lambda o: o["metadata"]["name"])[:count]
+    docs = [(str(f), json.loads(d)) for f in sorted(manifests.glob("*.yaml"))
+            for d in f.read_text().split("---\n") if d.strip()]
+    state = {"crds": [x for x in crds["items"] if x["spec"]["group"] == GROUP], "objects": objects,
+             "manifests": docs, "now": format_time(time.time())}
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(state, f)
+    try:
+        def run(n: int, valgrind: bool = True) -> int:
+            cmd = [sys.executable, __file__, "--count-child", f.name, str(n)]
+            if not valgrind:  # compiles the bytecode the counted runs then read
+                subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=env)
+                return 0
+            proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *cmd],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+            found = [line.split()[-1] for line in proc.stderr.splitlines() if "Collected :" in line]
+            if proc.returncode != 0 or not found:
+                raise SystemExit(f"valgrind failed: {proc.stderr.strip()[-300:]}")
+            return int(found[-1])
+
+        n = len(objects)
+        run(1, valgrind=False)
+        per_object = (run(n) - run(0)) / n
+    finally:
+        os.unlink(f.name)
+    print(f"\n-f checks in instructions (valgrind callgrind): {per_object / 1e6:.2f} million per object "
+          f"(the first {n} bench objects in one process, less none; Argo CD next)")
+
+
 # --- main --------------------------------------------------------------------------------------------
 
 
 def main() -> int:
+    if sys.argv[1:2] == ["--count-child"]:
+        count_child(sys.argv[2], int(sys.argv[3]))
+        return 0
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--objects", default="10000,100000", help="sizes, comma-separated (ascending)")
     ap.add_argument("--runs", type=int, default=3)
@@ -437,6 +520,8 @@ def main() -> int:
     ap.add_argument("--no-manifests", action="store_true", help="skip the -f variant")
     ap.add_argument("--manifests-max", type=int, default=10_000,
                     help="run the -f variant up to this many objects (it predicts every object: minutes at 100,000)")
+    ap.add_argument("--instructions", type=int, default=0, metavar="N",
+                    help="also count the -f checks of N objects in instructions (valgrind), e.g. 300")
     args = ap.parse_args()
     sizes = sorted(int(x) for x in str(args.objects).split(",") if x.strip())
 
@@ -448,6 +533,8 @@ def main() -> int:
             manifests = None if args.no_manifests or n > args.manifests_max else \
                 write_manifests(tmp / f"manifests-{n}", n)
             met = measure(c, tmp, n, args.runs, manifests, n <= args.kubectl_max) and met
+            if args.instructions and n == sizes[0]:
+                count_instructions(c, manifests or write_manifests(tmp / f"manifests-{n}", n), args.instructions)
     return 0 if met else 1
 
 
