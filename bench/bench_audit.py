@@ -466,6 +466,9 @@ def count_instructions(c: lab.Cluster, manifests: Path, count: int) -> None:
     objects read off the lab (as a LIST gives them), CRDs and manifests, saved as JSON."""
     from kubectl_fieldown.ownership.managedfields import format_time
 
+    if shutil.which("valgrind") is None:
+        print("\n-f checks in instructions: valgrind is not installed (apt-get install valgrind)", file=sys.stderr)
+        return
     kubectl = [str(c.kubectl_bin), "--kubeconfig", str(c.kubeconfig)]
     listed = json.loads(subprocess.run([*kubectl, "get", ",".join(types()), "-A", "-o", "json",
                                         "--show-managed-fields"], check=True, capture_output=True).stdout)
