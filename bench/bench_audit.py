@@ -65,6 +65,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
+import callgrind  # noqa: E402  (bench/callgrind.py, beside this script)
 import lab  # noqa: E402  (tests/lab.py: build, start and stop the lab server)
 import yaml  # noqa: E402
 
@@ -485,21 +486,13 @@ def count_instructions(c: lab.Cluster, manifests: Path, count: int) -> None:
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump(state, f)
     try:
-        def run(n: int, valgrind: bool = True) -> int:
-            cmd = [sys.executable, __file__, "--count-child", f.name, str(n)]
-            if not valgrind:  # compiles the bytecode the counted runs then read
-                subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=env)
-                return 0
-            proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *cmd],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
-            found = [line.split()[-1] for line in proc.stderr.splitlines() if "Collected :" in line]
-            if proc.returncode != 0 or not found:
-                raise SystemExit(f"valgrind failed: {proc.stderr.strip()[-300:]}")
-            return int(found[-1])
+        def child_cmd(n: int) -> list[str]:
+            return [sys.executable, __file__, "--count-child", f.name, str(n)]
 
         n = len(objects)
-        run(1, valgrind=False)
-        per_object = (run(n) - run(0)) / n
+        # once without valgrind: it compiles the bytecode the counted runs then read
+        subprocess.run(child_cmd(1), check=True, stdout=subprocess.DEVNULL, env=env)
+        per_object = (callgrind.instructions(child_cmd(n), env=env) - callgrind.instructions(child_cmd(0), env=env)) / n
     finally:
         os.unlink(f.name)
     print(f"\n-f checks in instructions (valgrind callgrind): {per_object / 1e6:.2f} million per object "

@@ -28,7 +28,6 @@ import json
 import os
 import random
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -36,6 +35,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import callgrind  # bench/callgrind.py, beside this script
 
 from kubectl_fieldown.conflicts.applyplan import plan_apply
 from kubectl_fieldown.fieldmanager import ResourceRules, simulate_apply, simulate_update
@@ -134,13 +135,7 @@ def instructions(texts: list[tuple[str, str, str]], count: int) -> None:
         json.dump(texts[:count], f)
     try:
         def run(what: str, n: int) -> int:
-            cmd = [sys.executable, __file__, "--count-child", f.name, what, str(n)]
-            proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *cmd],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-            found = [line.split()[-1] for line in proc.stderr.splitlines() if "Collected :" in line]
-            if proc.returncode != 0 or not found:
-                raise SystemExit(f"valgrind failed: {proc.stderr.strip()[-300:]}")
-            return int(found[-1])
+            return callgrind.instructions([sys.executable, __file__, "--count-child", f.name, what, str(n)])
 
         n = min(count, len(texts))
         none = run("parse", 0)

@@ -42,6 +42,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import callgrind  # noqa: E402  (bench/callgrind.py, beside this script)
+
 
 def _run(cmd: list[str], tty: bool) -> tuple[float, float]:
     """One run: wall and CPU seconds; its output into a pipe (/dev/null) or a pseudo-terminal."""
@@ -123,12 +125,7 @@ def instructions() -> None:
     counts = {}
     for name, cmd, extra in rows:
         env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")} | extra
-        proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *cmd],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env, cwd="/")
-        found = [line.split()[-1] for line in proc.stderr.splitlines() if "Collected :" in line]
-        if proc.returncode != 0 or not found:
-            raise SystemExit(f"valgrind {' '.join(cmd)} failed: {proc.stderr.strip()[-300:]}")
-        counts[name] = int(found[-1])
+        counts[name] = callgrind.instructions(cmd, env=env, cwd="/")
     base = counts[rows[0][0]]
     print("start-up in instructions (valgrind callgrind)")
     for name, n in counts.items():
