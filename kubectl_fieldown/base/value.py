@@ -388,6 +388,31 @@ def go_format_float_v(f: float) -> str:
     return ("-" if neg else "") + out
 
 
+def go_format_float_f(f: float) -> str:
+    """Go ``strconv.FormatFloat(f, 'f', -1, 64)``: the shortest digits, in fixed notation."""
+    if math.isnan(f):
+        return "NaN"
+    if math.isinf(f):
+        return "+Inf" if f > 0 else "-Inf"
+    if f == 0:
+        return "-0" if math.copysign(1.0, f) < 0 else "0"
+    digits, dp = _shortest_digits(f)
+    return ("-" if f < 0 else "") + _fixed_form(digits, dp)
+
+
+def json_float(f: float) -> int | float:
+    """A finite float64 after a trip through Go's encoding/json and the API machinery's decoder: a
+    whole value below 1e21 is written without a fraction or exponent (its shortest digits, then
+    zeros) and read back as an integer (an int64, or an int beyond it standing for the float64 that
+    prints the same digits again); any other value stays a float."""
+    if f.is_integer() and abs(f) < 1e21:
+        if abs(f) < 2**53:
+            return int(f)
+        digits, dp = _shortest_digits(f)
+        return int(("-" if f < 0 else "") + _fixed_form(digits, dp))
+    return f
+
+
 def _exp_form(digits: str, exp: int) -> str:
     mant = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
     sign = "-" if exp < 0 else "+"

@@ -23,7 +23,7 @@ from ..typed.validate import (
 )
 from . import structuredmerge
 from .errors import BadRequest, FieldManagerError, Invalid
-from .jsondata import api_version, as_dict, copy_json
+from .jsondata import api_version, as_dict, copy_json, decoded_numbers
 from .lastapplied import apply_with_last_applied
 from .managed import Managed, decode_live_or_new, encode, without_managed_fields
 from .request import WriteRequest
@@ -88,6 +88,10 @@ def simulate_apply(
     # Inputs are only read: merge and prune build new containers where they change something and
     # share the rest, and the result is copied once before anything writes into it.
     cfg = as_dict(config)
+    if rules.custom_resource:
+        # where the Go type of a number shows: the CRD validator (a built-in kind's decoder reads
+        # 10.0 and 10 alike)
+        cfg = decoded_numbers(cfg)
     if cfg.get("kind") != rules.schema.gvk.kind:
         raise BadRequest(f"invalid object type: {_gvk_text(cfg)}")
     md = cfg.get("metadata")
@@ -114,11 +118,10 @@ def simulate_apply(
         elif rules.custom_resource:
             result = coerce_object_meta(result)
         result = defaulted(result, rules)
-        errs = null_errors(result, rules.root) if rules.custom_resource else []
-        result = stored(result, rules)
-        errs += value_errors(result, None if creating else live_obj, rules)
+        errs = crd_errors(result, None if creating else live_obj, rules)
         if errs:
             raise invalid(result, rules, errs)
+        result = stored(result, rules)
     out = encode(result, managed)
     if creating and isinstance(out.get("metadata"), dict):
         out["metadata"].setdefault("creationTimestamp", now)
@@ -170,20 +173,29 @@ def simulate_update(
         managed = structuredmerge.update(live_obj, new_obj, managed, req)
     new_obj = prepare_for_write(new_obj, live_obj, rules, subresource)
     if rules.custom_resource and rules.normalize is None:
-        # the CRD validator, in its order: the schema's (nulls in lists, values of another type, value
-        # constraints; ratcheted), the scale subresource's values, then repeated items of sets and
-        # keys of list-maps (metadata is ObjectMeta's business: coerced above)
-        body = {k: v for k, v in new_obj.items() if k != "metadata"}
-        old_body = None if creating else {k: v for k, v in live_obj.items() if k != "metadata"}
-        errs = null_errors(body, rules.root) + type_errors(body, rules.root, old_body)
-        errs += value_errors(new_obj, None if creating else live_obj, rules)
-        errs += scale_errors(body, rules.schema.scale_paths) + duplicate_errors(body, rules.root)
+        errs = crd_errors(new_obj, None if creating else live_obj, rules)
         if errs:
             raise invalid(new_obj, rules, errs)
         new_obj = stored(new_obj, rules)
     out = encode(new_obj, managed)
     changed = not values_equal(live_obj, new_obj)
     return WriteResult(out, managed.entries(), changed, compare(live_obj, new_obj, rules.root))
+
+
+def crd_errors(obj: dict[str, Any], old: dict[str, Any] | None, rules: ResourceRules) -> list[tuple[str, str]]:
+    """The CRD validator's causes for a write of ``obj`` over ``old`` (None: a create), in its order:
+    the schema's (nulls, values of another type or out of range, value constraints; ratcheted), the
+    scale subresource's values, then repeated items of sets and keys of list-maps. An apply's
+    object takes the same validation as an update's (metadata is ObjectMeta's business: coerced
+    before). Not a custom resource, or one without a structural schema: none."""
+    if not rules.custom_resource or rules.normalize is not None:
+        return []
+    body = {k: v for k, v in obj.items() if k != "metadata"}
+    old_body = None if old is None else {k: v for k, v in old.items() if k != "metadata"}
+    errs = null_errors(body, rules.root) + type_errors(body, rules.root, old_body)
+    errs += value_errors(obj, old, rules)
+    errs += scale_errors(body, rules.schema.scale_paths) + duplicate_errors(body, rules.root)
+    return errs
 
 
 def defaulted(obj: dict[str, Any], rules: ResourceRules) -> dict[str, Any]:

@@ -37,6 +37,8 @@ import codecs
 import math
 import re
 
+from ..base.value import json_float
+
 TYPE_CHECKING = False  # typing's flag without importing typing (start-up, see base/record.py)
 if TYPE_CHECKING:
     from typing import Any
@@ -208,15 +210,7 @@ def json_number(v: Any) -> Any:
     f = float(v)
     if math.isnan(f) or math.isinf(f):
         raise ScalarError(f"{f} is not a number Kubernetes can store (JSON has no NaN or infinity)")
-    if f.is_integer() and abs(f) < 1e21:
-        # Go writes it without a fraction or exponent (its shortest digits, then zeros) and it is read back
-        # as an integer (an int64, or a float64 that prints the same digits again)
-        if abs(f) < 2**53:
-            return int(f)
-        from decimal import Decimal  # (here: rare, and ``show -i``'s start-up need not pay for it)
-
-        return int(Decimal(repr(f)))
-    return f
+    return json_float(f)
 
 
 def key_text(v: Any) -> str:

@@ -250,6 +250,8 @@ class SchemaConverter:
         t.json_type = typ or None
         declared = node.get("type")
         t.nullable = node.get("nullable") is True or (isinstance(declared, list) and "null" in declared)
+        fmt = node.get("format")
+        t.format = fmt if isinstance(fmt, str) else ""
         if typ == "":
             t.scalar = "untyped"
             t.list = self._list(node, preserve, where, typed=False)

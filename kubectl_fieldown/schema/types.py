@@ -76,10 +76,11 @@ class Type:
     scalar: ScalarKind | None = None
     map: MapType | None = None
     list: ListType | None = None
-    # For the CRD validator's null check: the OpenAPI ``type`` ("object", "string", "integer",
-    # "number", "boolean", "array"; None when untyped) and ``nullable: true``.
+    # For the CRD validator's type checks: the OpenAPI ``type`` ("object", "string", "integer",
+    # "number", "boolean", "array"; None when untyped), ``nullable: true`` and ``format`` as written.
     json_type: str | None = None
     nullable: bool = False
+    format: str = ""
 
     def __repr__(self) -> str:
         sides = [s for s, v in (("scalar", self.scalar), ("map", self.map), ("list", self.list)) if v]

@@ -7,9 +7,11 @@ reproduces the value constraints of that validation, with the server's texts:
 
 * ``enum`` — ``Unsupported value: "x": supported values: "a", "b"``;
 * numbers — ``multipleOf``, ``maximum``/``exclusiveMaximum``, ``minimum``/``exclusiveMinimum``, each
-  checked on its own, with Go's native-type quirks (an integer value is checked against the
-  constraint truncated to an integer: ``multipleOf: 0.5`` on an integer is a factor of 0, "must be
-  positive");
+  checked on its own on the value as the server holds it (an int64, else a float64), with Go's
+  native-type quirks: an int64 value is checked against the constraint truncated to an integer
+  (``multipleOf: 0.5`` on a ``number`` given an integer is a factor of 0, "must be positive"),
+  while an ``integer`` schema's constraint that is no int64 (``maximum: 1.5``) is itself reported,
+  at ``<nil>``, for every value, and compared as a float64;
 * strings — ``maxLength`` (``Too long: may not be more than N bytes``, counting characters),
   ``minLength``, ``pattern`` — the first that fails is the only one reported;
 * lists — ``maxItems`` (``Too many: N: must have at most M items``), ``minItems``;
@@ -21,21 +23,22 @@ a value that did not change is not reported. A value is compared with the old on
 place: object fields by name, list-map items by their keys; set and atomic list items are not
 correlated (only the whole list, when it is equal).
 
-Not modelled (the prediction says so where it matters): type errors (other modules),
-``x-kubernetes-validations`` (CEL), ``format``, ``allOf``/``anyOf``/``oneOf``/``not``, ``uniqueItems``.
+Not modelled (the prediction says so where it matters): type errors and the ``Checked`` range of
+a value (``typed/validate.py``), ``x-kubernetes-validations`` (CEL), the ``format`` of a string
+(``uuid``, ``date-time``...: such a value is not checked), ``allOf``/``anyOf``/``oneOf``/``not``, ``uniqueItems``.
 The server lists violations in Go's map order, which varies: callers sort them.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, TypeGuard
 
 from ..base.record import Record
 from ..base.value import go_format_float_v, go_quote, values_equal
+from .numbers import go_deep_equal, go_int64, held, is_json_integer, range_error
 
 __all__ = ["ValueError_", "constraint_errors"]
 
@@ -130,8 +133,8 @@ def _node(v: Any, s: Mapping[str, Any], path: str, old: Any, *, root: bool = Fal
     typ = s.get("type")
     if isinstance(v, str) and typ in (None, "string"):
         errs += _string(v, s, path)
-    if _is_number(v) and typ in (None, "number", "integer") and not (typ == "integer" and isinstance(v, float)):
-        errs += _number(v, s, path)
+    if _is_number(v) and typ in (None, "number", "integer"):
+        errs += _number(held(v), s, path)
     if isinstance(v, list) and typ in (None, "array"):
         errs += _array(v, s, path, old)
     enum = s.get("enum")
@@ -139,8 +142,8 @@ def _node(v: Any, s: Mapping[str, Any], path: str, old: Any, *, root: bool = Fal
         errs.append(_not_supported(path, v, enum))
     if (type(v) is dict or isinstance(v, Mapping)) and typ in (None, "object"):
         errs += _object(v, s, path, old, root)
-    if errs and old is not _NOT_CORRELATED and values_equal(old, v):
-        return []  # ratcheting: an unchanged value keeps what it had
+    if errs and old is not _NOT_CORRELATED and go_deep_equal(old, v):
+        return []  # ratcheting: an unchanged value (Go's DeepEqual: 10.0 is no 10) keeps what it had
     return errs
 
 
@@ -207,12 +210,22 @@ def _string(v: str, s: Mapping[str, Any], path: str) -> list[ValueError_]:
 
 
 def _number(v: int | float, s: Mapping[str, Any], path: str) -> list[ValueError_]:
+    """kube-openapi ``numberValidator``'s constraints on a value as the server holds it (int64 or
+    float64). Each bound is first range-checked against the schema's type (an integer schema's
+    ``maximum: 1.5`` is itself an error, reported at ``<nil>`` for every value); a bound that passes
+    is compared in the value's Go type (an int64 against the bound truncated to int64, as Go's
+    ``int64()`` on amd64 does), one that fails is compared as float64."""
     out: list[ValueError_] = []
+    typ = s.get("type")
+    type_name = typ if typ in ("integer", "number") else ""
+    fmt = s.get("format")
+    fmt = fmt if isinstance(fmt, str) else ""
     as_int = isinstance(v, int)
     mult = s.get("multipleOf")
     if _is_number(mult):
-        if as_int:
-            factor_i = int(mult)  # Go: int64(multipleOf) truncates
+        native = _bound_ok(float(mult), type_name, fmt, "MultipleOf", path, out)
+        if as_int and native:
+            factor_i = go_int64(float(mult))
             if factor_i <= 0:
                 out.append(_invalid(path, factor_i, f"factor MultipleOf declared for {_field(path)} must be "
                                                     f"positive: {factor_i}"))
@@ -224,27 +237,35 @@ def _number(v: int | float, s: Mapping[str, Any], path: str) -> list[ValueError_
                 out.append(_invalid(path, f, f"factor MultipleOf declared for {_field(path)} must be "
                                              f"positive: {go_format_float_v(f)}"))
             else:
-                m = (1 / f * v) if f < 1 else (v / f)
-                if not _json_integer(m):
-                    out.append(_invalid(path, v, f"{_in(path)} should be a multiple of {go_format_float_v(f)}"))
-    for key, excl_key, sign in (("maximum", "exclusiveMaximum", 1), ("minimum", "exclusiveMinimum", -1)):
+                data = float(v)
+                m = (1 / f * data) if f < 1 else (data / f)
+                if not is_json_integer(m):
+                    out.append(_invalid(path, data, f"{_in(path)} should be a multiple of {go_format_float_v(f)}"))
+    for key, excl_key, sign, prefix in (("minimum", "exclusiveMinimum", -1, "Minimum boundary"),
+                                        ("maximum", "exclusiveMaximum", 1, "Maximum boundary")):
         bound = s.get(key)
         if not _is_number(bound):
             continue
         exclusive = s.get(excl_key) is True
-        # Go checks an int64 value against int64(bound) (truncated) and prints that; a float64 against
-        # the float64 bound
-        limit: int | float = int(bound) if as_int else float(bound)
-        beyond = (v > limit or (exclusive and v == limit)) if sign > 0 else (v < limit or (exclusive and v == limit))
+        native = _bound_ok(float(bound), type_name, fmt, prefix, path, out)
+        # Go checks an int64 value against int64(bound) (truncated) and prints that; a float64, or any
+        # value against a bound out of the schema type's range, against the float64 bound
+        limit: int | float = go_int64(float(bound)) if as_int and native else float(bound)
+        value: int | float = v if as_int and native else float(v)
+        beyond = (value > limit or (exclusive and value == limit)) if sign > 0 else (
+            value < limit or (exclusive and value == limit))
         if beyond:
             word = ("less than" if sign > 0 else "greater than") + ("" if exclusive else " or equal to")
-            out.append(_invalid(path, v, f"{_in(path)} should be {word} {_go_v(limit)}"))
+            out.append(_invalid(path, value, f"{_in(path)} should be {word} {_go_v(limit)}"))
     return out
 
 
-def _json_integer(f: float) -> bool:
-    """swag.IsFloat64AJSONInteger: a finite, integral value."""
-    return not (math.isnan(f) or math.isinf(f)) and f == math.floor(f)
+def _bound_ok(bound: float, type_name: str, fmt: str, prefix: str, path: str, out: list[ValueError_]) -> bool:
+    """Whether a constraint's value is in range for the schema's type; if not, its error joins ``out``."""
+    problem = range_error(bound, type_name, fmt, prefix, path[1:] if path.startswith(".") else path)
+    if problem:
+        out.append(ValueError_("<nil>", f'Invalid value: "": {problem}', INVALID))
+    return not problem
 
 
 def _count(n: int, s: Mapping[str, Any], path: str, max_key: str, min_key: str, noun: str) -> list[ValueError_]:

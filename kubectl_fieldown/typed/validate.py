@@ -6,9 +6,12 @@
 * :func:`null_errors` — explicit nulls where the schema allows none: the CRD validator answers 422
   ``<path> in body must be of type <type>: "null"``.
 * :func:`type_errors` — values of another JSON type than the schema's (a string where an integer
-  goes, a number in a set of strings): the CRD validator answers 422 ``<path> in body must be of
-  type <type>: "<the value's type>"``, except where the value is unchanged from the old object
-  (validation ratcheting, on by default since Kubernetes 1.30).
+  goes, a number in a set of strings, ``1.5`` or ``123456789012345678901`` where an integer goes):
+  the CRD validator answers 422 ``<path> in body must be of type <type>: "<the value's type>"``
+  (``<format>: "<the value's Go format>"`` where the schema has a format the server keeps), and for
+  a number out of its type's range ``<nil>: ... Checked value must be of type integer ...``; except
+  where the value is unchanged from the old object (validation ratcheting, on by default since
+  Kubernetes 1.30).
 * :func:`scale_errors` — the values at a scale subresource's paths (apiextensions
   ``ValidateScaleSpec``/``ValidateScaleStatus``): replicas must be integers in int32's range, the
   label selector a string.
@@ -24,11 +27,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..base.value import go_format_float_v, go_json, go_quote, values_equal
+from ..base.value import go_format_float_v, go_json, go_quote
 from ..fieldpath.element import FIELD, Path
 from ..fieldpath.pathstring import path_string
 from ..schema.types import NO_DEFAULT, MapType, Type
 from .items import LIST, MAP, SCALAR, ItemError, item_element, key_type, side
+from .numbers import go_deep_equal, held, is_json_integer, range_error
 
 
 def typed_errors(v: Any, t: Type, path: Path = (), *, undeclared: bool = False) -> list[str]:
@@ -171,11 +175,14 @@ def _scalar_error(kind: str | None, v: Any) -> str:
             return f"expected string, got &value.valueUnstructured{{Value:{_go_sharp_v(v)}}}"
     elif kind == "boolean" and not isinstance(v, bool):
         return f"expected boolean, got &{{{_go_v(v)}}}"
+    elif kind == "untyped" and isinstance(v, (list, dict)):
+        return f"expected any scalar, got &{{{_go_v(v)}}}"
     return ""
 
 
 def _go_type(v: Any) -> str:
     """Go ``%T`` of a decoded JSON value."""
+    v = held(v)
     if v is None:
         return "<nil>"
     if isinstance(v, bool):
@@ -193,6 +200,7 @@ def _go_type(v: Any) -> str:
 
 def _go_v(v: Any) -> str:
     """Go ``%v`` of a decoded JSON value."""
+    v = held(v)
     if v is None:
         return "<nil>"
     if isinstance(v, bool):
@@ -210,6 +218,7 @@ def _go_v(v: Any) -> str:
 
 def _go_sharp_v(v: Any) -> str:
     """Go ``%#v`` of a decoded JSON value held in an ``interface{}``."""
+    v = held(v)
     if v is None:
         return "interface {}(nil)"
     if isinstance(v, bool):
@@ -261,12 +270,12 @@ def _nulls(v: Any, t: Type, path: tuple[str, ...], out: list[tuple[str, str]]) -
 
 
 def type_errors(v: Any, t: Type, old: Any = None, path: tuple[str, ...] = ()) -> list[tuple[str, str]]:
-    """``(field, message)`` for each value whose JSON type is not the schema's, in the CRD
-    validator's words (kube-openapi ``typeValidator``: a whole float passes for an integer, an
-    integer for a number; nulls are :func:`null_errors`' business). ``old`` is the object before an
-    update: a value equal to the old one at the same position is not checked (ratcheting, as
-    apiserver's ``CorrelatedObject``: list-map items are matched by their keys; set and atomic list
-    items not at all, only the whole list)."""
+    """``(field, message)`` for each value whose JSON type is not the schema's, and each number out
+    of its schema type's range, in the CRD validator's words (kube-openapi ``typeValidator`` and
+    ``numberValidator``'s range check; nulls are :func:`null_errors`' business). ``old`` is the object
+    before an update: a value equal to the old one at the same position is not checked (ratcheting,
+    as apiserver's ``CorrelatedObject``: list-map items are matched by their keys; set and atomic
+    list items not at all, only the whole list)."""
     out: list[tuple[str, str]] = []
     _types(v, t, old, path, out)
     return out
@@ -274,40 +283,80 @@ def type_errors(v: Any, t: Type, old: Any = None, path: tuple[str, ...] = ()) ->
 
 _UNSET: Any = object()
 
+#: the formats the CRD validator keeps, by schema type (apiextensions strips every other one, with
+#: an "unrecognized format" warning when the CRD is written); dashes do not count in string formats
+_KEPT_FORMATS = {
+    "integer": frozenset({"int32", "int64"}),
+    "number": frozenset({"float", "double"}),
+    "string": frozenset({"bsonobjectid", "uri", "email", "hostname", "ipv4", "ipv6", "cidr", "mac", "uuid",
+                         "uuid3", "uuid4", "uuid5", "isbn", "isbn10", "isbn13", "creditcard", "ssn", "hexcolor",
+                         "rgbcolor", "byte", "password", "date", "duration", "datetime", "k8sshortname",
+                         "k8slongname"}),
+}
 
-def _json_type_of(v: Any) -> str:
+
+def validator_format(json_type: str | None, fmt: str) -> str:
+    """The format the CRD validator checks for a schema of ``json_type`` written with ``fmt``."""
+    if not fmt or json_type is None:
+        return ""
+    kept = _KEPT_FORMATS.get(json_type)
+    if kept is None:
+        return ""
+    return fmt if (fmt.replace("-", "") if json_type == "string" else fmt) in kept else ""
+
+
+def _go_schema_info(v: Any) -> tuple[str, str]:
+    """kube-openapi ``schemaInfoForType``: the JSON type and format of a decoded value's Go type."""
     if isinstance(v, bool):
-        return "boolean"
+        return "boolean", ""
     if isinstance(v, int):
-        return "integer"
+        return ("integer", "int64") if type(held(v)) is int else ("number", "float64")
     if isinstance(v, float):
-        return "number"
+        return "number", "float64"
     if isinstance(v, str):
-        return "string"
+        return "string", ""
     if isinstance(v, list):
-        return "array"
-    return "object"
+        return "array", ""
+    return "object", ""
 
 
-def _type_fits(want: str, v: Any) -> bool:
-    got = _json_type_of(v)
-    if got == want:
-        return True
-    if want == "integer" and got == "number":
-        return float(v).is_integer()  # swag.IsFloat64AJSONInteger
-    return want == "number" and got == "integer"
+def type_problem(want: str | None, fmt: str, v: Any) -> tuple[str, str] | None:
+    """kube-openapi ``typeValidator`` on a non-null value for a schema of type ``want`` and
+    validator format ``fmt``: None, or the error's value and the type it names."""
+    if not want:
+        return None  # no type: only a kept format would apply, and formats are kept by type
+    got, got_format = _go_schema_info(v)
+    float_int = got == "number" and want == "integer" and is_json_integer(float(held(v)))
+    int_float = got == "integer" and want == "number"
+    plain = got in ("string", "array")
+    if fmt and not plain and not (want == got or got_format == fmt or float_int or int_float):
+        return got_format, fmt
+    if fmt and plain and want not in ("number", "integer"):
+        return None  # a string or a list passes any formatted non-numeric type
+    if not (want == got or float_int or int_float):
+        return got, want
+    return None
 
 
 def _types(v: Any, t: Type, old: Any, path: tuple[str, ...], out: list[tuple[str, str]]) -> None:
     if v is None or t.is_deduced:
         return
-    if old is not _UNSET and old is not None and values_equal(old, v):
-        return  # ratcheting: an unchanged value keeps whatever it was
+    if old is v or (old is not _UNSET and old is not None and go_deep_equal(old, v)):
+        return  # ratcheting: an unchanged value (Go's DeepEqual: 10.0 is no 10) keeps whatever it was
     want = t.json_type
-    if want and not _type_fits(want, v):
+    if want == "string" and type(v) is str:
+        return  # the common case, decided without looking at formats
+    fmt = validator_format(want, t.format) if t.format else ""
+    problem = type_problem(want, fmt, v)
+    if problem is not None:
         field = ".".join(path)
-        got = _json_type_of(v)
-        out.append((field, f'Invalid value: "{got}": {field} in body must be of type {want}: "{got}"'))
+        got, named = problem
+        out.append((field, f'Invalid value: "{got}": {field} in body must be of type {named}: "{got}"'))
+    if want in ("integer", "number") and type(v) in (int, float):
+        checked = range_error(v, want, fmt, "Checked", ".".join(path))
+        if checked:
+            out.append(("<nil>", f'Invalid value: "": {checked}'))
+    if problem is not None:
         return
     s = side(t, v)
     if s == MAP:
@@ -378,6 +427,7 @@ def _nested(obj: Any, path: str, want: str) -> tuple[Any, str]:
         if name not in val:
             return None, ""
         val = val[name]
+    val = held(val)
     ok = isinstance(val, str) if want == "string" else isinstance(val, int) and not isinstance(val, bool)
     if not ok:
         return None, f".{'.'.join(fields)} accessor error: {_go_v(val)} is of the type {_go_type(val)}, expected {want}"

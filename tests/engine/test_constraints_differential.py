@@ -10,9 +10,11 @@ CRD's rules): the status; for a 422 the set of causes (field and message; the se
 in Go's map order); for a success the stored spec. Updates exercise ratcheting: a stored invalid
 value the write leaves alone is not reported.
 
-Type errors (a string where the schema says integer) are not generated: they are SMD's 500 for an
-apply and the subject of other tests. ``FIELDOWN_CONSTRAINT_CASES`` (default 120) and
-``FIELDOWN_CONSTRAINT_SEED`` (default 5) tune it.
+Numbers of the wrong kind are generated (``1.5`` or ``123456789012345680000`` where an integer
+goes, int32 and float32 overflows, a number where a ``date-time`` string goes): the type errors and
+``Checked``/boundary range errors of the CRD validator. Strings where numbers go are not: they are
+SMD's 500 for an apply and the subject of other tests. ``FIELDOWN_CONSTRAINT_CASES`` (default 120)
+and ``FIELDOWN_CONSTRAINT_SEED`` (default 5) tune it.
 """
 
 from __future__ import annotations
@@ -50,14 +52,14 @@ def tight_crd() -> dict[str, Any]:
 
 
 def loose_crd() -> dict[str, Any]:
-    """The same CRD with every value constraint removed (types and list types kept)."""
+    """The same CRD with every value constraint and format removed (types and list types kept)."""
     crd = tight_crd()
 
     def strip(s: Any) -> None:
         if isinstance(s, dict):
             for k in ("enum", "multipleOf", "maximum", "minimum", "exclusiveMaximum", "exclusiveMinimum",
                       "maxLength", "minLength", "pattern", "maxItems", "minItems", "maxProperties",
-                      "minProperties", "required"):
+                      "minProperties", "required", "format"):
                 if k in s and not (k == "required" and "port" in s.get("required", [])):
                     del s[k]
             for v in s.values():
@@ -82,7 +84,7 @@ def random_spec(rnd: random.Random) -> dict[str, Any]:
     if rnd.random() < .85:
         sp["mode"] = rnd.choice(["fast", "slow", "medium", ""])
     if rnd.random() < .6:
-        sp["size"] = rnd.choice([0, 1, 2, 50, 99, 100, 101, -5, 10**6])
+        sp["size"] = rnd.choice([0, 1, 2, 50, 99, 100, 101, -5, 10**6, 50.0, 1.5])
     if rnd.random() < .5:
         sp["ratio"] = rnd.choice([0, 0.5, 0.7, 1, 3, -1, 1.5, 2.25, 10.0, 0.25])
     if rnd.random() < .3:
@@ -97,6 +99,19 @@ def random_spec(rnd: random.Random) -> dict[str, Any]:
         ports = rnd.sample([80, 443, 70000, 0, 8080], rnd.randint(0, 3))
         sp["ports"] = [{"port": p, **({"proto": rnd.choice(["TCP", "UDP", "SCTP"])} if rnd.random() < .7 else {})}
                        for p in ports]
+    # numbers as the server gives them back: an int beyond int64 is the digits Go prints for its
+    # float64 (2**63 is 9223372036854776000), so a stored spec compares equal
+    if rnd.random() < .3:
+        sp["big"] = rnd.choice([7, -3, 2.0, 1.5, 1.0000000001, 2**53 + 2, 2**63 - 1, -(2**63), 9223372036854776000,
+                                18446744073709552000, 123456789012345680000, 1e21, 1e25, -1e19])
+    if rnd.random() < .3:
+        sp["i32"] = rnd.choice([0, 2**31 - 1, 2**31, -(2**31), -(2**31) - 1, 3.0, 2.5, 2**40])
+    if rnd.random() < .3:
+        sp["f32"] = rnd.choice([1.5, 7, 3.4e38, 3.5e38, -1e39, 1e-50, 2**63 - 1])
+    if rnd.random() < .3:
+        sp["coarse"] = rnd.choice([0, 5, 7, 8, 10, 2.5])
+    if rnd.random() < .2:
+        sp["when"] = rnd.choice(["2026-01-01T00:00:00Z", 5, True, 1.5])
     return sp
 
 
@@ -105,7 +120,8 @@ def mutated(rnd: random.Random, spec: dict[str, Any]) -> dict[str, Any]:
     new = copy.deepcopy(spec)
     for _ in range(rnd.randint(1, 3)):
         fresh = random_spec(rnd)
-        key = rnd.choice(["mode", "size", "ratio", "limit", "name", "tags", "labels", "ports"])
+        key = rnd.choice(["mode", "size", "ratio", "limit", "name", "tags", "labels", "ports", "big", "i32", "f32",
+                          "coarse", "when"])
         if key in fresh:
             new[key] = fresh[key]
         elif rnd.random() < .5:
@@ -155,7 +171,11 @@ def check_lab(cluster: lab.Cluster) -> Iterator[Lab]:
     rnd = random.Random(SEED)
     for i in range(STORED):
         name = f"stored-{i}"
-        r = api.request("POST", lab_.path(), _body(ns, name, random_spec(rnd)))
+        for _ in range(20):
+            # a number of the wrong type is refused even without the constraints: draw again
+            r = api.request("POST", lab_.path(), _body(ns, name, random_spec(rnd)))
+            if r.status != 422:
+                break
         assert r.status == 201, r.body
         lab_.stored[name] = r.body
     cluster.apply_crd(tight_crd())
@@ -225,13 +245,22 @@ def test_the_generator_reaches_every_kind_of_violation() -> None:
     """The generated values violate every constraint of the CRD somewhere (and pass them too), so
     the differential above can fail on each."""
     seen: set[str] = set()
+    details: set[str] = set()
     ok = 0
     for case in range(CASES):
         rnd = random.Random(SEED * 100000 + case)
         status, got = predicted("update", None, _body("ns", "x", random_spec(rnd)))
         if status == 422:
             seen |= {c["message"].split(":")[0] for c in got.causes}
+            details |= {c["message"] for c in got.causes}
         else:
             ok += 1
     assert ok > 0
     assert {"Required value", "Unsupported value", "Too long", "Too many", "Invalid value"} <= seen, seen
+    texts = " ".join(sorted(details))
+    for words in ('must be of type integer: "number"', "must be of type int32", "must be of type date-time",
+                  "Checked value must be of type integer (default format)",
+                  "Checked value must be of type integer with format int32",
+                  "Checked value must be of type number with format float",
+                  "Maximum boundary value", "MultipleOf value"):
+        assert words in texts, words
