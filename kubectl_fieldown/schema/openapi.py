@@ -47,6 +47,7 @@ from .types import (
     MapType,
     StructField,
     Type,
+    merges_as_deduced,
 )
 
 QUANTITY = "io.k8s.apimachinery.pkg.api.resource.Quantity"
@@ -54,6 +55,7 @@ RAW_EXTENSION = "io.k8s.apimachinery.pkg.runtime.RawExtension"
 OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 
 GVK_EXTENSION = "x-kubernetes-group-version-kind"
+INT_OR_STRING = "x-kubernetes-int-or-string"
 PRESERVE_UNKNOWN = "x-kubernetes-preserve-unknown-fields"
 
 FieldDefault = Callable[[str, str, Mapping[str, Any]], Any]
@@ -200,8 +202,8 @@ class SchemaConverter:
             return self._variant(target, _map_atomic(map_type, where))
         t = Type()
         self._fill(t, node, preserve, where)
-        if _is_deduced_shape(t):
-            return DEDUCED
+        if t.json_type is None and merges_as_deduced(t):
+            return DEDUCED  # (an int-or-string node merges as one too, but its values are typed)
         return t
 
     def _variant(self, target: Type, atomic: bool) -> Type:
@@ -246,8 +248,9 @@ class SchemaConverter:
         if node.get(PRESERVE_UNKNOWN) is True:
             preserve = True
         typ = schema_type(node)
-        # Not merge rules: what a validator needs to reject an explicit null.
-        t.json_type = typ or None
+        # Not merge rules: what the CRD validator checks types with (apiextensions gives an
+        # int-or-string node the types "integer" and "string").
+        t.json_type = typ or ("integer,string" if node.get(INT_OR_STRING) is True else None)
         declared = node.get("type")
         t.nullable = node.get("nullable") is True or (isinstance(declared, list) and "null" in declared)
         fmt = node.get("format")
@@ -350,18 +353,6 @@ def list_relationship(node: Mapping[str, Any], where: str = "") -> tuple[ListRel
         raise SchemaError(where, f"unknown patch strategy {strategy!r}")
     return "atomic", ()
 
-
-def _is_deduced_shape(t: Type) -> bool:
-    return (
-        t.scalar == "untyped"
-        and t.list is not None
-        and t.list.relationship == "atomic"
-        and t.list.item is UNTYPED
-        and t.map is not None
-        and not t.map.atomic
-        and not t.map.fields
-        and t.map.element is DEDUCED
-    )
 
 
 def with_unknown_fields_deduced(root: Type) -> Type:

@@ -77,7 +77,8 @@ class Type:
     map: MapType | None = None
     list: ListType | None = None
     # For the CRD validator's type checks: the OpenAPI ``type`` ("object", "string", "integer",
-    # "number", "boolean", "array"; None when untyped), ``nullable: true`` and ``format`` as written.
+    # "number", "boolean", "array"; "integer,string" for int-or-string; None when untyped),
+    # ``nullable: true`` and ``format`` as written.
     json_type: str | None = None
     nullable: bool = False
     format: str = ""
@@ -111,6 +112,23 @@ def _deduced() -> Type:
 
 DEDUCED: Type = _deduced()
 """What the server uses when it knows nothing: maps granular all the way down, lists atomic."""
+
+
+def merges_as_deduced(t: Type) -> bool:
+    """Whether ``t`` merges as :data:`DEDUCED` does: DEDUCED itself, or its shape carrying types for
+    the CRD validator only (an int-or-string node: ``json_type`` "integer,string")."""
+    if t is DEDUCED:
+        return True
+    return (
+        t.scalar == "untyped"
+        and t.list is not None
+        and t.list.relationship == "atomic"
+        and t.list.item is UNTYPED
+        and t.map is not None
+        and not t.map.atomic
+        and not t.map.fields
+        and t.map.element is DEDUCED
+    )
 
 
 @dataclass(frozen=True)

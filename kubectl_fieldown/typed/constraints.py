@@ -37,8 +37,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final, TypeGuard
 
 from ..base.record import Record
-from ..base.value import go_format_float_v, go_quote, values_equal
-from .numbers import go_deep_equal, go_int64, held, is_json_integer, range_error
+from ..base.value import go_format_float_v, go_quote
+from .numbers import enum_match, go_deep_equal, go_int64, held, is_json_integer, range_error
 
 __all__ = ["ValueError_", "constraint_errors"]
 
@@ -138,7 +138,7 @@ def _node(v: Any, s: Mapping[str, Any], path: str, old: Any, *, root: bool = Fal
     if isinstance(v, list) and typ in (None, "array"):
         errs += _array(v, s, path, old)
     enum = s.get("enum")
-    if isinstance(enum, list) and enum and not any(values_equal(v, e) for e in enum):
+    if isinstance(enum, list) and enum and not any(enum_match(v, e) for e in enum):
         errs.append(_not_supported(path, v, enum))
     if (type(v) is dict or isinstance(v, Mapping)) and typ in (None, "object"):
         errs += _object(v, s, path, old, root)

@@ -135,8 +135,35 @@ def go_deep_equal(a: Any, b: Any) -> bool:
         return tb is list and len(a) == len(b) and all(go_deep_equal(x, y) for x, y in zip(a, b, strict=True))
     if (ta is int or ta is float) and (tb is int or tb is float):
         ha, hb = held(a), held(b)
-        return type(ha) is type(hb) and bool(ha == hb)
-    return ta is tb and bool(a == b)
+        same: bool = type(ha) is type(hb) and ha == hb
+        return same
+    same_scalar: bool = ta is tb and a == b
+    return same_scalar
 
 
 _MISSING: Any = object()
+
+
+def enum_match(v: Any, e: Any) -> bool:
+    """kube-openapi ``Enum`` for one allowed value: Go's DeepEqual, or DeepEqual after converting the
+    value to the allowed value's Go type where Go converts (an int64 to a float64, a float64 to an
+    int64 by truncation — so ``1.5`` matches ``enum: [1]`` — and an int64 to the string of that
+    rune)."""
+    hv, he = held(v), held(e)
+    if go_deep_equal(hv, he):
+        return True
+    tv, te = type(hv), type(he)
+    if tv is int and te is float:
+        return bool(float(hv) == he)
+    if tv is float and te is int:
+        return go_int64(float(hv)) == int(he)
+    if tv is int and te is str:
+        return _go_rune_string(int(hv)) == str(he)
+    return False
+
+
+def _go_rune_string(n: int) -> str:
+    """Go's ``string(rune)`` conversion of an int64: the character, or U+FFFD where it is none."""
+    if 0 <= n <= 0x10FFFF and not 0xD800 <= n <= 0xDFFF:
+        return chr(n)
+    return "\ufffd"

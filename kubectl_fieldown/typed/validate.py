@@ -326,14 +326,15 @@ def type_problem(want: str | None, fmt: str, v: Any) -> tuple[str, str] | None:
     if not want:
         return None  # no type: only a kept format would apply, and formats are kept by type
     got, got_format = _go_schema_info(v)
-    float_int = got == "number" and want == "integer" and is_json_integer(float(held(v)))
-    int_float = got == "integer" and want == "number"
+    types = want.split(",") if "," in want else (want,)
+    float_int = got == "number" and "integer" in types and is_json_integer(float(held(v)))
+    int_float = got == "integer" and "number" in types
     plain = got in ("string", "array")
-    if fmt and not plain and not (want == got or got_format == fmt or float_int or int_float):
+    if fmt and not plain and not (got in types or got_format == fmt or float_int or int_float):
         return got_format, fmt
-    if fmt and plain and want not in ("number", "integer"):
+    if fmt and plain and "number" not in types and "integer" not in types:
         return None  # a string or a list passes any formatted non-numeric type
-    if not (want == got or float_int or int_float):
+    if not (got in types or float_int or int_float):
         return got, want
     return None
 
@@ -352,7 +353,8 @@ def _types(v: Any, t: Type, old: Any, path: tuple[str, ...], out: list[tuple[str
         field = ".".join(path)
         got, named = problem
         out.append((field, f'Invalid value: "{got}": {field} in body must be of type {named}: "{got}"'))
-    if want in ("integer", "number") and type(v) in (int, float):
+    if (want == "integer" or want == "number") and type(v) in (int, float):
+        # (a range is checked for one type only: int-or-string's numbers are not)
         checked = range_error(v, want, fmt, "Checked", ".".join(path))
         if checked:
             out.append(("<nil>", f'Invalid value: "": {checked}'))

@@ -11,7 +11,8 @@ in Go's map order); for a success the stored spec. Updates exercise ratcheting: 
 value the write leaves alone is not reported.
 
 Numbers of the wrong kind are generated (``1.5`` or ``123456789012345680000`` where an integer
-goes, int32 and float32 overflows, a number where a ``date-time`` string goes): the type errors and
+goes, int32 and float32 overflows, a number where a ``date-time`` string goes, a float or a boolean
+where an int-or-string goes, ``1.5`` against ``enum: [1, 2]``): the type errors and
 ``Checked``/boundary range errors of the CRD validator. Strings where numbers go are not: they are
 SMD's 500 for an apply and the subject of other tests. ``FIELDOWN_CONSTRAINT_CASES`` (default 120)
 and ``FIELDOWN_CONSTRAINT_SEED`` (default 5) tune it.
@@ -112,6 +113,10 @@ def random_spec(rnd: random.Random) -> dict[str, Any]:
         sp["coarse"] = rnd.choice([0, 5, 7, 8, 10, 2.5])
     if rnd.random() < .2:
         sp["when"] = rnd.choice(["2026-01-01T00:00:00Z", 5, True, 1.5])
+    if rnd.random() < .3:
+        sp["surge"] = rnd.choice([5, 11, "25%", "100%", 1.5, 2.0, True, None, 123456789012345680000])
+    if rnd.random() < .2:
+        sp["level"] = rnd.choice([1, 2, 3, 1.5, 2.0])
     return sp
 
 
@@ -121,7 +126,7 @@ def mutated(rnd: random.Random, spec: dict[str, Any]) -> dict[str, Any]:
     for _ in range(rnd.randint(1, 3)):
         fresh = random_spec(rnd)
         key = rnd.choice(["mode", "size", "ratio", "limit", "name", "tags", "labels", "ports", "big", "i32", "f32",
-                          "coarse", "when"])
+                          "coarse", "when", "surge", "level"])
         if key in fresh:
             new[key] = fresh[key]
         elif rnd.random() < .5:
@@ -249,16 +254,19 @@ def test_the_generator_reaches_every_kind_of_violation() -> None:
     ok = 0
     for case in range(CASES):
         rnd = random.Random(SEED * 100000 + case)
-        status, got = predicted("update", None, _body("ns", "x", random_spec(rnd)))
-        if status == 422:
-            seen |= {c["message"].split(":")[0] for c in got.causes}
-            details |= {c["message"] for c in got.causes}
-        else:
-            ok += 1
+        body = _body("ns", "x", random_spec(rnd))
+        for op in ("update", "apply"):  # (an update drops the nulls an apply has validated)
+            status, got = predicted(op, None, body)
+            if status == 422:
+                seen |= {c["message"].split(":")[0] for c in got.causes}
+                details |= {c["message"] for c in got.causes}
+            else:
+                ok += 1
     assert ok > 0
     assert {"Required value", "Unsupported value", "Too long", "Too many", "Invalid value"} <= seen, seen
     texts = " ".join(sorted(details))
     for words in ('must be of type integer: "number"', "must be of type int32", "must be of type date-time",
+                  'must be of type integer,string: "number"', 'must be of type integer,string: "null"',
                   "Checked value must be of type integer (default format)",
                   "Checked value must be of type integer with format int32",
                   "Checked value must be of type number with format float",

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from kubectl_fieldown.typed.numbers import go_deep_equal, go_int64, held, is_json_integer, range_error
+from kubectl_fieldown.typed.numbers import enum_match, go_deep_equal, go_int64, held, is_json_integer, range_error
 
 
 @pytest.mark.parametrize(("v", "want"), [
@@ -71,3 +71,12 @@ def test_go_int64_converts_as_amd64_does(f: float, want: int) -> None:
 ])
 def test_go_deep_equal_tells_int64_from_float64(a: Any, b: Any, want: bool) -> None:
     assert go_deep_equal(a, b) is want
+
+
+@pytest.mark.parametrize(("v", "e", "want"), [
+    (1, 1, True), (2.0, 2, True), (1.5, 1, True),  # float64 -> int64 truncates: the lab accepts 1.5
+    (1, 1.5, False), (2, 2.0, True), (3, 2, False), ("a", "a", True), (65, "A", True), (-1, "\ufffd", True),
+    ("1", 1, False), (True, 1, False), (True, True, True), ([1], [1], True), ([1], [1.0], False),
+])
+def test_enum_match_converts_as_go_does(v: Any, e: Any, want: bool) -> None:
+    assert enum_match(v, e) is want

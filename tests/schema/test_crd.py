@@ -18,7 +18,15 @@ from kubectl_fieldown.schema.crd import (
     kinds_from_crd,
 )
 from kubectl_fieldown.schema.openapi import SchemaError
-from kubectl_fieldown.schema.types import DEDUCED, NO_DEFAULT, UNTYPED, GroupVersionKind, KindSchema, Type
+from kubectl_fieldown.schema.types import (
+    DEDUCED,
+    NO_DEFAULT,
+    UNTYPED,
+    GroupVersionKind,
+    KindSchema,
+    Type,
+    merges_as_deduced,
+)
 
 from .helpers import at, describe
 
@@ -76,8 +84,9 @@ WIDGET_RULES = [
     ("spec.containers[].ports", "list:map[containerPort,protocol]"),
     ("spec.containers[].ports[].containerPort", "scalar:numeric"),
     ("spec.strategy.rollingUpdate", "map:granular"),
-    ("spec.strategy.rollingUpdate.maxSurge", "DEDUCED"),
-    ("spec.strategy.rollingUpdate.maxUnavailable", "DEDUCED"),
+    # int-or-string merges as the deduced type (its own object: it carries the validator's types)
+    ("spec.strategy.rollingUpdate.maxSurge", "scalar:untyped+map:granular+list:atomic"),
+    ("spec.strategy.rollingUpdate.maxUnavailable", "scalar:untyped+map:granular+list:atomic"),
     ("spec.config", "map:granular"),
     ("spec.config.anything", "DEDUCED"),
     ("spec.config.anything.deeper", "DEDUCED"),
@@ -360,7 +369,8 @@ def test_int_or_string_and_no_type_in_crd() -> None:
         },
     }
     root = _kind(crd_v1(versions=[{"name": "v1", "served": True, "schema": {"openAPIV3Schema": schema}}])).root
-    assert at(root, "port") is DEDUCED and at(root, "raw") is DEDUCED
+    assert merges_as_deduced(at(root, "port")) and at(root, "port").json_type == "integer,string"
+    assert at(root, "raw") is DEDUCED
     assert at(root, "port") is not UNTYPED
 
 

@@ -18,7 +18,7 @@ from kubectl_fieldown.schema.openapi import (
     types_from_openapi_v3,
     with_unknown_fields_deduced,
 )
-from kubectl_fieldown.schema.types import DEDUCED, NO_DEFAULT, UNTYPED, GroupVersionKind
+from kubectl_fieldown.schema.types import DEDUCED, NO_DEFAULT, UNTYPED, GroupVersionKind, merges_as_deduced
 
 from .helpers import at, describe
 
@@ -181,8 +181,13 @@ def test_scalars(schema: dict[str, Any], expected: str) -> None:
 )
 def test_no_type_is_untyped_scalar_list_and_map(schema: dict[str, Any]) -> None:
     # kube-openapi has no int-or-string special case: no type → untyped scalar, atomic list of
-    # untyped, granular map of deduced — which is exactly the deduced type.
-    assert type_from_schema(schema) is DEDUCED
+    # untyped, granular map of deduced — which is exactly the deduced type (an int-or-string node
+    # merges as it, and carries the types the CRD validator checks)
+    t = type_from_schema(schema)
+    if schema.get("x-kubernetes-int-or-string"):
+        assert merges_as_deduced(t) and t is not DEDUCED and t.json_type == "integer,string"
+    else:
+        assert t is DEDUCED
 
 
 def test_no_type_with_properties_keeps_all_three_sides() -> None:
