@@ -15,7 +15,6 @@ from ..ownership.managedfields import ManagedFieldsEntry, ManagedFieldsError, de
 from ..typed.compare import Comparison, compare
 from ..typed.validate import (
     duplicate_errors,
-    null_errors,
     prune_non_nullable_nulls,
     prune_undeclared,
     scale_errors,
@@ -111,6 +110,12 @@ def simulate_apply(
 
     result = result_obj if result_obj is not None else live_obj
     changed = result_obj is not None
+    if not changed and not creating:
+        # the server validates a write that changes nothing too: ratcheting keeps most of it, but
+        # not what it never counts as unchanged (a preserve-unknown-fields map holding keys)
+        errs = crd_errors(live_obj, live_obj, rules)
+        if errs:
+            raise invalid(live_obj, rules, errs)
     if changed:
         result = prepare_for_write(result, live_obj, rules, subresource)
         if rules.normalize is not None:
@@ -185,17 +190,21 @@ def simulate_update(
 def crd_errors(obj: dict[str, Any], old: dict[str, Any] | None, rules: ResourceRules) -> list[tuple[str, str]]:
     """The CRD validator's causes for a write of ``obj`` over ``old`` (None: a create), in its order:
     the schema's (nulls, values of another type or out of range, value constraints; ratcheted), the
-    scale subresource's values, then repeated items of sets and keys of list-maps. An apply's
+    scale subresource's values, then repeated items of sets and keys of list-maps (on an update, only
+    where the old object had none: apiextensions' own ratcheting of list types). An apply's
     object takes the same validation as an update's (metadata is ObjectMeta's business: coerced
     before). Not a custom resource, or one without a structural schema: none."""
     if not rules.custom_resource or rules.normalize is not None:
         return []
     body = {k: v for k, v in obj.items() if k != "metadata"}
     old_body = None if old is None else {k: v for k, v in old.items() if k != "metadata"}
-    errs = null_errors(body, rules.root) + type_errors(body, rules.root, old_body)
+    errs = type_errors(body, rules.root, old_body)
     errs += value_errors(obj, old, rules)
-    errs += scale_errors(body, rules.schema.scale_paths) + duplicate_errors(body, rules.root)
-    return errs
+    errs += scale_errors(body, rules.schema.scale_paths)
+    repeated = duplicate_errors(body, rules.root)
+    if repeated and old_body is not None and duplicate_errors(old_body, rules.root):
+        repeated = []  # apiextensions checks list types on an update only where the old object passed
+    return errs + repeated
 
 
 def defaulted(obj: dict[str, Any], rules: ResourceRules) -> dict[str, Any]:

@@ -14,14 +14,16 @@ reproduces the value constraints of that validation, with the server's texts:
   at ``<nil>``, for every value, and compared as a float64;
 * strings — ``maxLength`` (``Too long: may not be more than N bytes``, counting characters),
   ``minLength``, ``pattern`` — the first that fails is the only one reported;
-* lists — ``maxItems`` (``Too many: N: must have at most M items``), ``minItems``;
+* lists — ``maxItems`` (``Too many: N: must have at most M items``, ``item`` for 1), ``minItems``;
 * objects — ``maxProperties`` (reported as ``Too many``, like lists), ``minProperties``, ``required``
   (``Required value``).
 
-**Ratcheting** (CRDValidationRatcheting, on by default since 1.30): on an update, a violation inside
-a value that did not change is not reported. A value is compared with the old one at the same
-place: object fields by name, list-map items by their keys; set and atomic list items are not
-correlated (only the whole list, when it is equal).
+**Ratcheting** (CRDValidationRatcheting, on by default since 1.30): on an update, a violation at a
+value that did not change is not reported. A value is compared with the old one at the same place:
+object fields by name, list-map items by their keys; set and atomic list items are not correlated
+(only the whole list, when it is equal). "Did not change" is apiserver's, along the schema
+(:mod:`.ratchet`: a reordered list-map is unchanged, a preserve-unknown-fields map with keys never
+is).
 
 Not modelled (the prediction says so where it matters): type errors and the ``Checked`` range of
 a value (``typed/validate.py``), ``x-kubernetes-validations`` (CEL), the ``format`` of a string
@@ -38,7 +40,8 @@ from typing import Any, Final, TypeGuard
 
 from ..base.record import Record
 from ..base.value import go_format_float_v, go_quote
-from .numbers import enum_match, go_deep_equal, go_int64, held, is_json_integer, range_error
+from .numbers import enum_match, go_int64, held, is_json_integer, range_error
+from .ratchet import unchanged_in_schema
 
 __all__ = ["ValueError_", "constraint_errors"]
 
@@ -124,10 +127,10 @@ def _field(path: str) -> str:
 
 def _node(v: Any, s: Mapping[str, Any], path: str, old: Any, *, root: bool = False) -> list[ValueError_]:
     if v is None:
-        return []  # nulls are the type validator's (null_errors)
-    if v is old and (type(v) is dict or type(v) is list):
-        # the stored container itself (a write shares what it leaves as it was): whatever is found
-        # below it is ratcheted away at the end (a container equals itself)
+        return []  # nulls are the type validator's (validate.type_errors)
+    if v is old and (type(v) is dict or type(v) is list) and unchanged_in_schema(v, old, s):
+        # the stored container itself (a write shares what it leaves as it was), unchanged as
+        # ratcheting counts it: whatever is found below it would be ratcheted away at the end
         return []
     errs: list[ValueError_] = []
     typ = s.get("type")
@@ -142,8 +145,8 @@ def _node(v: Any, s: Mapping[str, Any], path: str, old: Any, *, root: bool = Fal
         errs.append(_not_supported(path, v, enum))
     if (type(v) is dict or isinstance(v, Mapping)) and typ in (None, "object"):
         errs += _object(v, s, path, old, root)
-    if errs and old is not _NOT_CORRELATED and go_deep_equal(old, v):
-        return []  # ratcheting: an unchanged value (Go's DeepEqual: 10.0 is no 10) keeps what it had
+    if errs and old is not _NOT_CORRELATED and unchanged_in_schema(v, old, s):
+        return []  # ratcheting: an unchanged value (as apiserver compares: typed/ratchet.py) keeps what it had
     return errs
 
 
@@ -274,7 +277,8 @@ def _count(n: int, s: Mapping[str, Any], path: str, max_key: str, min_key: str, 
     out: list[ValueError_] = []
     mx = s.get(max_key)
     if isinstance(mx, int) and n > mx:
-        out.append(ValueError_(_field(path), f"Too many: {n}: must have at most {mx} items", TOO_MANY))
+        unit = "item" if mx == 1 else "items"  # field.TooMany
+        out.append(ValueError_(_field(path), f"Too many: {n}: must have at most {mx} {unit}", TOO_MANY))
     mn = s.get(min_key)
     if isinstance(mn, int) and n < mn:
         out.append(_invalid(path, n, f"{_in(path)} should have at least {mn} {noun}"))

@@ -3,9 +3,8 @@
 * :func:`typed_errors` — what SMD's ``ObjectToTyped`` refuses in an applied configuration
   (duplicate list keys, unidentifiable list items): the server answers 500
   ``failed to create typed patch object (...): <path>: <error>``.
-* :func:`null_errors` — explicit nulls where the schema allows none: the CRD validator answers 422
-  ``<path> in body must be of type <type>: "null"``.
-* :func:`type_errors` — values of another JSON type than the schema's (a string where an integer
+* :func:`type_errors` — explicit nulls where the schema allows none (``<path> in body must be of
+  type <type>: "null"``), values of another JSON type than the schema's (a string where an integer
   goes, a number in a set of strings, ``1.5`` or ``123456789012345678901`` where an integer goes):
   the CRD validator answers 422 ``<path> in body must be of type <type>: "<the value's type>"``
   (``<format>: "<the value's Go format>"`` where the schema has a format the server keeps), and for
@@ -32,7 +31,8 @@ from ..fieldpath.element import FIELD, Path
 from ..fieldpath.pathstring import path_string
 from ..schema.types import NO_DEFAULT, MapType, Type
 from .items import LIST, MAP, SCALAR, ItemError, item_element, key_type, side
-from .numbers import go_deep_equal, held, is_json_integer, range_error
+from .numbers import held, is_json_integer, range_error
+from .ratchet import unchanged
 
 
 def typed_errors(v: Any, t: Type, path: Path = (), *, undeclared: bool = False) -> list[str]:
@@ -234,50 +234,15 @@ def _go_sharp_v(v: Any) -> str:
     return "map[string]interface {}{" + ", ".join(f"{go_quote(k)}:{_go_sharp_v(v[k])}" for k in sorted(v)) + "}"
 
 
-def null_errors(v: Any, t: Type, path: tuple[str, ...] = ()) -> list[tuple[str, str]]:
-    """``(field, message)`` for each null the schema does not allow, in the CRD validator's words."""
-    out: list[tuple[str, str]] = []
-    _nulls(v, t, path, out)
-    return out
-
-
-def _nulls(v: Any, t: Type, path: tuple[str, ...], out: list[tuple[str, str]]) -> None:
-    if v is None:
-        json_type = t.json_type
-        if json_type and not t.nullable:
-            field = ".".join(path)
-            out.append((field, f'Invalid value: "null": {field} in body must be of type {json_type}: "null"'))
-        return
-    s = side(t, v)
-    if s == MAP:
-        m = t.map
-        assert m is not None
-        if type(v) is not dict:
-            return
-        for k, x in v.items():
-            f = m.fields.get(k)
-            ct = f.type if f is not None else m.element
-            if ct is None:
-                continue
-            _nulls(x, ct, (*path, k), out)
-    elif s == LIST:
-        lt = t.list
-        assert lt is not None
-        if type(v) is not list:
-            return
-        for i, item in enumerate(v):
-            _nulls(item, lt.item, _child_path(path, i), out)
-
-
 def type_errors(v: Any, t: Type, old: Any = None, path: tuple[str, ...] = ()) -> list[tuple[str, str]]:
-    """``(field, message)`` for each value whose JSON type is not the schema's, and each number out
-    of its schema type's range, in the CRD validator's words (kube-openapi ``typeValidator`` and
-    ``numberValidator``'s range check; nulls are :func:`null_errors`' business). ``old`` is the object
-    before an update: a value equal to the old one at the same position is not checked (ratcheting,
-    as apiserver's ``CorrelatedObject``: list-map items are matched by their keys; set and atomic
-    list items not at all, only the whole list)."""
+    """``(field, message)`` for each null the schema does not allow, each value whose JSON type is
+    not the schema's, and each number out of its schema type's range, in the CRD validator's words
+    (kube-openapi ``typeValidator`` and ``numberValidator``'s range check). ``old`` is the object
+    before an update (None: a create): a value equal to the old one at the same position is not
+    checked (ratcheting, as apiserver's ``CorrelatedObject``: list-map items are matched by their
+    keys; set and atomic list items not at all, only the whole list; a stored null is a value)."""
     out: list[tuple[str, str]] = []
-    _types(v, t, old, path, out)
+    _types(v, t, _UNSET if old is None else old, path, out)
     return out
 
 
@@ -340,11 +305,16 @@ def type_problem(want: str | None, fmt: str, v: Any) -> tuple[str, str] | None:
 
 
 def _types(v: Any, t: Type, old: Any, path: tuple[str, ...], out: list[tuple[str, str]]) -> None:
-    if v is None or t.is_deduced:
+    if t.is_deduced:
         return
-    if old is v or (old is not _UNSET and old is not None and go_deep_equal(old, v)):
-        return  # ratcheting: an unchanged value (Go's DeepEqual: 10.0 is no 10) keeps whatever it was
+    if old is not _UNSET and unchanged(v, old, t):
+        return  # ratcheting: an unchanged value (as apiserver compares: typed/ratchet.py) keeps what it was
     want = t.json_type
+    if v is None:
+        if want and not t.nullable:
+            field = ".".join(path)
+            out.append((field, f'Invalid value: "null": {field} in body must be of type {want}: "null"'))
+        return
     if want == "string" and type(v) is str:
         return  # the common case, decided without looking at formats
     fmt = validator_format(want, t.format) if t.format else ""

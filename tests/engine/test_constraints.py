@@ -92,7 +92,10 @@ def test_ratcheting_keeps_an_unchanged_invalid_value_and_reports_a_changed_one()
         ("spec.size", "Invalid value: 600: spec.size in body should be less than or equal to 100")}
     # list-map items are correlated by key, whatever their position
     moved = {**old, "ports": [{"port": 80, "proto": "SCTP"}, {"port": 70000}, {"port": 1, "proto": "X"}]}
-    assert errors(moved, old) == {("spec.ports[2].proto", 'Unsupported value: "X": supported values: "TCP", "UDP"')}
+    assert errors(moved, old) == {("spec.ports[2].proto", 'Unsupported value: "X": supported values: "TCP", "UDP"'),
+                                  ("spec.ports", "Too many: 3: must have at most 2 items")}
+    # reordered, the same list-map: unchanged for ratcheting
+    assert errors({**old, "ports": old["ports"][::-1]}, old) == set()
     # a set's items are not correlated: a changed set reports each invalid item... and its size
     assert errors({"mode": "fast", "tags": ["a", "b", "c"]}, {"mode": "fast", "tags": ["a", "b", "c", "d"]}) == {
         ("spec.tags", "Too many: 3: must have at most 2 items")}

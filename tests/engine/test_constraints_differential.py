@@ -8,7 +8,8 @@ are stored; then the constraints are installed. Each case then writes one random
 server's answer with the engine's prediction (``simulate_update`` / ``simulate_apply`` with the
 CRD's rules): the status; for a 422 the set of causes (field and message; the server lists them
 in Go's map order); for a success the stored spec. Updates exercise ratcheting: a stored invalid
-value the write leaves alone is not reported.
+value the write leaves alone is not reported (a stored null included), and repeated items of a set
+or list-map are reported only where the stored object had none.
 
 Numbers of the wrong kind are generated (``1.5`` or ``123456789012345680000`` where an integer
 goes, int32 and float32 overflows, a number where a ``date-time`` string goes, a float or a boolean
@@ -53,7 +54,8 @@ def tight_crd() -> dict[str, Any]:
 
 
 def loose_crd() -> dict[str, Any]:
-    """The same CRD with every value constraint and format removed (types and list types kept)."""
+    """The same CRD with every value constraint and format removed, atomic lists where it has a set
+    and a list-map, and a nullable ``note`` (the other types kept)."""
     crd = tight_crd()
 
     def strip(s: Any) -> None:
@@ -70,6 +72,13 @@ def loose_crd() -> dict[str, Any]:
                 strip(v)
 
     strip(crd["spec"]["versions"][0]["schema"])
+    # and the list types and a non-nullable field loosened: stored objects may hold repeated items
+    # and nulls, which the CRD validator then ratchets in its own ways
+    spec = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+    for name in ("tags", "ports"):
+        spec[name].pop("x-kubernetes-list-type", None)
+        spec[name].pop("x-kubernetes-list-map-keys", None)
+    spec["note"]["nullable"] = True
     return crd
 
 
@@ -93,11 +102,11 @@ def random_spec(rnd: random.Random) -> dict[str, Any]:
     if rnd.random() < .5:
         sp["name"] = rnd.choice(["a", "ab", "abcde", "abcdef", "AB", "héllo", "abc", "ab1", "ééééé", "ééééééé"])
     if rnd.random() < .4:
-        sp["tags"] = rnd.sample(["a", "b", "c", "d"], rnd.randint(0, 3))
+        sp["tags"] = rnd.sample(["a", "b", "c", "d"], rnd.randint(0, 3)) if rnd.random() < .8 else ["b", "b"]
     if rnd.random() < .4:
         sp["labels"] = {k: "v" for k in rnd.sample(["a", "b", "c", "d"], rnd.randint(0, 3))}
     if rnd.random() < .4:
-        ports = rnd.sample([80, 443, 70000, 0, 8080], rnd.randint(0, 3))
+        ports = rnd.sample([80, 443, 70000, 0, 8080], rnd.randint(0, 3)) if rnd.random() < .8 else [443, 443]
         sp["ports"] = [{"port": p, **({"proto": rnd.choice(["TCP", "UDP", "SCTP"])} if rnd.random() < .7 else {})}
                        for p in ports]
     # numbers as the server gives them back: an int beyond int64 is the digits Go prints for its
@@ -117,6 +126,10 @@ def random_spec(rnd: random.Random) -> dict[str, Any]:
         sp["surge"] = rnd.choice([5, 11, "25%", "100%", 1.5, 2.0, True, None, 123456789012345680000])
     if rnd.random() < .2:
         sp["level"] = rnd.choice([1, 2, 3, 1.5, 2.0])
+    if rnd.random() < .3:
+        sp["note"] = rnd.choice(["x", None])
+    if rnd.random() < .3:
+        sp["extra"] = rnd.choice([{}, {"free": 1}, {"must": True}, {"must": 1, "free": [1, 2]}])
     return sp
 
 
@@ -126,13 +139,15 @@ def mutated(rnd: random.Random, spec: dict[str, Any]) -> dict[str, Any]:
     for _ in range(rnd.randint(1, 3)):
         fresh = random_spec(rnd)
         key = rnd.choice(["mode", "size", "ratio", "limit", "name", "tags", "labels", "ports", "big", "i32", "f32",
-                          "coarse", "when", "surge", "level"])
+                          "coarse", "when", "surge", "level", "note", "extra"])
         if key in fresh:
             new[key] = fresh[key]
         elif rnd.random() < .5:
             new.pop(key, None)
     if "ports" in new and new["ports"] and rnd.random() < .5:
         new["ports"][0] = {**new["ports"][0], "proto": rnd.choice(["TCP", "SCTP"])}
+    if "ports" in new and rnd.random() < .3:
+        new["ports"] = list(reversed(new["ports"]))  # the same list-map, as ratcheting matches items
     return new
 
 

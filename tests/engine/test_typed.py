@@ -13,9 +13,9 @@ from kubectl_fieldown.typed.items import ItemError, item_element
 from kubectl_fieldown.typed.merge import _merge, merge
 from kubectl_fieldown.typed.remove import ensure_named_fields_are_members, reconcile_with_schema, remove_items
 from kubectl_fieldown.typed.tofieldset import to_field_set
-from kubectl_fieldown.typed.validate import null_errors, typed_errors
+from kubectl_fieldown.typed.validate import type_errors, typed_errors
 
-from .schemas import CONTAINER, NUMBER, PORT, SPEC, STRING, WIDGET, list_map, string_map, struct
+from .schemas import CONTAINER, NUMBER, PORT, SPEC, STRING, WIDGET, atomic_list, list_map, string_map, struct
 
 
 def paths(s: FieldSet) -> list[str]:
@@ -227,11 +227,22 @@ def test_typed_errors_duplicate_keys() -> None:
 
 
 def test_null_errors_name_the_field_and_type() -> None:
-    assert null_errors({"spec": {"color": None, "config": {"x": None}}}, WIDGET) == [
+    assert type_errors({"spec": {"color": None, "config": {"x": None}}}, WIDGET) == [
         ("spec.color", 'Invalid value: "null": spec.color in body must be of type string: "null"')
     ]
-    assert null_errors({"spec": {"labels": None}}, struct({"spec": struct({"labels": string_map()})})) == [
+    assert type_errors({"spec": {"labels": None}}, struct({"spec": struct({"labels": string_map()})})) == [
         ("spec.labels", 'Invalid value: "null": spec.labels in body must be of type object: "null"')
+    ]
+
+
+def test_a_stored_null_is_ratcheted_like_any_value() -> None:
+    # the lab: a null stored while the field was nullable, in a list the update leaves alone, is not
+    # reported; a changed list reports it again (atomic list items are not correlated)
+    t = struct({"spec": struct({"lst": atomic_list(STRING), "other": STRING})})
+    old = {"spec": {"lst": ["a", None], "other": "x"}}
+    assert type_errors({"spec": {"lst": ["a", None], "other": "y"}}, t, old) == []
+    assert type_errors({"spec": {"lst": ["b", None], "other": "x"}}, t, old) == [
+        ("spec.lst[1]", 'Invalid value: "null": spec.lst[1] in body must be of type string: "null"')
     ]
 
 

@@ -526,7 +526,9 @@ def test_generated(runner: Runner, case_id: str) -> None:
     _STATS.add(res)
     known = _known().get(case_id)
     if os.environ.get("FIELDOWN_GEN_REPORT_DIR"):
-        Path(os.environ["FIELDOWN_GEN_REPORT_DIR"], f"{case_id}.txt").write_text(res.report + "\n")
+        reports = Path(os.environ["FIELDOWN_GEN_REPORT_DIR"])
+        reports.mkdir(parents=True, exist_ok=True)
+        (reports / f"{case_id}.txt").write_text(res.report + "\n")
     if res.verdict.classes and os.environ.get("FIELDOWN_GEN_NO_REGRESSIONS") != "1":
         _write_regression(res)  # kept as it is while the case fails the same way
     if known is not None:
