@@ -184,13 +184,25 @@ def prepare_for_write(obj: dict[str, Any], live: dict[str, Any], rules: Resource
 # --- validation --------------------------------------------------------------------------------
 
 
-def value_errors(obj: Mapping[str, Any], old: Mapping[str, Any] | None, rules: ResourceRules) -> list[tuple[str, str]]:
+def value_errors(obj: Mapping[str, Any], old: Mapping[str, Any] | None, rules: ResourceRules,
+                 status_only: bool = False) -> list[tuple[str, str]]:
     """The CRD validator's value constraints (enum, bounds, lengths, patterns, counts, required) on
-    the object a write would store, ratcheted against the stored one (``old``; None on a create)."""
+    the object a write would store, ratcheted against the stored one (``old``; None on a create).
+    ``status_only``: a write of the status subresource, which the server validates against the
+    status schema alone."""
     schema = rules.schema.validation
     if not rules.custom_resource or schema is None:
         return []
-    errs = constraint_errors(obj, schema) if old is None else constraint_errors(obj, schema, old)
+    if status_only:
+        props = schema.get("properties")
+        status_schema = props.get("status") if isinstance(props, Mapping) else None
+        if not isinstance(status_schema, Mapping) or "status" not in obj:
+            return []
+        errs = (constraint_errors(obj["status"], status_schema, path=".status")
+                if old is None or "status" not in old
+                else constraint_errors(obj["status"], status_schema, old["status"], path=".status"))
+    else:
+        errs = constraint_errors(obj, schema) if old is None else constraint_errors(obj, schema, old)
     return [(e.field, e.message) for e in errs]
 
 

@@ -69,12 +69,14 @@ class ValueError_(Record):
         self.reason = reason
 
 
-def constraint_errors(new: Any, schema: Mapping[str, Any] | None, old: Any = _NOT_CORRELATED) -> list[ValueError_]:
-    """The violations of ``schema``'s value constraints in ``new`` (the whole object), ratcheted
-    against ``old`` (the stored object) on an update; pass no ``old`` for a create."""
+def constraint_errors(new: Any, schema: Mapping[str, Any] | None, old: Any = _NOT_CORRELATED,
+                      path: str = "") -> list[ValueError_]:
+    """The violations of ``schema``'s value constraints in ``new`` (the whole object, or the value
+    at ``path``, ``.status``, with its schema), ratcheted against ``old`` (the stored value) on an
+    update; pass no ``old`` for a create."""
     if not isinstance(schema, Mapping) or not _constrains(schema):
         return []
-    out = _node(new, schema, "", old, root=True)
+    out = _node(new, schema, path, old, root=not path)
     seen: set[tuple[str, str]] = set()
     unique: list[ValueError_] = []
     for e in out:

@@ -109,3 +109,37 @@ def test_ratcheting_compares_as_go_does_an_int64_is_no_float64() -> None:
     assert errors({"mode": "fast", "limit": 10.0}, {"mode": "fast", "limit": 10}) == {
         ("spec.limit", "Invalid value: 10: spec.limit in body should be less than 10")}
     assert errors({"mode": "fast", "limit": 10}, {"mode": "fast", "limit": 10}) == set()
+
+
+def test_a_status_write_is_validated_against_the_status_schema_alone() -> None:
+    # the lab: a stored spec with a preserve-unknown-fields map holding keys is never "unchanged", so
+    # the main resource's write is refused for its required key; a status write is not
+    from kubectl_fieldown.fieldmanager import Invalid, ResourceRules, simulate_update
+    from kubectl_fieldown.schema.crd import kinds_from_crd
+    from kubectl_fieldown.schema.types import GroupVersionKind
+
+    crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+           "metadata": {"name": "stats.example.com"},
+           "spec": {"group": "example.com", "scope": "Namespaced",
+                    "names": {"kind": "Stat", "plural": "stats", "singular": "stat", "listKind": "StatList"},
+                    "versions": [{"name": "v1", "served": True, "storage": True, "subresources": {"status": {}},
+                                  "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                                      "spec": {"type": "object", "properties": {"cfg": {
+                                          "type": "object", "x-kubernetes-preserve-unknown-fields": True,
+                                          "required": ["must"]}}},
+                                      "status": {"type": "object", "properties": {
+                                          "phase": {"type": "string", "maxLength": 3}}}}}}}]}}
+    rules = ResourceRules.for_kind(kinds_from_crd(crd)[GroupVersionKind("example.com", "v1", "Stat")], False)
+    live = {"apiVersion": "example.com/v1", "kind": "Stat",
+            "metadata": {"name": "s", "namespace": "d", "uid": "u", "resourceVersion": "1"},
+            "spec": {"cfg": {"free": 1}}}
+    new = {**live, "status": {"phase": "Ok"}}
+    simulate_update(live, new, "m", rules, now="2026-01-01T00:00:00Z", subresource="status")
+    with pytest.raises(Invalid) as main:
+        simulate_update(live, new, "m", rules, now="2026-01-01T00:00:00Z")
+    assert [(c["field"], c["message"]) for c in main.value.causes] == [("spec.cfg.must", "Required value")]
+    with pytest.raises(Invalid) as status:
+        simulate_update(live, {**live, "status": {"phase": "Ready"}}, "m", rules, now="2026-01-01T00:00:00Z",
+                        subresource="status")
+    assert [(c["field"], c["message"]) for c in status.value.causes] == [
+        ("status.phase", "Too long: may not be more than 3 bytes")]
