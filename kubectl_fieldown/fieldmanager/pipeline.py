@@ -210,7 +210,7 @@ def crd_errors(obj: dict[str, Any], old: dict[str, Any] | None, rules: ResourceR
         errs = type_errors(body, rules.root, old_body)
     errs += value_errors(obj, old, rules, status_only)
     errs += scale_errors(body, rules.schema.scale_paths)
-    repeated = duplicate_errors(body, rules.root)
+    repeated = duplicate_errors(body, rules.root, old=old_body)
     if repeated and old_body is not None and duplicate_errors(old_body, rules.root):
         repeated = []  # apiextensions checks list types on an update only where the old object passed
     return errs + repeated

@@ -410,17 +410,19 @@ def _child_path(path: tuple[str, ...], i: int) -> tuple[str, ...]:
     return (*path[:-1], f"{path[-1]}[{i}]") if path else (f"[{i}]",)
 
 
-def duplicate_errors(v: Any, t: Type, path: tuple[str, ...] = ()) -> list[tuple[str, str]]:
+def duplicate_errors(v: Any, t: Type, path: tuple[str, ...] = (), old: Any = None) -> list[tuple[str, str]]:
     """``(field, message)`` for each repeated item of a set or repeated key of a list-map
     (apiextensions ``ValidateListSetsAndMaps``: the second occurrence of each value is reported;
-    a list-map key is the map of the item's key fields)."""
+    a list-map key is the map of the item's key fields). With ``old`` (the object an update
+    replaces), parts of ``v`` that are the old object's own (shared, at the same place) are not
+    looked at: the caller reports nothing where the old object has repeated items anyway."""
     out: list[tuple[str, str]] = []
-    _duplicates(v, t, path, out)
+    _duplicates(v, t, path, out, _UNSET if old is None else old)
     return out
 
 
-def _duplicates(v: Any, t: Type, path: tuple[str, ...], out: list[tuple[str, str]]) -> None:
-    if v is None or t.is_deduced:
+def _duplicates(v: Any, t: Type, path: tuple[str, ...], out: list[tuple[str, str]], old: Any = _UNSET) -> None:
+    if v is None or v is old or t.is_deduced:
         return
     s = side(t, v)
     if s == MAP:
@@ -428,11 +430,12 @@ def _duplicates(v: Any, t: Type, path: tuple[str, ...], out: list[tuple[str, str
         assert m is not None
         if type(v) is not dict:
             return
+        old_map = old if type(old) is dict else {}
         for k, x in v.items():
             f = m.fields.get(k)
             ct = f.type if f is not None else m.element
             if ct is not None:
-                _duplicates(x, ct, (*path, k), out)
+                _duplicates(x, ct, (*path, k), out, old_map.get(k, _UNSET))
     elif s == LIST:
         lt = t.list
         assert lt is not None
@@ -452,8 +455,9 @@ def _duplicates(v: Any, t: Type, path: tuple[str, ...], out: list[tuple[str, str
                 if seen[text] == 2:
                     field = ".".join(_child_path(path, i))
                     out.append((field, f"Duplicate value: {go_json(value)}"))
+        old_list = old if type(old) is list else []
         for i, item in enumerate(v):
-            _duplicates(item, lt.item, _child_path(path, i), out)
+            _duplicates(item, lt.item, _child_path(path, i), out, old_list[i] if i < len(old_list) else _UNSET)
 
 
 def prune_non_nullable_nulls(v: Any, t: Type, keep: tuple[str, ...] = ()) -> Any:
