@@ -369,14 +369,22 @@ def _shortest_digits(f: float) -> tuple[str, int]:
     return significant.rstrip("0") or "0", dp
 
 
-def go_format_float_v(f: float) -> str:
-    """Go ``fmt.Sprintf("%v", f)`` for a float64: ``%g`` with the shortest precision."""
+def _go_special(f: float) -> str | None:
+    """Go's text for NaN, the infinities and the zeros (the same in every float format), else None."""
     if math.isnan(f):
         return "NaN"
     if math.isinf(f):
         return "+Inf" if f > 0 else "-Inf"
     if f == 0:
         return "-0" if math.copysign(1.0, f) < 0 else "0"
+    return None
+
+
+def go_format_float_v(f: float) -> str:
+    """Go ``fmt.Sprintf("%v", f)`` for a float64: ``%g`` with the shortest precision."""
+    special = _go_special(f)
+    if special is not None:
+        return special
     neg = f < 0
     digits, dp = _shortest_digits(f)
     exp = dp - 1
@@ -390,12 +398,9 @@ def go_format_float_v(f: float) -> str:
 
 def go_format_float_f(f: float) -> str:
     """Go ``strconv.FormatFloat(f, 'f', -1, 64)``: the shortest digits, in fixed notation."""
-    if math.isnan(f):
-        return "NaN"
-    if math.isinf(f):
-        return "+Inf" if f > 0 else "-Inf"
-    if f == 0:
-        return "-0" if math.copysign(1.0, f) < 0 else "0"
+    special = _go_special(f)
+    if special is not None:
+        return special
     digits, dp = _shortest_digits(f)
     return ("-" if f < 0 else "") + _fixed_form(digits, dp)
 

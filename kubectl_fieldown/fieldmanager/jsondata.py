@@ -37,26 +37,15 @@ def decoded_numbers(v: Any) -> Any:
     t = type(v)
     if t is float:
         return json_float(v) if not (math.isnan(v) or math.isinf(v)) else v
-    if t is dict:
-        out: dict[str, Any] | None = None
-        for k, x in v.items():
-            tx = type(x)
-            if tx is float or tx is dict or tx is list:
-                n = decoded_numbers(x)
-                if n is not x:
-                    if out is None:
-                        out = dict(v)
-                    out[k] = n
-        return v if out is None else out
-    if t is list:
-        items: list[Any] | None = None
-        for i, x in enumerate(v):
-            tx = type(x)
-            if tx is float or tx is dict or tx is list:
-                n = decoded_numbers(x)
-                if n is not x:
-                    if items is None:
-                        items = list(v)
-                    items[i] = n
-        return v if items is None else items
-    return v
+    if t is not dict and t is not list:
+        return v
+    out: Any = None
+    for k, x in v.items() if t is dict else enumerate(v):
+        tx = type(x)
+        if tx is float or tx is dict or tx is list:
+            n = decoded_numbers(x)
+            if n is not x:
+                if out is None:
+                    out = dict(v) if t is dict else list(v)
+                out[k] = n
+    return v if out is None else out
