@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 from typing import Final
 
+from ..base.objects import ANNOTATIONS_LIMIT
 from ..base.record import Record
 from ..ownership.managedfields import (
     ANCIENT_CHANGES,
@@ -141,8 +142,6 @@ RULES: dict[str, Rule] = {r.id: r for r in (
 
 ORDER = {rid: i for i, rid in enumerate(RULES)}
 
-#: ``metadata.annotations`` may hold at most this many bytes (keys plus values) in total
-ANNOTATIONS_LIMIT = 256 * 1024
 
 #: Update managers that are imperative writers (globs): kubectl's per-command managers and plain
 #: ``kubectl`` (kubectl scale, and kubectl before 1.18, send no fieldManager; the server names

@@ -27,7 +27,7 @@ from .lastapplied import apply_with_last_applied
 from .managed import Managed, decode_live_or_new, encode, without_managed_fields
 from .request import WriteRequest
 from .rules import ResourceRules, empty_object
-from .strategy import coerce_object_meta, invalid, prepare_for_write, value_errors, with_defaults
+from .strategy import coerce_object_meta, invalid, object_meta_errors, prepare_for_write, value_errors, with_defaults
 
 
 class WriteResult(Record, mutable=True):
@@ -123,7 +123,7 @@ def simulate_apply(
         elif rules.custom_resource:
             result = coerce_object_meta(result)
         result = defaulted(result, rules)
-        errs = crd_errors(result, None if creating else live_obj, rules, subresource)
+        errs = object_meta_errors(result) + crd_errors(result, None if creating else live_obj, rules, subresource)
         if errs:
             raise invalid(result, rules, errs)
         result = stored(result, rules)
@@ -177,10 +177,10 @@ def simulate_update(
         req = WriteRequest(manager or "unknown", rules, now, subresource)
         managed = structuredmerge.update(live_obj, new_obj, managed, req)
     new_obj = prepare_for_write(new_obj, live_obj, rules, subresource)
+    errs = object_meta_errors(new_obj) + crd_errors(new_obj, None if creating else live_obj, rules, subresource)
+    if errs:
+        raise invalid(new_obj, rules, errs)
     if rules.custom_resource and rules.normalize is None:
-        errs = crd_errors(new_obj, None if creating else live_obj, rules, subresource)
-        if errs:
-            raise invalid(new_obj, rules, errs)
         new_obj = stored(new_obj, rules)
     out = encode(new_obj, managed)
     changed = not values_equal(live_obj, new_obj)

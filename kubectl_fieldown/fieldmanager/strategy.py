@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..base.objects import ANNOTATIONS_LIMIT
 from ..fieldpath.element import FIELD
 from ..fieldpath.lookup import MISSING
 from ..schema.types import NO_DEFAULT, Type
@@ -182,6 +183,24 @@ def prepare_for_write(obj: dict[str, Any], live: dict[str, Any], rules: Resource
 
 
 # --- validation --------------------------------------------------------------------------------
+
+
+def object_meta_errors(obj: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """What ObjectMeta's validation refuses in a write of any kind, as far as the tool models it: the
+    annotations over 256 KiB in all (keys and values, in UTF-8 bytes), which a last-applied
+    annotation of a large object reaches. Label and name syntax are not checked."""
+    md = obj.get("metadata")
+    annotations = md.get("annotations") if isinstance(md, Mapping) else None
+    if not isinstance(annotations, Mapping):
+        return []
+    total = 0
+    for k, v in annotations.items():
+        total += len(str(k).encode("utf-8", "surrogatepass"))
+        if isinstance(v, str):
+            total += len(v.encode("utf-8", "surrogatepass"))
+    if total <= ANNOTATIONS_LIMIT:
+        return []
+    return [("metadata.annotations", f"Too long: may not be more than {ANNOTATIONS_LIMIT} bytes")]
 
 
 def value_errors(obj: Mapping[str, Any], old: Mapping[str, Any] | None, rules: ResourceRules,

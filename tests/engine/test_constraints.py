@@ -143,3 +143,24 @@ def test_a_status_write_is_validated_against_the_status_schema_alone() -> None:
                         subresource="status")
     assert [(c["field"], c["message"]) for c in status.value.causes] == [
         ("status.phase", "Too long: may not be more than 3 bytes")]
+
+
+@pytest.mark.parametrize(("value_bytes", "refused"), [(262143, False), (262144, True)])
+def test_annotations_over_256_kib_in_all_are_refused(value_bytes: int, refused: bool) -> None:
+    # the lab: key "a" plus a value of 262,143 bytes is created, of 262,144 refused (keys count too)
+    from kubectl_fieldown.fieldmanager import Invalid, ResourceRules, simulate_apply, simulate_update
+    from kubectl_fieldown.schema.crd import kinds_from_crd
+    from kubectl_fieldown.schema.types import GroupVersionKind
+
+    rules = ResourceRules.for_kind(kinds_from_crd(CRD)[GroupVersionKind("example.com", "v1", "Check")], False)
+    obj = {"apiVersion": "example.com/v1", "kind": "Check",
+           "metadata": {"name": "c", "namespace": "d", "annotations": {"a": "x" * value_bytes}},
+           "spec": {"mode": "fast"}}
+    for write in (simulate_update, simulate_apply):
+        if not refused:
+            write(None, obj, "m", rules, now="2026-01-01T00:00:00Z")
+            continue
+        with pytest.raises(Invalid) as e:
+            write(None, obj, "m", rules, now="2026-01-01T00:00:00Z")
+        assert str(e.value) == ('Check.example.com "c" is invalid: metadata.annotations: '
+                                "Too long: may not be more than 262144 bytes")
