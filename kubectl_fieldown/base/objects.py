@@ -11,11 +11,18 @@ TYPE_CHECKING = False  # typing's flag without importing typing (start-up, see b
 if TYPE_CHECKING:
     from typing import Any, Final
 
-__all__ = ["ANNOTATIONS_LIMIT", "ObjectRef", "group_of", "is_secret", "is_secret_object", "type_name"]
+__all__ = ["ANNOTATIONS_LIMIT", "ObjectRef", "annotations_size", "group_of", "is_secret", "is_secret_object",
+           "type_name"]
 
 #: apimachinery ``TotalAnnotationSizeLimitB``: ``metadata.annotations`` may hold at most this many
 #: bytes (keys plus values, UTF-8) in total
 ANNOTATIONS_LIMIT = 256 * 1024
+
+
+def annotations_size(annotations: Mapping[Any, Any]) -> int:
+    """What counts against :data:`ANNOTATIONS_LIMIT`: the UTF-8 bytes of every key and value."""
+    return sum(len(str(k).encode("utf-8", "surrogatepass")) + len(str(v).encode("utf-8", "surrogatepass"))
+               for k, v in annotations.items())
 
 
 def is_secret(api_version: object, kind: object) -> bool:

@@ -12,6 +12,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from ..base.objects import ANNOTATIONS_LIMIT, annotations_size
 from ..base.value import go_json, values_equal
 from ..fieldpath import FieldSet
 from ..ownership.managedfields import KUBECTL, LAST_APPLIED_ANNOTATION
@@ -25,7 +26,7 @@ from .request import WriteRequest
 from .rules import ResourceRules
 from .skipnonapplied import apply_skip_non_applied
 
-ANNOTATIONS_SIZE_LIMIT = 256 * 1024
+ANNOTATIONS_SIZE_LIMIT = ANNOTATIONS_LIMIT  # (the name this package has always exported)
 
 
 def apply_with_last_applied(
@@ -130,7 +131,6 @@ def _set_last_applied(obj: dict[str, Any], value: str) -> None:
         ann = {}
     ann = dict(ann)
     ann[LAST_APPLIED_ANNOTATION] = value
-    size = sum(len(k.encode()) + len(str(v).encode()) for k, v in ann.items())
-    if size > ANNOTATIONS_SIZE_LIMIT:
+    if annotations_size(ann) > ANNOTATIONS_LIMIT:
         del ann[LAST_APPLIED_ANNOTATION]
     md["annotations"] = ann

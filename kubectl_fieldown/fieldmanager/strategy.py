@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..base.objects import ANNOTATIONS_LIMIT
+from ..base.objects import ANNOTATIONS_LIMIT, annotations_size
 from ..fieldpath.element import FIELD
 from ..fieldpath.lookup import MISSING
 from ..schema.types import NO_DEFAULT, Type
@@ -191,14 +191,7 @@ def object_meta_errors(obj: Mapping[str, Any]) -> list[tuple[str, str]]:
     annotation of a large object reaches. Label and name syntax are not checked."""
     md = obj.get("metadata")
     annotations = md.get("annotations") if isinstance(md, Mapping) else None
-    if not isinstance(annotations, Mapping):
-        return []
-    total = 0
-    for k, v in annotations.items():
-        total += len(str(k).encode("utf-8", "surrogatepass"))
-        if isinstance(v, str):
-            total += len(v.encode("utf-8", "surrogatepass"))
-    if total <= ANNOTATIONS_LIMIT:
+    if not isinstance(annotations, Mapping) or annotations_size(annotations) <= ANNOTATIONS_LIMIT:
         return []
     return [("metadata.annotations", f"Too long: may not be more than {ANNOTATIONS_LIMIT} bytes")]
 
