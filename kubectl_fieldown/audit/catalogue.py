@@ -142,7 +142,6 @@ RULES: dict[str, Rule] = {r.id: r for r in (
 
 ORDER = {rid: i for i, rid in enumerate(RULES)}
 
-
 #: Update managers that are imperative writers (globs): kubectl's per-command managers and plain
 #: ``kubectl`` (kubectl scale, and kubectl before 1.18, send no fieldManager; the server names
 #: the manager after the User-Agent)

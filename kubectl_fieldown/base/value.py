@@ -411,10 +411,7 @@ def json_float(f: float) -> int | float:
     zeros) and read back as an integer (an int64, or an int beyond it standing for the float64 that
     prints the same digits again); any other value stays a float."""
     if f.is_integer() and abs(f) < 1e21:
-        if abs(f) < 2**53:
-            return int(f)
-        digits, dp = _shortest_digits(f)
-        return int(("-" if f < 0 else "") + _fixed_form(digits, dp))
+        return int(f) if abs(f) < 2**53 else int(go_format_float_f(f))
     return f
 
 

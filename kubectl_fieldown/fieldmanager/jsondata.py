@@ -6,7 +6,6 @@ these are the reads and the copy every step shares.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -36,7 +35,7 @@ def decoded_numbers(v: Any) -> Any:
     JSON keeps it a float64). Containers without such a float are returned as they are."""
     t = type(v)
     if t is float:
-        return json_float(v) if not (math.isnan(v) or math.isinf(v)) else v
+        return json_float(v)
     if t is not dict and t is not list:
         return v
     out: Any = None

@@ -354,7 +354,6 @@ def list_relationship(node: Mapping[str, Any], where: str = "") -> tuple[ListRel
     return "atomic", ()
 
 
-
 def with_unknown_fields_deduced(root: Type) -> Type:
     """``root`` with every map that declares no other keys opened to deduced ones.
 

@@ -41,7 +41,7 @@ from typing import Any, Final, TypeGuard
 from ..base.record import Record
 from ..base.value import go_format_float_v, go_quote
 from .numbers import enum_match, go_int64, held, is_json_integer, range_error
-from .ratchet import unchanged_in_schema
+from .ratchet import correlated, unchanged_in_schema
 
 __all__ = ["ValueError_", "constraint_errors"]
 
@@ -305,22 +305,7 @@ def _correlated_items(v: list[Any], s: Mapping[str, Any], old: Any) -> list[Any]
     keys = s.get("x-kubernetes-list-map-keys")
     if not isinstance(keys, list) or not keys:
         return none
-
-    def key_of(item: Any) -> str | None:
-        if not isinstance(item, Mapping):
-            return None
-        return json.dumps([item.get(k) for k in keys], sort_keys=True)
-
-    by_key: dict[str, Any] = {}
-    for o in old:
-        k = key_of(o)
-        if k is not None and k not in by_key:
-            by_key[k] = o
-    out = []
-    for item in v:
-        k = key_of(item)
-        out.append(by_key.get(k, _NOT_CORRELATED) if k is not None else _NOT_CORRELATED)
-    return out
+    return [_NOT_CORRELATED if o is None else o for o in correlated(v, old, keys)]
 
 
 def _object(v: Mapping[str, Any], s: Mapping[str, Any], path: str, old: Any, root: bool) -> list[ValueError_]:

@@ -51,12 +51,8 @@ def unchanged(new: Any, old: Any, t: Type) -> bool:
             return go_deep_equal(new, old)
         if len(new) != len(old):
             return False
-        firsts = _first_by_key(old, lt.keys)
-        for item in new:
-            o = firsts.get(_key(item, lt.keys))
-            if o is None or not unchanged(item, o, lt.item):
-                return False
-        return True
+        return all(o is not None and unchanged(item, o, lt.item)
+                   for item, o in zip(new, correlated(new, old, lt.keys), strict=True))
     return go_deep_equal(new, old)
 
 
@@ -87,28 +83,27 @@ def unchanged_in_schema(new: Any, old: Any, s: Mapping[str, Any] | None) -> bool
         if len(new) != len(old):
             return False
         items = s.get("items")
-        firsts = _first_by_key(old, keys)
-        for item in new:
-            o = firsts.get(_key(item, keys))
-            if o is None or not unchanged_in_schema(item, o, items if isinstance(items, Mapping) else None):
-                return False
-        return True
+        item_schema = items if isinstance(items, Mapping) else None
+        return all(o is not None and unchanged_in_schema(item, o, item_schema)
+                   for item, o in zip(new, correlated(new, old, keys), strict=True))
     return go_deep_equal(new, old)
+
+
+def correlated(new: list[Any], old: list[Any], keys: Sequence[str]) -> list[Any]:
+    """For each item of a list-map, the old item ratcheting compares it with: the first old item
+    with the same keys (apiserver ``MapList``); None for an item without one."""
+    firsts: dict[str, Any] = {}
+    for o in old:
+        k = _key(o, keys)
+        if k is not None and k not in firsts:
+            firsts[k] = o
+    return [None if k is None else firsts.get(k) for k in (_key(item, keys) for item in new)]
 
 
 def _key(item: Any, keys: Sequence[str]) -> str | None:
     if not isinstance(item, Mapping):
         return None
     return json.dumps([item.get(k) for k in keys], sort_keys=True)
-
-
-def _first_by_key(items: list[Any], keys: Sequence[str]) -> dict[str | None, Any]:
-    out: dict[str | None, Any] = {}
-    for o in items:
-        k = _key(o, keys)
-        if k is not None and k not in out:
-            out[k] = o
-    return out
 
 
 #: by id, each with the object it was computed for (a kind's schema is read for every write)

@@ -32,7 +32,7 @@ from ..fieldpath.pathstring import path_string
 from ..schema.types import NO_DEFAULT, MapType, Type
 from .items import LIST, MAP, SCALAR, ItemError, item_element, key_type, side
 from .numbers import held, is_json_integer, range_error
-from .ratchet import unchanged
+from .ratchet import correlated, unchanged
 
 
 def typed_errors(v: Any, t: Type, path: Path = (), *, undeclared: bool = False) -> list[str]:
@@ -345,20 +345,10 @@ def _types(v: Any, t: Type, old: Any, path: tuple[str, ...], out: list[tuple[str
         lt = t.list
         if lt is None or type(v) is not list:
             return
-        old_list = old if isinstance(old, list) else []
-        for i, item in enumerate(v):
-            _types(item, lt.item, _correlated(lt, item, old_list), _child_path(path, i), out)
-
-
-def _correlated(lt: Any, item: Any, old_list: list[Any]) -> Any:
-    """The old item an item is compared with for ratcheting (apiserver ``CorrelatedObject``: only
-    list-map items correlate, by their keys)."""
-    if lt.is_map and isinstance(item, dict):
-        key = {k: item.get(k) for k in lt.keys}
-        for o in old_list:
-            if isinstance(o, dict) and {k: o.get(k) for k in lt.keys} == key:
-                return o
-    return _UNSET
+        # only list-map items correlate with old ones (by their keys); set and atomic list items not
+        olds = correlated(v, old, lt.keys) if lt.is_map and isinstance(old, list) else [None] * len(v)
+        for i, (item, o) in enumerate(zip(v, olds, strict=True)):
+            _types(item, lt.item, _UNSET if o is None else o, _child_path(path, i), out)
 
 
 def scale_errors(obj: Any, paths: tuple[str, str, str] | None) -> list[tuple[str, str]]:
