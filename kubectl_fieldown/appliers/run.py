@@ -21,6 +21,7 @@ from ..fieldmanager import (
 )
 from ..fieldmanager.jsondata import copy_json
 from ..fieldmanager.jsonpatch import apply_json_patch, pointer
+from ..fieldmanager.lastapplied import waived_conflicts
 from ..fieldpath import UNSTRUCTURED, FieldSet, encode_fields_v1, path_from_fields
 from ..ownership.managedfields import (
     APPLY,
@@ -127,22 +128,21 @@ class _Session:
     def apply(self, body: Mapping[str, Any], manager: str, force: bool, purpose: str, *,
               warning: bool = False) -> bool:
         try:
-            res = simulate_apply(self.obj, body, manager, self.rules, now=self.now, force=False)
-            conflicts: list[Any] = []
+            # a forced apply is played once: the conflicts it overrides are the ones the same apply
+            # without force is refused for, found by the same steps before they part
+            res = simulate_apply(self.obj, body, manager, self.rules, now=self.now, force=force)
         except ApplyConflict as e:
-            if not force:
-                self.run.conflicts = list(e.conflicts)
-                self._record(Request("apply", manager, purpose, body, force, e.status, e.message), warning=warning)
-                return False
-            conflicts = list(e.conflicts)
-            try:
-                res = simulate_apply(self.obj, body, manager, self.rules, now=self.now, force=True)
-            except FieldManagerError as e2:
-                self._record(Request("apply", manager, purpose, body, force, e2.status, e2.message), warning=warning)
-                return False
+            self.run.conflicts = list(e.conflicts)
+            self._record(Request("apply", manager, purpose, body, force, e.status, e.message), warning=warning)
+            return False
         except FieldManagerError as e:
             self._record(Request("apply", manager, purpose, body, force, e.status, e.message), warning=warning)
             return False
+        conflicts = res.taken_over
+        if conflicts and manager == KUBECTL and self.obj is not None:
+            # without force, kubectl's last-applied waiver lets the unchanged fields of its
+            # client-side apply go: only the rest would have been refused, and are taken over
+            conflicts = waived_conflicts(self.obj, conflicts, self.rules)
         if conflicts and not self.run.taken_over:
             self.run.taken_over = conflicts
         created = self.obj is None

@@ -19,7 +19,7 @@ from ..ownership.managedfields import KUBECTL, LAST_APPLIED_ANNOTATION
 from ..typed.compare import compare
 from ..typed.tofieldset import to_field_set
 from ..typed.validate import typed_errors
-from .errors import ApplyConflict
+from .errors import ApplyConflict, FieldConflict
 from .jsondata import copy_json
 from .managed import Managed
 from .request import WriteRequest
@@ -64,6 +64,12 @@ def _apply_waiving_last_applied_conflicts(
         if remaining:
             raise ApplyConflict(remaining) from None
         return apply_skip_non_applied(live, cfg, managed, req.replace(force=True))
+
+
+def waived_conflicts(live: dict[str, Any], conflicts: list[FieldConflict], rules: ResourceRules) -> list[FieldConflict]:
+    """The conflicts of ``kubectl``'s apply to ``live`` that its last-applied waiver does not let go."""
+    allowed = _allowed_conflicts_from_last_applied(live, rules)
+    return conflicts if allowed is None else [c for c in conflicts if not allowed.has(c.path)]
 
 
 def _allowed_conflicts_from_last_applied(live: dict[str, Any], rules: ResourceRules) -> FieldSet | None:

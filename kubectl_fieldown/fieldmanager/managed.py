@@ -23,6 +23,7 @@ from ..ownership.managedfields import (
     sort_entries,
 )
 from ..typed.compare import Comparison
+from .errors import FieldConflict
 
 
 class Owned(Record, mutable=True):
@@ -49,6 +50,9 @@ class Managed:
         #: the set of the configuration the last apply sent, its ignored fields included (to_field_set
         #: of it): the apply's explanation needs it again
         self.config_set: FieldSet | None = None
+        #: a forced apply's conflicts: the fields it took from other managers (what the same apply
+        #: without force is refused for, in the order the 409 lists them)
+        self.taken_over: list[FieldConflict] = []
 
     @classmethod
     def from_entries(cls, entries: list[ManagedFieldsEntry]) -> Managed:

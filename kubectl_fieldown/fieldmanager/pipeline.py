@@ -21,7 +21,7 @@ from ..typed.validate import (
     type_errors,
 )
 from . import structuredmerge
-from .errors import BadRequest, FieldManagerError, Invalid
+from .errors import BadRequest, FieldConflict, FieldManagerError, Invalid
 from .jsondata import api_version, as_dict, copy_json, decoded_numbers
 from .lastapplied import apply_with_last_applied
 from .managed import Managed, decode_live_or_new, encode, without_managed_fields
@@ -33,7 +33,7 @@ from .strategy import coerce_object_meta, invalid, object_meta_errors, prepare_f
 class WriteResult(Record, mutable=True):
     """The object after a simulated write, and its managedFields."""
 
-    __slots__ = ("changed", "comparison", "config_set", "entries", "live_entries", "object")
+    __slots__ = ("changed", "comparison", "config_set", "entries", "live_entries", "object", "taken_over")
     object: dict[str, Any]
     entries: list[ManagedFieldsEntry]
     changed: bool
@@ -45,6 +45,9 @@ class WriteResult(Record, mutable=True):
     live_entries: list[ManagedFieldsEntry] | None
     """The managedFields of the object written to, decoded (the entries the write left unchanged
     hold the same sets as the result's)."""
+    taken_over: list[FieldConflict]
+    """A forced apply's: the fields it took from other managers, as the same apply without force
+    would have listed them in its 409 (before kubectl's last-applied waiver)."""
 
     def __init__(
         self,
@@ -54,6 +57,7 @@ class WriteResult(Record, mutable=True):
         comparison: Comparison | None = None,
         config_set: FieldSet | None = None,
         live_entries: list[ManagedFieldsEntry] | None = None,
+        taken_over: list[FieldConflict] | None = None,
     ) -> None:
         self.object = object
         self.entries = entries
@@ -61,6 +65,7 @@ class WriteResult(Record, mutable=True):
         self.comparison = comparison
         self.config_set = config_set
         self.live_entries = live_entries
+        self.taken_over = taken_over if taken_over is not None else []
 
 
 def simulate_apply(
@@ -131,7 +136,7 @@ def simulate_apply(
     if creating and isinstance(out.get("metadata"), dict):
         out["metadata"].setdefault("creationTimestamp", now)
     return WriteResult(out, managed.entries(), changed or creating, managed.last_comparison, managed.config_set,
-                       entries)
+                       entries, managed.taken_over)
 
 
 def simulate_update(

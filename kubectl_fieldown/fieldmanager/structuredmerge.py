@@ -267,8 +267,11 @@ def _update_managers(
             conflicts[other] = cs
         if removed:
             removed_by[other] = removed
-    if conflicts and not force:
-        raise ApplyConflict([FieldConflict(o, p) for o, cs in conflicts.items() for p in cs])
+    if conflicts:
+        found = [FieldConflict(o, p) for o, cs in conflicts.items() for p in cs]
+        if not force:
+            raise ApplyConflict(found)
+        managed.taken_over = found
     for other in list(managed.fields):
         if other == ident:
             continue
