@@ -7,7 +7,8 @@
   type <type>: "null"``), values of another JSON type than the schema's (a string where an integer
   goes, a number in a set of strings, ``1.5`` or ``123456789012345678901`` where an integer goes):
   the CRD validator answers 422 ``<path> in body must be of type <type>: "<the value's type>"``
-  (``<format>: "<the value's Go format>"`` where the schema has a format the server keeps), and for
+  (``<format>: "<the value's Go format>"`` where the schema has a format the server keeps; a string
+  its format refuses, ``<format>: "<the string>"``: :mod:`.formats`), and for
   a number out of its type's range ``<nil>: ... Checked value must be of type integer ...``; except
   where the value is unchanged from the old object (validation ratcheting, on by default since
   Kubernetes 1.30).
@@ -30,6 +31,7 @@ from ..base.value import go_format_float_v, go_json, go_quote
 from ..fieldpath.element import FIELD, Path
 from ..fieldpath.pathstring import path_string
 from ..schema.types import NO_DEFAULT, MapType, Type
+from .formats import format_valid
 from .items import LIST, MAP, SCALAR, ItemError, item_element, key_type, side
 from .numbers import held, is_json_integer, range_error
 from .ratchet import correlated, unchanged
@@ -316,7 +318,13 @@ def _types(v: Any, t: Type, old: Any, path: tuple[str, ...], out: list[tuple[str
             out.append((field, f'Invalid value: "null": {field} in body must be of type {want}: "null"'))
         return
     if want == "string" and type(v) is str:
-        return  # the common case, decided without looking at formats
+        if t.format:
+            fmt = validator_format(want, t.format)
+            if fmt and format_valid(fmt, v) is False:
+                field = ".".join(path)
+                q = go_quote(v)
+                out.append((field, f"Invalid value: {q}: {field} in body must be of type {fmt}: {q}"))
+        return  # the common case (no format) decided first
     fmt = validator_format(want, t.format) if t.format else ""
     problem = type_problem(want, fmt, v)
     if problem is not None:
