@@ -416,11 +416,7 @@ def _co_owners(live: Mapping[str, Any], applier: Applier, nxt: Mapping[str, Any]
     """Managers (other than the applier's Apply entry, ``kubectl-last-applied`` and subresource
     writers) that own fields of the applier's manifest, before or after: folding them into the
     applier makes those fields its own."""
-    fields = FieldSet()
-    for doc in (nxt, previous):
-        fs = configuration_fields(doc, root)
-        if fs is not None:
-            fields = fields.union(fs)
+    fields: FieldSet | None = None  # built for the first entry that could be a co-owner (often none is)
     out: list[str] = []
     for e in _entries(live):
         if e.subresource or e.manager == KUBECTL_LAST_APPLIED:
@@ -429,6 +425,12 @@ def _co_owners(live: Mapping[str, Any], applier: Applier, nxt: Mapping[str, Any]
             continue
         if any(fnmatch.fnmatchcase(e.manager, g) for g in autoscalers):
             continue
+        if fields is None:
+            fields = FieldSet()
+            for doc in (nxt, previous):
+                fs = configuration_fields(doc, root)
+                if fs is not None:
+                    fields = fields.union(fs)
         if not e.fields.intersects(fields):
             continue
         name = _glob_literal(e.manager)

@@ -275,7 +275,8 @@ def verify(
     owners = decode_entries((after.get("metadata") or {}).get("managedFields")) if isinstance(after, Mapping) \
         else []
     in_after, in_live = Lookup(after), Lookup(live)
-    for p in _dropped(intent, next_manifest, rules):
+    # the same for every candidate fix of the object (one intent and manifest): found once
+    for p in remembered(intents, (intent, next_manifest), _dropped, intent, next_manifest, rules, also="dropped"):
         if any(is_prefix(k, p) or is_prefix(p, k) for k in kept):
             continue
         if in_after.at(p) is not MISSING and in_live.at(p) is not MISSING:
