@@ -128,7 +128,8 @@ def simulate_apply(
         elif rules.custom_resource:
             result = coerce_object_meta(result)
         result = defaulted(result, rules)
-        errs = object_meta_errors(result) + crd_errors(result, None if creating else live_obj, rules, subresource)
+        errs = object_meta_errors(result, dns_name=creating and rules.custom_resource) \
+            + crd_errors(result, None if creating else live_obj, rules, subresource)
         if errs:
             raise invalid(result, rules, errs)
         result = stored(result, rules)
@@ -182,7 +183,8 @@ def simulate_update(
         req = WriteRequest(manager or "unknown", rules, now, subresource)
         managed = structuredmerge.update(live_obj, new_obj, managed, req)
     new_obj = prepare_for_write(new_obj, live_obj, rules, subresource)
-    errs = object_meta_errors(new_obj) + crd_errors(new_obj, None if creating else live_obj, rules, subresource)
+    errs = object_meta_errors(new_obj, dns_name=creating and rules.custom_resource) \
+        + crd_errors(new_obj, None if creating else live_obj, rules, subresource)
     if errs:
         raise invalid(new_obj, rules, errs)
     if rules.custom_resource and rules.normalize is None:

@@ -10,10 +10,13 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
 from ..base.objects import ANNOTATIONS_LIMIT, annotations_size
+from ..base.qualifiednames import dns1123_subdomain_errors, go_lower, label_key_errors, label_value_errors
+from ..base.value import go_quote
 from ..fieldpath.element import FIELD
 from ..fieldpath.lookup import MISSING
 from ..schema.types import NO_DEFAULT, Type
@@ -185,15 +188,49 @@ def prepare_for_write(obj: dict[str, Any], live: dict[str, Any], rules: Resource
 # --- validation --------------------------------------------------------------------------------
 
 
-def object_meta_errors(obj: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """What ObjectMeta's validation refuses in a write of any kind, as far as the tool models it: the
-    annotations over 256 KiB in all (keys and values, in UTF-8 bytes), which a last-applied
-    annotation of a large object reaches. Label and name syntax are not checked."""
+def object_meta_errors(obj: Mapping[str, Any], *, dns_name: bool = False) -> list[tuple[str, str]]:
+    """What ObjectMeta's validation refuses in a write of any kind (apimachinery
+    ``ValidateObjectMetaAccessor``), in its order: with ``dns_name`` (a custom resource created) a
+    name that is no DNS subdomain; label keys and values and annotation keys that are not qualified
+    names (the key lowercased first); annotations over 256 KiB in all (keys and values, in UTF-8
+    bytes), which a last-applied annotation of a large object reaches. Each label and annotation
+    is reported where the server reports it, at ``metadata.labels``/``metadata.annotations``, in
+    the map's order (the server's is Go's random one)."""
     md = obj.get("metadata")
-    annotations = md.get("annotations") if isinstance(md, Mapping) else None
-    if not isinstance(annotations, Mapping) or annotations_size(annotations) <= ANNOTATIONS_LIMIT:
+    if not isinstance(md, Mapping):
         return []
-    return [("metadata.annotations", f"Too long: may not be more than {ANNOTATIONS_LIMIT} bytes")]
+    out: list[tuple[str, str]] = []
+    name = md.get("name")
+    if dns_name and isinstance(name, str) and name:
+        out += [("metadata.name", f"Invalid value: {go_quote(name)}: {m}")
+                for m in dns1123_subdomain_errors(name, "characters")]
+    labels = md.get("labels")
+    if isinstance(labels, Mapping):
+        for k, v in labels.items():
+            if isinstance(k, str):
+                out += [("metadata.labels", f"Invalid value: {go_quote(k)}: {m}") for m in _key_errors(k)]
+            if isinstance(v, str):
+                out += [("metadata.labels", f"Invalid value: {go_quote(v)}: {m}") for m in _value_errors(v)]
+    annotations = md.get("annotations")
+    if isinstance(annotations, Mapping):
+        for k in annotations:
+            if isinstance(k, str):
+                out += [("metadata.annotations", f"Invalid value: {go_quote(k)}: {m}")
+                        for m in _key_errors(go_lower(k))]
+        if annotations_size(annotations) > ANNOTATIONS_LIMIT:
+            out.append(("metadata.annotations", f"Too long: may not be more than {ANNOTATIONS_LIMIT} bytes"))
+    return out
+
+
+# every write the engine plays checks the object's labels and annotation keys: a fleet has few distinct ones
+@functools.lru_cache(maxsize=4096)
+def _key_errors(key: str) -> tuple[str, ...]:
+    return tuple(label_key_errors(key))
+
+
+@functools.lru_cache(maxsize=4096)
+def _value_errors(value: str) -> tuple[str, ...]:
+    return tuple(label_value_errors(value))
 
 
 def value_errors(obj: Mapping[str, Any], old: Mapping[str, Any] | None, rules: ResourceRules,

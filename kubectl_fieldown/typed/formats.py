@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from ..base.qualifiednames import go_lower
+
 __all__ = ["UNCHECKED", "format_valid"]
 
 #: kept formats whose check is not modelled
@@ -112,17 +114,12 @@ def _date(s: str) -> bool:
     return 1 <= month <= 12 and 1 <= day <= _days_in(month, year)
 
 
-def _go_lower(s: str) -> str:
-    """Go's ``strings.ToLower``: rune by rune (Python's own maps U+0130 to two characters)."""
-    return "".join("i" if c == "\u0130" else c.lower() if len(c.lower()) == 1 else c for c in s)
-
-
 def _date_time(s: str) -> bool:
     """strfmt ``IsDateTime``: a date before the first ``t`` (case ignored), and after it (up to any
     next ``t``) hours, minutes, seconds, an optional fraction (after any one character) and a zone."""
     if len(s.encode()) < 4:
         return False
-    parts = _go_lower(s).split("t")
+    parts = go_lower(s).split("t")
     if len(parts) < 2 or not _date(parts[0]):
         return False
     m = _DATE_TIME_REST.fullmatch(parts[1])
