@@ -257,24 +257,22 @@ def _sloppy_v4(b: bytes) -> bool:
     return not b
 
 
-def _sloppy_v6(b: bytes) -> bool:
+def _v6(b: bytes, group: Callable[[bytes], tuple[int, bool]], v4: Callable[[bytes], bool]) -> bool:
+    """An IPv6 address as Go parses one: ``group`` reads a hex group (its length, and whether it is
+    one), ``v4`` an embedded IPv4 tail — the forked pre-1.17 parser's and net/netip's differ there."""
     ellipsis = -1
-    if len(b) >= 2 and b[:2] == b"::":
+    if b[:2] == b"::":
         ellipsis = 0
         b = b[2:]
         if not b:
             return True
     i = 0
     while i < 16:
-        n, c, ok = _xtoi(b)
-        if not ok or n > 0xFFFF:
+        c, ok = group(b)
+        if not ok:
             return False
         if c < len(b) and b[c] == 0x2E:
-            if ellipsis < 0 and i != 12:
-                return False
-            if i + 4 > 16:
-                return False
-            if not _sloppy_v4(b):
+            if (ellipsis < 0 and i != 12) or i + 4 > 16 or not v4(b):
                 return False
             b = b""
             i += 4
@@ -296,6 +294,15 @@ def _sloppy_v6(b: bytes) -> bool:
     if b:
         return False
     return ellipsis >= 0 if i < 16 else ellipsis < 0
+
+
+def _sloppy_group(b: bytes) -> tuple[int, bool]:
+    n, c, ok = _xtoi(b)  # any number of digits, up to 0xFFFF
+    return c, ok and n <= 0xFFFF
+
+
+def _sloppy_v6(b: bytes) -> bool:
+    return _v6(b, _sloppy_group, _sloppy_v4)
 
 
 def _sloppy_ip(b: bytes) -> bool:
@@ -351,59 +358,18 @@ def _netip_v4_fields(b: bytes) -> bool:
     return pos >= 3
 
 
+_HEX_RUN = re.compile(rb"[0-9a-fA-F]*")
+
+
+def _netip_group(b: bytes) -> tuple[int, bool]:
+    m = _HEX_RUN.match(b)
+    c = m.end() if m is not None else 0
+    return c, 0 < c <= 4  # one to four digits (a fifth is an error, leading zeros or not)
+
+
 def _netip_v6(b: bytes) -> bool:
     """net/netip's IPv6 (a zone, which ``net.ParseIP`` refuses, is refused)."""
-    if 0x25 in b:
-        return False
-    ellipsis = -1
-    if len(b) >= 2 and b[:2] == b"::":
-        ellipsis = 0
-        b = b[2:]
-        if not b:
-            return True
-    i = 0
-    while i < 16:
-        off = acc = 0
-        while off < len(b):
-            c = b[off]
-            if 0x30 <= c <= 0x39:
-                acc = (acc << 4) + c - 0x30
-            elif 0x61 <= c <= 0x66:
-                acc = (acc << 4) + c - 0x61 + 10
-            elif 0x41 <= c <= 0x46:
-                acc = (acc << 4) + c - 0x41 + 10
-            else:
-                break
-            if off > 3 or acc > 0xFFFF:
-                return False
-            off += 1
-        if off == 0:
-            return False
-        if off < len(b) and b[off] == 0x2E:
-            if (ellipsis < 0 and i != 12) or i + 4 > 16:
-                return False
-            if not _netip_v4_fields(b):
-                return False
-            b = b""
-            i += 4
-            break
-        i += 2
-        b = b[off:]
-        if not b:
-            break
-        if b[0] != 0x3A or len(b) == 1:
-            return False
-        b = b[1:]
-        if b[0] == 0x3A:
-            if ellipsis >= 0:
-                return False
-            ellipsis = i
-            b = b[1:]
-            if not b:
-                break
-    if b:
-        return False
-    return ellipsis >= 0 if i < 16 else ellipsis < 0
+    return 0x25 not in b and _v6(b, _netip_group, _netip_v4_fields)
 
 
 def _ipv6(s: str) -> bool:
