@@ -7,16 +7,18 @@ govalidator), rewritten over the string's UTF-8 bytes where Go reads bytes. Go's
 expressions are matched whole (``fullmatch``: Go's ``$`` is the end of the text), with ASCII
 classes spelled out (Go's ``\\d`` and ``\\s`` are ASCII; ``\\s`` holds no vertical tab).
 
-Two formats are not checked here: ``email`` (Go's ``net/mail.ParseAddress``) and ``hostname`` (a
-regular expression of Unicode classes, whose tables differ between Go's and Python's Unicode
-versions): :func:`format_valid` answers None for them, and the engine predicts no error
-(docs/development.md). ``uri`` is Go's ``net/url.ParseRequestURI``, with the port after a host's last
-colon (the apiserver's build keeps Go's old default, before GODEBUG ``urlstrictcolons``).
+One format is not checked here: ``email`` (Go's ``net/mail.ParseAddress``): :func:`format_valid`
+answers None for it, and the engine predicts no error (docs/development.md). ``hostname``'s Unicode
+classes are Python's Unicode tables (14.0 in Python 3.11; Go's are newer): a character assigned
+since is neither a letter nor a symbol here. ``uri`` is Go's ``net/url.ParseRequestURI``, with the
+port after a host's last colon (the apiserver's build keeps Go's old default, before GODEBUG
+``urlstrictcolons``).
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable
 
 from ..base.qualifiednames import go_lower
@@ -24,7 +26,7 @@ from ..base.qualifiednames import go_lower
 __all__ = ["UNCHECKED", "format_valid"]
 
 #: kept formats whose check is not modelled
-UNCHECKED = frozenset({"email", "hostname"})
+UNCHECKED = frozenset({"email"})
 
 
 def format_valid(fmt: str, s: str) -> bool | None:
@@ -523,9 +525,44 @@ def _uri(s: str) -> bool:
 _USERINFO_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._:~!$&'()*+,;=%@")
 
 
+def _hostname_char(c: str, symbols: bool = True) -> bool:
+    """``[a-zA-Z0-9\\p{S}\\p{L}]`` (without ``symbols``: ``[a-zA-Z\\p{L}]``), by the character's
+    Unicode category (Python's Unicode tables: a character newer than them is neither)."""
+    cat = unicodedata.category(c)
+    return cat[0] == "L" or (symbols and (cat[0] == "S" or "0" <= c <= "9"))
+
+
+def _hostname(s: str) -> bool:
+    """strfmt ``IsHostname``: its regular expression — one label (a character, then an optional dash
+    and up to 62 more), or labels of up to 63 characters with inner dashes, each followed by a dot,
+    and a last label of 2 to 63 letters — then at most 255 bytes, and no dot-separated part over 63."""
+    if _hostname_shape(s) and len(s.encode()) <= 255:
+        return all(len(part.encode()) <= 63 for part in s.split("."))
+    return False
+
+
+def _hostname_shape(s: str) -> bool:
+    if s and _hostname_char(s[0]):
+        rest = s[1:]
+        if rest.startswith("-"):
+            rest = rest[1:]
+        if len(rest) <= 62 and all(_hostname_char(c) for c in rest):
+            return True
+    *labels, last = s.split(".")
+    if not labels or not 2 <= len(last) <= 63 or not all(_hostname_char(c, symbols=False) for c in last):
+        return False
+    for label in labels:
+        if not label or not _hostname_char(label[0]) or not _hostname_char(label[-1]) or len(label) > 63:
+            return False
+        if not all(c == "-" or _hostname_char(c) for c in label[1:-1]):
+            return False
+    return True
+
+
 _CHECKS: dict[str, Callable[[str], bool]] = {
     "bsonobjectid": _bson_object_id,
     "uri": _uri,
+    "hostname": _hostname,
     "ipv4": _ipv4,
     "ipv6": _ipv6,
     "cidr": _cidr,
