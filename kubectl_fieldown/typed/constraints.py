@@ -25,9 +25,11 @@ object fields by name, list-map items by their keys; set and atomic list items a
 (:mod:`.ratchet`: a reordered list-map is unchanged, a preserve-unknown-fields map with keys never
 is).
 
-Not modelled (the prediction says so where it matters): type errors and the ``Checked`` range of
-a value (``typed/validate.py``), ``x-kubernetes-validations`` (CEL), the ``format`` of a string
-(``uuid``, ``date-time``...: such a value is not checked), ``allOf``/``anyOf``/``oneOf``/``not``, ``uniqueItems``.
+* ``allOf``/``anyOf``/``oneOf``/``not`` of flat subschemas (:func:`_composites`).
+
+Elsewhere: type errors, the ``Checked`` range of a value and string formats (``typed/validate.py``,
+``typed/formats.py``). Not modelled: ``x-kubernetes-validations`` (CEL), composites whose subschemas
+have properties, items or composites of their own, ``uniqueItems``.
 The server lists violations in Go's map order, which varies: callers sort them.
 """
 
@@ -89,7 +91,7 @@ def constraint_errors(new: Any, schema: Mapping[str, Any] | None, old: Any = _NO
 #: every keyword a check below reads: a schema with none of them anywhere finds nothing in any value
 _KEYWORDS = frozenset({"enum", "exclusiveMaximum", "exclusiveMinimum", "maxItems", "maxLength", "maxProperties",
                        "maximum", "minItems", "minLength", "minProperties", "minimum", "multipleOf", "pattern",
-                       "required"})
+                       "required", "anyOf", "oneOf", "allOf", "not"})
 #: schemas seen, by identity (each kept, so that its id is no other's): a kind's schema is read for
 #: every write the engine plays
 _SEEN: dict[int, tuple[Mapping[str, Any], bool]] = {}
@@ -147,9 +149,109 @@ def _node(v: Any, s: Mapping[str, Any], path: str, old: Any, *, root: bool = Fal
         errs.append(_not_supported(path, v, enum))
     if (type(v) is dict or isinstance(v, Mapping)) and typ in (None, "object"):
         errs += _object(v, s, path, old, root)
+    if "anyOf" in s or "oneOf" in s or "allOf" in s or "not" in s:
+        errs += _composites(v, s, path)
     if errs and old is not _NOT_CORRELATED and unchanged_in_schema(v, old, s):
         return []  # ratcheting: an unchanged value (as apiserver compares: typed/ratchet.py) keeps what it had
     return errs
+
+
+# --- allOf, anyOf, oneOf, not (kube-openapi schemaPropsValidator) ----------------------------
+
+#: what makes a subschema more than a node's own checks: the engine plays only flat ones
+_NESTED = ("properties", "additionalProperties", "patternProperties", "items", "anyOf", "oneOf", "allOf", "not",
+           "dependencies")
+
+
+def _composites(v: Any, s: Mapping[str, Any], path: str) -> list[ValueError_]:
+    """The value against ``anyOf``, ``oneOf``, ``allOf`` and ``not``, in that order: each subschema
+    validated as a whole schema at the same path. anyOf: when none passes, ``"<path>" must validate at
+    least one schema (anyOf)`` and the errors of the failing subschema with the most checks run
+    (kube-openapi's MatchCount; the first of equals); oneOf: the same unless exactly one passes; allOf:
+    every subschema's errors, and a message when one fails; not: a message when it passes. Only flat
+    subschemas are played (no properties, items or composites of their own, as in kubebuilder's
+    int-or-string): a node with another is not checked for its composites."""
+    subs: list[tuple[str, list[Mapping[str, Any]]]] = []
+    for key in ("anyOf", "oneOf", "allOf"):
+        listed = s.get(key)
+        if isinstance(listed, list) and listed:
+            subs.append((key, [x for x in listed if isinstance(x, Mapping)]))
+    negated = s.get("not")
+    if isinstance(negated, Mapping):
+        subs.append(("not", [negated]))
+    if any(k in sub for _, group in subs for sub in group for k in _NESTED):
+        return []
+    name = go_quote(_field(path) if path else "")
+    out: list[ValueError_] = []
+    for key, group in subs:
+        results = [(_flat(v, sub, path), _checks_run(v, sub)) for sub in group]
+        passed = [not errs for errs, _ in results]
+        if key == "not":
+            if passed[0]:
+                out.append(_composite(f"{name} must not validate the schema (not)"))
+            continue
+        if key == "allOf":
+            for errs, _ in results:
+                out += errs
+            if not all(passed):
+                out.append(_composite(f"{name} must validate all the schemas (allOf)"
+                                      + ("" if any(passed) else ". None validated")))
+            continue
+        valid = sum(passed)
+        if (key == "anyOf" and valid) or (key == "oneOf" and valid == 1):
+            continue
+        if key == "anyOf":
+            out.append(_composite(f"{name} must validate at least one schema (anyOf)"))
+        else:
+            found = "Found none valid" if not valid else f"Found {valid} valid alternatives"
+            out.append(_composite(f"{name} must validate one and only one schema (oneOf). {found}"))
+        if not valid:
+            best = max(range(len(results)), key=lambda i: (results[i][1], -i))
+            out += results[best][0]
+    return out
+
+
+def _composite(message: str) -> ValueError_:
+    return ValueError_("<nil>", f'Invalid value: "": {message}', INVALID)
+
+
+def _flat(v: Any, sub: Mapping[str, Any], path: str) -> list[ValueError_]:
+    """A flat subschema's errors for ``v`` (not null): its type (and a number's range for it), its
+    format, its value constraints."""
+    from .formats import format_valid
+    from .validate import type_problem, validator_format
+
+    out: list[ValueError_] = []
+    typ = s_typ if isinstance(s_typ := sub.get("type"), str) else None
+    raw_fmt = sub.get("format")
+    fmt = validator_format(typ if typ is not None else "string", raw_fmt) if isinstance(raw_fmt, str) else ""
+    field = _field(path)
+    problem = type_problem(typ, fmt if typ is not None else "", v)
+    if problem is not None:
+        got, named = problem
+        out.append(ValueError_(field, f'Invalid value: "{got}": {field} in body must be of type {named}: "{got}"',
+                               INVALID))
+    if typ in ("integer", "number") and _is_number(v):
+        checked = range_error(v, typ, fmt, "Checked", field)
+        if checked:
+            out.append(ValueError_("<nil>", f'Invalid value: "": {checked}', INVALID))
+    if isinstance(v, str) and fmt and format_valid(fmt, v) is False:
+        q = go_quote(v)
+        out.append(ValueError_(field, f"Invalid value: {q}: {field} in body must be of type {fmt}: {q}", INVALID))
+    return out + _node(v, sub, path, _NOT_CORRELATED)
+
+
+def _checks_run(v: Any, sub: Mapping[str, Any]) -> int:
+    """The part of kube-openapi's MatchCount that differs between flat subschemas for one value:
+    the type validator runs where the subschema has a type or a format (two counts), the format
+    validator on a string where it has a known format (one)."""
+    from .validate import validator_format
+
+    typ = sub.get("type")
+    raw = sub.get("format")
+    kept = validator_format(typ if isinstance(typ, str) else "string", raw) if isinstance(raw, str) else ""
+    string_format = bool(kept) and typ in (None, "string")
+    return 2 * (bool(typ) or bool(kept)) + (isinstance(v, str) and string_format)
 
 
 def _is_number(v: Any) -> TypeGuard[int | float]:
