@@ -42,8 +42,10 @@ from typing import Any, Final, TypeGuard
 
 from ..base.record import Record
 from ..base.value import go_format_float_v, go_quote
+from .formats import format_valid
 from .numbers import enum_match, go_int64, held, is_json_integer, range_error
 from .ratchet import correlated, unchanged_in_schema
+from .validate import format_message, type_message, type_problem, validator_format
 
 __all__ = ["ValueError_", "constraint_errors"]
 
@@ -218,40 +220,34 @@ def _composite(message: str) -> ValueError_:
 def _flat(v: Any, sub: Mapping[str, Any], path: str) -> list[ValueError_]:
     """A flat subschema's errors for ``v`` (not null): its type (and a number's range for it), its
     format, its value constraints."""
-    from .formats import format_valid
-    from .validate import type_problem, validator_format
-
-    out: list[ValueError_] = []
-    typ = s_typ if isinstance(s_typ := sub.get("type"), str) else None
-    raw_fmt = sub.get("format")
-    fmt = validator_format(typ if typ is not None else "string", raw_fmt) if isinstance(raw_fmt, str) else ""
+    typ, fmt = _type_and_format(sub)
     field = _field(path)
+    out: list[ValueError_] = []
     problem = type_problem(typ, fmt if typ is not None else "", v)
     if problem is not None:
-        got, named = problem
-        out.append(ValueError_(field, f'Invalid value: "{got}": {field} in body must be of type {named}: "{got}"',
-                               INVALID))
+        out.append(ValueError_(field, type_message(field, *problem), INVALID))
     if typ in ("integer", "number") and _is_number(v):
         checked = range_error(v, typ, fmt, "Checked", field)
         if checked:
             out.append(ValueError_("<nil>", f'Invalid value: "": {checked}', INVALID))
     if isinstance(v, str) and fmt and format_valid(fmt, v) is False:
-        q = go_quote(v)
-        out.append(ValueError_(field, f"Invalid value: {q}: {field} in body must be of type {fmt}: {q}", INVALID))
+        out.append(ValueError_(field, format_message(field, fmt, v), INVALID))
     return out + _node(v, sub, path, _NOT_CORRELATED)
 
 
 def _checks_run(v: Any, sub: Mapping[str, Any]) -> int:
     """The part of kube-openapi's MatchCount that differs between flat subschemas for one value:
     the type validator runs where the subschema has a type or a format (two counts), the format
-    validator on a string where it has a known format (one)."""
-    from .validate import validator_format
+    validator on a string where it has a string format (one)."""
+    typ, fmt = _type_and_format(sub)
+    return 2 * (typ is not None or bool(fmt)) + (isinstance(v, str) and bool(fmt) and typ in (None, "string"))
 
-    typ = sub.get("type")
-    raw = sub.get("format")
-    kept = validator_format(typ if isinstance(typ, str) else "string", raw) if isinstance(raw, str) else ""
-    string_format = bool(kept) and typ in (None, "string")
-    return 2 * (bool(typ) or bool(kept)) + (isinstance(v, str) and string_format)
+
+def _type_and_format(sub: Mapping[str, Any]) -> tuple[str | None, str]:
+    """A subschema's type and the format the validator keeps for it (a string format without a type)."""
+    raw_type, raw_fmt = sub.get("type"), sub.get("format")
+    typ = raw_type if isinstance(raw_type, str) and raw_type else None
+    return typ, validator_format(typ or "string", raw_fmt) if isinstance(raw_fmt, str) else ""
 
 
 def _is_number(v: Any) -> TypeGuard[int | float]:

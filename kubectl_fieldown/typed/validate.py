@@ -306,6 +306,17 @@ def type_problem(want: str | None, fmt: str, v: Any) -> tuple[str, str] | None:
     return None
 
 
+def type_message(field: str, got: str, named: str) -> str:
+    """The type validator's cause for a value of Go type ``got`` where ``named`` goes."""
+    return f'Invalid value: "{got}": {field} in body must be of type {named}: "{got}"'
+
+
+def format_message(field: str, fmt: str, v: str) -> str:
+    """The format validator's cause for a string ``v`` its format ``fmt`` refuses."""
+    q = go_quote(v)
+    return f"Invalid value: {q}: {field} in body must be of type {fmt}: {q}"
+
+
 def _types(v: Any, t: Type, old: Any, path: tuple[str, ...], out: list[tuple[str, str]]) -> None:
     if t.is_deduced:
         return
@@ -322,15 +333,13 @@ def _types(v: Any, t: Type, old: Any, path: tuple[str, ...], out: list[tuple[str
             fmt = validator_format(want, t.format)
             if fmt and format_valid(fmt, v) is False:
                 field = ".".join(path)
-                q = go_quote(v)
-                out.append((field, f"Invalid value: {q}: {field} in body must be of type {fmt}: {q}"))
+                out.append((field, format_message(field, fmt, v)))
         return  # the common case (no format) decided first
     fmt = validator_format(want, t.format) if t.format else ""
     problem = type_problem(want, fmt, v)
     if problem is not None:
         field = ".".join(path)
-        got, named = problem
-        out.append((field, f'Invalid value: "{got}": {field} in body must be of type {named}: "{got}"'))
+        out.append((field, type_message(field, *problem)))
     if (want == "integer" or want == "number") and type(v) in (int, float):
         # (a range is checked for one type only: int-or-string's numbers are not)
         checked = range_error(v, want, fmt, "Checked", ".".join(path))
