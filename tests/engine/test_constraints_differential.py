@@ -25,7 +25,6 @@ import copy
 import json
 import os
 import random
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +34,7 @@ import lab
 import pytest
 import yaml
 
+from engine.crdlab import causes, wait_refused
 from engine.scenarios import APPLY_CT, Api
 from kubectl_fieldown.fieldmanager import FieldManagerError, ResourceRules, simulate_apply, simulate_update
 from kubectl_fieldown.schema.crd import kinds_from_crd
@@ -169,19 +169,6 @@ def _body(namespace: str, name: str, spec: dict[str, Any]) -> dict[str, Any]:
             "spec": spec}
 
 
-def _wait_enforced(api: Api, path: str, namespace: str) -> None:
-    """The CRD handler picks up a schema change asynchronously: wait until it refuses a value
-    only the new schema forbids."""
-    deadline = time.monotonic() + 60
-    while True:
-        r = api.request("POST", path, _body(namespace, "probe", {"mode": "medium"}), query=[("dryRun", "All")])
-        if r.status == 422:
-            return
-        if time.monotonic() > deadline:
-            raise AssertionError(f"the Check constraints are not enforced after 60 s: {r.status} {r.body}")
-        time.sleep(0.2)
-
-
 @pytest.fixture(scope="module")
 def check_lab(cluster: lab.Cluster) -> Iterator[Lab]:
     cluster.apply_crd(loose_crd())
@@ -199,13 +186,9 @@ def check_lab(cluster: lab.Cluster) -> Iterator[Lab]:
         assert r.status == 201, r.body
         lab_.stored[name] = r.body
     cluster.apply_crd(tight_crd())
-    _wait_enforced(api, lab_.path(), ns)
+    # the constraints are picked up asynchronously: until a value only they forbid is refused
+    wait_refused(api, lab_.path(), _body(ns, "probe", {"mode": "medium"}))
     yield lab_
-
-
-def causes(body: Any) -> set[tuple[str, str]]:
-    details = (body or {}).get("details") or {} if isinstance(body, dict) else {}
-    return {(c.get("field", ""), c.get("message", "")) for c in details.get("causes") or []}
 
 
 def predicted(op: str, live: dict[str, Any] | None, body: dict[str, Any]) -> tuple[int, Any]:
