@@ -22,6 +22,7 @@ import unicodedata
 from collections.abc import Callable
 
 from ..base.qualifiednames import go_lower
+from ..base.value import valid_text
 
 __all__ = ["UNCHECKED", "format_valid"]
 
@@ -31,9 +32,10 @@ UNCHECKED = frozenset({"email"})
 
 def format_valid(fmt: str, s: str) -> bool | None:
     """Does the string ``s`` pass the kept format ``fmt`` (dashes ignored, as the registry
-    normalizes names)? None: a format this module does not check."""
+    normalizes names)? None: a format this module does not check. A lone surrogate (a ``"\\ud800"``
+    escape read by a library caller's JSON) is U+FFFD, as Go's decoder reads it, before any byte of it."""
     check = _CHECKS.get(fmt.replace("-", ""))
-    return check(s) if check is not None else None
+    return check(valid_text(s)) if check is not None else None
 
 
 def _full(pattern: str, flags: int = 0) -> Callable[[str], bool]:

@@ -10,6 +10,11 @@ from kubectl_fieldown.typed.formats import format_valid
 
 #: (format as the schema writes it, string, the server accepts it)
 ROWS = [
+    # a lone surrogate, sent as the "\\ud800" escape: the server reads U+FFFD (a symbol, three bytes)
+    ("hostname", "\ud800x", True),
+    ("uri", "http://h/\ud800", True),
+    ("ipv4", "1.2.3.\ud800", False),
+    ("k8s-short-name", "a\ud800", False),
     ("hostname", "a" * 63 + ".com", True),
     ("hostname", "a" * 64 + ".com", False),
     ("hostname", ("a" * 63 + ".") * 4 + "com", False),
