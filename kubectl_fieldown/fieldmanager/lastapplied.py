@@ -57,10 +57,7 @@ def _apply_waiving_last_applied_conflicts(
     except ApplyConflict as e:
         if req.manager != KUBECTL:
             raise
-        allowed = _allowed_conflicts_from_last_applied(live, req.rules)
-        if allowed is None:
-            raise
-        remaining = [c for c in e.conflicts if not allowed.has(c.path)]
+        remaining = waived_conflicts(live, e.conflicts, req.rules)
         if remaining:
             raise ApplyConflict(remaining) from None
         return apply_skip_non_applied(live, cfg, managed, req.replace(force=True))

@@ -326,7 +326,7 @@ def _types(v: Any, t: Type, old: Any, path: tuple[str, ...], out: list[tuple[str
     if v is None:
         if want and not t.nullable:
             field = ".".join(path)
-            out.append((field, f'Invalid value: "null": {field} in body must be of type {want}: "null"'))
+            out.append((field, type_message(field, "null", want)))
         return
     if want == "string" and type(v) is str:
         if t.format:
