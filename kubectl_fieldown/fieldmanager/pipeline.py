@@ -128,10 +128,7 @@ def simulate_apply(
         elif rules.custom_resource:
             result = coerce_object_meta(result)
         result = defaulted(result, rules)
-        errs = object_meta_errors(result, dns_name=creating and rules.custom_resource) \
-            + crd_errors(result, None if creating else live_obj, rules, subresource)
-        if errs:
-            raise invalid(result, rules, errs)
+        validate_write(result, None if creating else live_obj, rules, subresource)
         result = stored(result, rules)
     out = encode(result, managed)
     if creating and isinstance(out.get("metadata"), dict):
@@ -183,15 +180,21 @@ def simulate_update(
         req = WriteRequest(manager or "unknown", rules, now, subresource)
         managed = structuredmerge.update(live_obj, new_obj, managed, req)
     new_obj = prepare_for_write(new_obj, live_obj, rules, subresource)
-    errs = object_meta_errors(new_obj, dns_name=creating and rules.custom_resource) \
-        + crd_errors(new_obj, None if creating else live_obj, rules, subresource)
-    if errs:
-        raise invalid(new_obj, rules, errs)
+    validate_write(new_obj, None if creating else live_obj, rules, subresource)
     if rules.custom_resource and rules.normalize is None:
         new_obj = stored(new_obj, rules)
     out = encode(new_obj, managed)
     changed = not values_equal(live_obj, new_obj)
     return WriteResult(out, managed.entries(), changed, compare(live_obj, new_obj, rules.root))
+
+
+def validate_write(obj: dict[str, Any], old: dict[str, Any] | None, rules: ResourceRules, subresource: str) -> None:
+    """The strategy's validation of a write of ``obj`` over ``old`` (None: a create): ObjectMeta's
+    (a created custom resource's name too), then the CRD validator's; raises :class:`Invalid`."""
+    errs = object_meta_errors(obj, dns_name=old is None and rules.custom_resource) \
+        + crd_errors(obj, old, rules, subresource)
+    if errs:
+        raise invalid(obj, rules, errs)
 
 
 def crd_errors(obj: dict[str, Any], old: dict[str, Any] | None, rules: ResourceRules,
