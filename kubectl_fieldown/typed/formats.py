@@ -227,7 +227,7 @@ def _dtoi(b: bytes) -> tuple[int, int, bool]:
         if n >= 0xFFFFFF:
             return 0xFFFFFF, i, False
         i += 1
-    return (n, i, i > 0) if i else (0, 0, False)
+    return n, i, i > 0
 
 
 def _xtoi(b: bytes) -> tuple[int, int, bool]:
@@ -245,7 +245,7 @@ def _xtoi(b: bytes) -> tuple[int, int, bool]:
         if n >= 0xFFFFFF:
             return 0, i, False
         i += 1
-    return (n, i, True) if i else (0, 0, False)
+    return n, i, i > 0
 
 
 def _sloppy_v4(b: bytes) -> bool:
