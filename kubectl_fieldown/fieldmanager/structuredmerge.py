@@ -172,7 +172,7 @@ def _prune(merged: Any, managed: Managed, last: Owned, rules: ResourceRules, app
         return merged
     versions = {o.api_version for o in managed.fields.values()} | {last.api_version}
     one_schema = rules.converter is None and all(rules.root_at(v) is rules.root for v in versions)
-    if one_schema and last.fields.difference(applied).is_empty():
+    if one_schema and last.fields.issubset(applied):
         # Nothing the applier owned is dropped: N(last) ⊆ N(applied) ⊆ N(all owned), so SMD's
         # remove-and-add-back below would put every removed node back.
         return merged

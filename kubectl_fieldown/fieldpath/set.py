@@ -205,6 +205,20 @@ class FieldSet:
                 return True
         return False
 
+    def issubset(self, other: FieldSet) -> bool:
+        """Every path of ``self`` is in ``other``: ``(self - other).is_empty()``, without building
+        the difference (a node left empty inside ``self`` counts as a path of it, as there)."""
+        if self.is_empty() or other is self:
+            return True
+        if other.is_empty() or not self.members <= other.members:
+            return False
+        ochildren = other.children
+        for pe, c in self.children.items():
+            oc = ochildren.get(pe)
+            if oc is None or not c.issubset(oc):
+                return False
+        return True
+
     def difference(self, other: FieldSet) -> FieldSet:
         """Paths of ``self`` that are not in ``other`` (exact paths; nothing below is removed)."""
         if other.is_empty() or self.is_empty():

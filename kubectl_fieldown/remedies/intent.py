@@ -408,7 +408,7 @@ def _possible_configuration(e: ManagedFieldsEntry, fs: FieldSet, live: Mapping[s
     # known tool applying a few of the fields is a tuner's (another writer)
     if applier_for_manager(e.manager).kind is not ApplierKind.ssa:
         leaves = theirs.leaves()
-        if not leaves.is_empty() and any(leaves.difference(r.leaves()).is_empty() for r in own_records):
+        if not leaves.is_empty() and any(leaves.issubset(r.leaves()) for r in own_records):
             return theirs
     return None
 

@@ -352,6 +352,8 @@ def test_algebra_laws(la: list[Path], lb: list[Path], lc: list[Path]) -> None:
         assert got == FieldSet(want)
         assert encode(got) == encode(FieldSet(want))
     assert a.intersects(b) == bool(pa & pb) == b.intersects(a)
+    assert a.issubset(b) == (pa <= pb) == (a - b).is_empty()
+    assert (a & b).issubset(a) and a.issubset(a | b) and a.issubset(a) and FieldSet().issubset(a)
     # commutativity, associativity, idempotence, identities
     assert a | b == b | a and a & b == b & a
     assert (a | b) | c == a | (b | c) and (a & b) & c == a & (b & c)
@@ -394,3 +396,11 @@ def test_bool_and_int_elements_never_collide() -> None:
     assert decode(encode(s)) == s
     assert not fs((field("v"), set_value(True))).has((field("v"), set_value(1)))
     assert (fs((field("v"), set_value(True))) & fs((field("v"), set_value(1)))).is_empty()
+
+
+def test_issubset_counts_an_empty_node_as_difference_does() -> None:
+    # a node left empty (compare's builder, a hand-made set) is kept by difference, so it is no subset
+    hollow = FieldSet._node(set(), {A[0]: FieldSet()})
+    for other in (FieldSet(), fs(B), fs(AC)):
+        assert hollow.issubset(other) == (hollow - other).is_empty()
+    assert fs(AC).issubset(fs(AC, B)) and not fs(AC, B).issubset(fs(AC)) and fs().issubset(fs())
