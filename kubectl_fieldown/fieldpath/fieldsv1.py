@@ -197,12 +197,19 @@ def decode(data: Mapping[str, Any] | str | bytes | None, *, strict: bool = False
 # A FieldSet is a value that nothing changes once built, so one can be handed to every reader.
 class _Recent:
     """The sets decoded last, oldest out first (objects are read in turn, not revisited), bounded
-    in number and in the size of their FieldsV1 (a set takes some ten times its bytes)."""
+    in number and in the size of their FieldsV1 (a set takes some ten times its bytes).
 
-    __slots__ = ("max_bytes", "max_sets", "sets", "size")
+    A write the engine plays encodes every entry again, most of them holding a set decoded from
+    the object as it was: their encodings are kept too (as marshal's bytes, so that each reader gets
+    its own copy of the JSON, which it may change), by the set's FieldsV1 and the style."""
+
+    __slots__ = ("encodings", "key_of", "max_bytes", "max_sets", "sets", "size")
 
     def __init__(self, max_sets: int, max_bytes: int) -> None:
         self.sets: dict[bytes, FieldSet] = {}
+        self.key_of: dict[int, bytes] = {}
+        """id of a kept set -> its key (the set is kept alive with it, so the id is no other's)"""
+        self.encodings: dict[tuple[bytes, str], bytes] = {}
         self.size = 0
         self.max_sets = max_sets
         self.max_bytes = max_bytes
@@ -211,11 +218,26 @@ class _Recent:
         if len(key) > self.max_bytes // 8 or key in self.sets:
             return
         self.sets[key] = s
+        self.key_of[id(s)] = key
         self.size += len(key)
         while self.size > self.max_bytes or len(self.sets) > self.max_sets:
             oldest = next(iter(self.sets))
-            del self.sets[oldest]
+            gone = self.sets.pop(oldest)
+            del self.key_of[id(gone)]
+            for style in _STYLES:
+                if self.encodings.pop((oldest, style), None) is not None:
+                    self.size -= len(oldest)
             self.size -= len(oldest)
+
+    def key(self, s: FieldSet) -> bytes | None:
+        """The key of ``s`` when it is a set kept here (None: any other set)."""
+        k = self.key_of.get(id(s))
+        return k if k is not None and self.sets.get(k) is s else None
+
+    def remember_encoding(self, key: bytes, style: str, obj: dict[str, Any]) -> None:
+        if key in self.sets and (key, style) not in self.encodings:
+            self.encodings[key, style] = marshal.dumps(obj)
+            self.size += len(key)  # about the encoding's size: counted, and given back with the set
 
 
 _decoded = _Recent(max_sets=512, max_bytes=2 << 20)
@@ -370,6 +392,8 @@ UNSTRUCTURED = "unstructured"
 map, so Go's ``encoding/json`` writes the keys sorted as strings (``k:{..443..}`` before
 ``k:{..80..}``) and HTML-escapes them."""
 
+_STYLES = (CANONICAL, UNSTRUCTURED)
+
 
 def encode(s: FieldSet, style: str = CANONICAL) -> str:
     """Compact FieldsV1 text, byte for byte as the server writes it in the given style."""
@@ -425,12 +449,23 @@ def _encode_sorted(s: FieldSet, include_self: bool, out: list[str]) -> None:
 
 
 def to_json_object(s: FieldSet, style: str = CANONICAL) -> dict[str, Any]:
-    """FieldsV1 as parsed JSON; dict insertion order is the order :func:`encode` writes in that style."""
+    """FieldsV1 as parsed JSON; dict insertion order is the order :func:`encode` writes in that style.
+    Each call returns new dicts."""
+    key = _decoded.key(s)
+    if key is not None:
+        known = _decoded.encodings.get((key, style))
+        if known is not None:
+            obj: dict[str, Any] = marshal.loads(known)
+            return obj
     if style == CANONICAL:
-        return _to_obj(s, False)
-    if style == UNSTRUCTURED:
-        return _to_sorted_obj(s, False)
-    raise ValueError(f"unknown FieldsV1 style {style!r}")
+        obj = _to_obj(s, False)
+    elif style == UNSTRUCTURED:
+        obj = _to_sorted_obj(s, False)
+    else:
+        raise ValueError(f"unknown FieldsV1 style {style!r}")
+    if key is not None:
+        _decoded.remember_encoding(key, style, obj)
+    return obj
 
 
 def _to_obj(s: FieldSet, include_self: bool) -> dict[str, Any]:

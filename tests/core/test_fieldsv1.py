@@ -241,6 +241,22 @@ def test_to_json_object_order_equals_encode_order(name: str, s: FieldSet, text: 
     assert decode(obj) == s
 
 
+@pytest.mark.parametrize("style", [CANONICAL, UNSTRUCTURED])
+@pytest.mark.parametrize(("name", "s", "text"), WORKED, ids=[w[0] for w in WORKED])
+def test_a_decoded_sets_encoding_is_remembered_as_a_fresh_copy_each_time(name: str, s: FieldSet, text: str,
+                                                                         style: str) -> None:
+    # the set decode hands out for this FieldsV1 (kept: the same set again), its encoding kept with it
+    decoded = decode(json.loads(text))
+    assert decode(json.loads(text)) is decoded
+    first = to_json_object(decoded, style)
+    again = to_json_object(decoded, style)
+    assert _ordered(again) == _ordered(first) == _ordered(json.loads(encode(s, style)))
+    assert again is not first
+    # a reader that changes its copy changes nobody else's
+    again["f:changed"] = {}
+    assert _ordered(to_json_object(decoded, style)) == _ordered(first)
+
+
 # --- decoding rules -----------------------------------------------------------------------------
 
 DECODES = [
@@ -514,3 +530,19 @@ def test_decoded_sets_remembered_are_bounded() -> None:
         decode({f"f:{'y' * 60_000}{i}": {}})
     assert recent.size <= recent.max_bytes
     assert recent.size == sum(len(k) for k in recent.sets)
+
+
+def test_the_recent_sets_give_back_their_encodings_when_they_go() -> None:
+    from kubectl_fieldown.fieldpath.fieldsv1 import _Recent
+
+    recent = _Recent(max_sets=2, max_bytes=1 << 20)
+    sets = [FieldSet([F(f"x{i}")]) for i in range(3)]
+    for i, s in enumerate(sets[:2]):
+        recent.keep(b"k%d" % i, s)
+        recent.remember_encoding(b"k%d" % i, CANONICAL, to_json_object(s))
+    assert recent.key(sets[0]) == b"k0" and recent.key(sets[2]) is None
+    size = recent.size
+    recent.keep(b"k2", sets[2])  # the oldest goes, with its encoding
+    assert recent.key(sets[0]) is None and (b"k0", CANONICAL) not in recent.encodings
+    assert recent.size == size - 2 * len(b"k0") + len(b"k2")
+    assert set(recent.key_of.values()) == {b"k1", b"k2"}
