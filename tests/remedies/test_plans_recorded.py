@@ -182,3 +182,36 @@ def test_reset_plans(root: Type) -> None:
     assert (owner.manager, owner.operation) == ("owner", "Apply")
     assert owner.fields.has(parse_path(PORT + ".protocol")) and owner.fields.has(parse_path(".metadata.labels.app"))
     assert not plan_reset(written(one, obj), root, to_manager="owner").changed
+
+
+def test_entries_differ_is_the_comparison_of_their_sorted_texts() -> None:
+    # the model: entries with fields, as sorted (name, FieldsV1 text) tuples; times and order aside
+    import random
+
+    from kubectl_fieldown.fieldpath import encode_fields_v1
+    from kubectl_fieldown.remedies.plans import entries_differ
+
+    def model(entries: list[ManagedFieldsEntry]) -> list[tuple[str, ...]]:
+        return sorted((e.manager, e.operation, e.api_version, e.subresource, encode_fields_v1(e.fields))
+                      for e in entries if not e.fields.is_empty())
+
+    sets = [FieldSet(), FieldSet([path_from_fields("spec", "a")]), FieldSet([path_from_fields("spec", "a")]),
+            FieldSet([path_from_fields("spec", "b")]), FieldSet([parse_path(".spec.ports[port=80]")]),
+            FieldSet([parse_path(".spec.ports[port=80.0]")])]  # equal sets, spelled otherwise
+    rnd = random.Random(7)
+
+    def entry() -> ManagedFieldsEntry:
+        # few names, so that one name is often on both sides, or twice on one (a hand-made list)
+        return ManagedFieldsEntry(rnd.choice(["a", "b"]), rnd.choice(["Apply", "Update"]), "v1",
+                                  rnd.choice(sets), rnd.choice([None, "2026-01-01T00:00:00Z"]),
+                                  rnd.choice(["", "", "status"]))
+
+    seen = {True: 0, False: 0}
+    for _ in range(3000):
+        a = [entry() for _ in range(rnd.randrange(4))]
+        b = rnd.choice([[entry() for _ in range(rnd.randrange(4))], list(reversed(a)),
+                        [e.replace(fields=rnd.choice(sets)) if rnd.random() < 0.3 else e for e in a]])
+        want = model(a) != model(b)
+        assert entries_differ(a, b) == want, (a, b)
+        seen[want] += 1
+    assert min(seen.values()) > 300
