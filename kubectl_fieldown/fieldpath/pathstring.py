@@ -23,16 +23,41 @@ if TYPE_CHECKING:
 
 
 def element_string(pe: PathElement) -> str:
+    """One element as the server prints it. Elements whose values are strings, integers, booleans or
+    null are spelled by their value alone, so equal ones are spelled alike and the text is kept per
+    element (a conflict's paths share their elements); a float can equal an integer and be spelled
+    otherwise (``1e+21``), so it is spelled each time."""
     kind, payload = pe
     if kind == FIELD:
         return "." + str(payload)
+    s = _element_strings.get(pe) if _spelled_by_value(kind, payload) else None
+    if s is None:
+        s = _element_string(kind, payload)
+        if len(_element_strings) < 65536 and _spelled_by_value(kind, payload):
+            _element_strings[pe] = s
+    return s
+
+
+_element_strings: dict[PathElement, str] = {}
+_SPELLED_BY_VALUE = (str, int, bool)
+
+
+def _spelled_by_value(kind: int, payload: Any) -> bool:
+    if kind == KEY:
+        return all(len(v) == 1 or type(v[1]) in _SPELLED_BY_VALUE for _, v in payload)  # (null,)
+    if kind == VALUE:
+        return len(payload) == 1 or type(payload[1]) in _SPELLED_BY_VALUE
+    return kind == INDEX
+
+
+def _element_string(kind: int, payload: Any) -> str:
     if kind == KEY:
         return "[" + ",".join(f"{n}={go_value_string(key_value(v))}" for n, v in payload) + "]"
     if kind == VALUE:
         return "[=" + go_value_string(key_value(payload)) + "]"
     if kind == INDEX:
         return f"[{payload}]"
-    raise ValueError(f"invalid path element {pe!r}")
+    raise ValueError(f"invalid path element {(kind, payload)!r}")
 
 
 def path_string(path: Path) -> str:

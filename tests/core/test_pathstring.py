@@ -84,6 +84,20 @@ def test_stored_sets_render_floats_with_go_v() -> None:
     ]
 
 
+@pytest.mark.parametrize("first", ["int", "float"])
+def test_equal_elements_keep_their_own_spelling_whichever_is_printed_first(first: str) -> None:
+    # 1000000 and 1e+06 are one element (the server's equality) spelled two ways; the text an element
+    # is printed with once must not become the other's
+    as_int = [key({"port": 1000000}), set_value(1000000), key({"on": True}), set_value(None), index(3)]
+    as_float = [key({"port": 1e6}), set_value(1e6), key({"on": True}), set_value(None), index(3)]
+    assert as_int[0] == as_float[0] and as_int[1] == as_float[1]
+    want_int = ["[port=1000000]", "[=1000000]", "[on=true]", "[=null]", "[3]"]
+    want_float = ["[port=1e+06]", "[=1e+06]", "[on=true]", "[=null]", "[3]"]
+    for _ in range(2):  # the second time from what was kept
+        for pes, want in ((as_int, want_int), (as_float, want_float))[::1 if first == "int" else -1]:
+            assert [element_string(pe) for pe in pes] == want
+
+
 def _names_in(*sources: Any) -> Any:
     """Field names backed by objects and FieldSets."""
     owned = FieldSet()
