@@ -67,7 +67,9 @@ def remembered(store: dict[Any, Any] | None, inputs: tuple[Any, ...], compute: C
     With :data:`CHECK`, a remembered result is computed again and compared (``same``, else ``==``)."""
     if store is None:
         return compute(*args)
-    key = (*map(id, inputs), also)
+    n = len(inputs)  # (one or two inputs nearly always: built without a map)
+    key = (id(inputs[0]), also) if n == 1 else (id(inputs[0]), id(inputs[1]), also) if n == 2 else \
+        (*map(id, inputs), also)
     hit = store.get(key)
     if hit is not None:
         if CHECK:
