@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..fieldpath import FieldSet, path_from_fields
+from ..fieldpath import EMPTY, FieldSet, path_from_fields
 from ..schema.types import KindSchema, Type
 from .jsondata import copy_json
 
@@ -113,19 +113,19 @@ class ResourceRules:
         return bool(self.versions) and api_version != self.api_version and api_version not in self.versions
 
     def reset(self, subresource: str) -> FieldSet:
-        return self.reset_fields.get(subresource, FieldSet())
+        return self.reset_fields.get(subresource, EMPTY)  # (a shared empty set: sets are values)
 
     def ignored(self, subresource: str, version: str) -> FieldSet:
         """The fields left out when the write is compared at ``version`` (SMD ``IgnoreFilter``): a
         custom resource's main endpoint keys its reset fields by the request's version alone, its
         status endpoint by every version of the CRD."""
         if self.ignored_at_versions is not None:
-            return self.ignored_at_versions.get(version, FieldSet())
+            return self.ignored_at_versions.get(version, EMPTY)
         if version == self.api_version or not self.custom_resource or (subresource and version in self.versions):
             # a built-in kind's strategies list every version; a CRD's status endpoint too
             # (apiextensions getStatusResetFields), its main endpoint only the request's
             return self.reset(subresource)
-        return FieldSet()
+        return EMPTY
 
     def convert(self, obj: dict[str, Any], version: str) -> dict[str, Any]:
         """``obj`` as it reads at ``version`` (raises :class:`ConversionError`). Without a converter:
