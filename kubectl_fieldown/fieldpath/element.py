@@ -71,6 +71,22 @@ def element_value(pe: PathElement) -> Any:
     return key_value(pe[1])
 
 
+#: the value types whose text follows from the value alone: equal values of them are spelled alike
+_SPELLED_BY_VALUE = (str, int, bool)
+
+
+def keys_spelled_by_value(payload: Any) -> bool:
+    """A KEY element's values are strings, integers, booleans or nulls, so equal elements are spelled
+    alike and their text may be kept per element (a float can equal an integer and be spelled
+    otherwise: ``1e+21``, ``1e+06``)."""
+    return all(len(v) == 1 or type(v[1]) in _SPELLED_BY_VALUE for _, v in payload)  # (null,)
+
+
+def value_spelled_by_value(payload: Any) -> bool:
+    """:func:`keys_spelled_by_value` for a VALUE element's one value."""
+    return len(payload) == 1 or type(payload[1]) in _SPELLED_BY_VALUE
+
+
 def path_from_fields(*names: str) -> Path:
     """``path_from_fields("spec", "replicas")`` is ``.spec.replicas``."""
     return tuple((FIELD, n) for n in names)

@@ -25,7 +25,7 @@ from ..base.value import (
     nesting_depth,
     valid_text,
 )
-from .element import FIELD, INDEX, KEY, VALUE, PathElement
+from .element import FIELD, INDEX, KEY, VALUE, PathElement, keys_spelled_by_value
 from .set import FieldSet
 
 TYPE_CHECKING = False  # typing's flag without importing typing (start-up, see base/record.py)
@@ -340,9 +340,8 @@ def element_key(pe: PathElement) -> str:
     if kind == FIELD:
         return "f:" + str(payload)
     if kind == KEY:
-        # keys of strings, integers, booleans and nulls: equal elements are spelled alike, so cached
-        # by the element (a float can equal an int and be spelled otherwise: 1e+21)
-        plain = all(len(v) == 1 or type(v[1]) in _SPELLED_BY_VALUE for _, v in payload)  # (null,)
+        # equal elements spelled alike: cached by the element
+        plain = keys_spelled_by_value(payload)
         if plain:
             s = _raw_key_cache.get(pe)
             if s is not None:
@@ -369,7 +368,6 @@ def _inner(vk: tuple[Any, ...]) -> str:
 
 _encoded_key_cache: dict[Any, str] = {}
 _raw_key_cache: dict[PathElement, str] = {}
-_SPELLED_BY_VALUE = (str, int, bool)
 
 
 def _outer(pe: PathElement) -> str:

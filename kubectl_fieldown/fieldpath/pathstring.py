@@ -15,7 +15,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from ..base.value import excerpt, go_value_string, key_value
-from .element import FIELD, INDEX, KEY, VALUE, Path, PathElement
+from .element import (
+    FIELD,
+    INDEX,
+    KEY,
+    VALUE,
+    Path,
+    PathElement,
+    keys_spelled_by_value,
+    value_spelled_by_value,
+)
 
 TYPE_CHECKING = False  # typing's flag without importing typing (start-up, see base/record.py)
 if TYPE_CHECKING:
@@ -30,24 +39,17 @@ def element_string(pe: PathElement) -> str:
     kind, payload = pe
     if kind == FIELD:
         return "." + str(payload)
-    s = _element_strings.get(pe) if _spelled_by_value(kind, payload) else None
+    kept = keys_spelled_by_value(payload) if kind == KEY else value_spelled_by_value(payload) if kind == VALUE \
+        else kind == INDEX
+    s = _element_strings.get(pe) if kept else None
     if s is None:
         s = _element_string(kind, payload)
-        if len(_element_strings) < 65536 and _spelled_by_value(kind, payload):
+        if kept and len(_element_strings) < 65536:
             _element_strings[pe] = s
     return s
 
 
 _element_strings: dict[PathElement, str] = {}
-_SPELLED_BY_VALUE = (str, int, bool)
-
-
-def _spelled_by_value(kind: int, payload: Any) -> bool:
-    if kind == KEY:
-        return all(len(v) == 1 or type(v[1]) in _SPELLED_BY_VALUE for _, v in payload)  # (null,)
-    if kind == VALUE:
-        return len(payload) == 1 or type(payload[1]) in _SPELLED_BY_VALUE
-    return kind == INDEX
 
 
 def _element_string(kind: int, payload: Any) -> str:

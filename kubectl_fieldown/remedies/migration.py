@@ -100,22 +100,18 @@ def entries_differ(a: Sequence[ManagedFieldsEntry], b: Sequence[ManagedFieldsEnt
     managedFields timestamps (it keeps the stored ones; observed on 1.36), so a plan that differs
     only there would be a no-op that can never converge."""
 
-    def named(entries: Sequence[ManagedFieldsEntry]) -> dict[tuple[str, ...], FieldSet]:
-        return {(e.manager, e.operation, e.api_version, e.subresource): e.fields
-                for e in entries if not e.fields.is_empty()}
+    def named(entries: Sequence[ManagedFieldsEntry]) -> list[tuple[tuple[str, ...], FieldSet]]:
+        return [((e.manager, e.operation, e.api_version, e.subresource), e.fields)
+                for e in entries if not e.fields.is_empty()]
 
-    def key(entries: Sequence[ManagedFieldsEntry]) -> list[tuple[str, ...]]:
-        return sorted((e.manager, e.operation, e.api_version, e.subresource, encode_fields_v1(e.fields))
-                      for e in entries if not e.fields.is_empty())
-
-    na, nb = named(a), named(b)
-    if len(na) == sum(1 for e in a if not e.fields.is_empty()) and \
-            len(nb) == sum(1 for e in b if not e.fields.is_empty()):
+    pa, pb = named(a), named(b)
+    na, nb = dict(pa), dict(pb)
+    if len(na) == len(pa) and len(nb) == len(pb):
         # one entry per name on each side (as the server keeps them): paired by name, and a set a
         # plan left as it was (the same set) is not encoded to be compared
         return na.keys() != nb.keys() or any(
             fs is not nb[name] and encode_fields_v1(fs) != encode_fields_v1(nb[name]) for name, fs in na.items())
-    return key(a) != key(b)
+    return sorted((*n, encode_fields_v1(fs)) for n, fs in pa) != sorted((*n, encode_fields_v1(fs)) for n, fs in pb)
 
 
 def _start(obj: Mapping[str, Any]) -> tuple[ObjectRef, str, list[ManagedFieldsEntry], str | None, bool]:
