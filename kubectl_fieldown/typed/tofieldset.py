@@ -65,6 +65,11 @@ def _walk_map(v: dict[str, Any], m: MapType) -> FieldSet | None:
     elem = m.element
     for k, x in v.items():
         pe: PathElement = (FIELD, k)
+        tx = type(x)
+        if tx is not dict and tx is not list:
+            # a scalar or null (most keys): _below's leaf, and a member whether declared or not
+            members.add(pe)
+            continue
         f = fields.get(k)
         if f is None:
             # undeclared keys (labels, deduced maps) are owned themselves, and below by their element
