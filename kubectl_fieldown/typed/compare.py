@@ -125,7 +125,10 @@ class _Walker:
             rm = rm or {}
             inner: _Frame = (frame, pe) if pe is not None else None
             for k, lv in lm.items():
-                self.node(inner, (FIELD, k), lv, rm.get(k, _ABSENT), key_type(m, k))
+                rv = rm.get(k, _ABSENT)
+                if lv is rv or same_scalar(lv, rv):
+                    continue  # node's own first answer (one value, or one scalar), without the call
+                self.node(inner, (FIELD, k), lv, rv, key_type(m, k))
             for k, rv in rm.items():
                 if k not in lm:
                     self.node(inner, (FIELD, k), _ABSENT, rv, key_type(m, k))
