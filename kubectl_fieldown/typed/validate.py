@@ -121,7 +121,14 @@ def _typed(v: Any, t: Type, path: Path, out: list[str], undeclared: bool = False
             if undeclared and m.element is None and k not in m.fields:
                 out.append(f"{path_string((*path, (FIELD, k)))}: field not declared in schema" if words else "")
                 return
-            _typed(v[k], key_type(m, k), (*path, (FIELD, k)) if words else path, out, undeclared, words)
+            x = v[k]
+            kt = key_type(m, k)
+            tx = type(x)
+            if tx in _FITS:
+                kind = kt.scalar
+                if kind is not None and (kind == _FITS[tx] or kind not in _CHECKED):
+                    continue  # the call's own first answer (a fitting scalar: most keys), without the call
+            _typed(x, kt, (*path, (FIELD, k)) if words else path, out, undeclared, words)
             if out and not words:
                 return
     elif s == SCALAR:
