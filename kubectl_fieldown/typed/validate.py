@@ -446,6 +446,9 @@ def _duplicates(v: Any, t: Type, path: tuple[str, ...], out: list[tuple[str, str
             return
         old_map = old if type(old) is dict else {}
         for k, x in v.items():
+            tx = type(x)
+            if tx is not dict and tx is not list:
+                continue  # a scalar or null holds no list (the call would find nothing)
             f = m.fields.get(k)
             ct = f.type if f is not None else m.element
             if ct is not None:
@@ -497,6 +500,8 @@ def prune_non_nullable_nulls(v: Any, t: Type, keep: tuple[str, ...] = ()) -> Any
                     out[k] = x
                 else:
                     same = False
+            elif type(x) is not dict and type(x) is not list:
+                out[k] = x  # a scalar: nothing below it to prune (the call's answer, without it)
             else:
                 px = out[k] = prune_non_nullable_nulls(x, ct)
                 same = same and px is x
