@@ -11,7 +11,7 @@ import json
 import marshal
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 
 from ..base.value import (
     MAX_DEPTH,
@@ -203,13 +203,15 @@ class _Recent:
     the object as it was: their encodings are kept too (as marshal's bytes, so that each reader gets
     its own copy of the JSON, which it may change), by the set's FieldsV1 and the style."""
 
-    __slots__ = ("encodings", "key_of", "max_bytes", "max_sets", "sets", "size")
+    __slots__ = ("answers", "encodings", "key_of", "max_bytes", "max_sets", "sets", "size")
 
     def __init__(self, max_sets: int, max_bytes: int) -> None:
         self.sets: dict[bytes, FieldSet] = {}
         self.key_of: dict[int, bytes] = {}
         """id of a kept set -> its key (the set is kept alive with it, so the id is no other's)"""
         self.encodings: dict[tuple[bytes, str], bytes] = {}
+        self.answers: dict[bytes, dict[Hashable, Any]] = {}
+        """what other modules worked out from a kept set alone (:func:`kept_answer`), by its key"""
         self.size = 0
         self.max_sets = max_sets
         self.max_bytes = max_bytes
@@ -227,6 +229,7 @@ class _Recent:
             for style in _STYLES:
                 if self.encodings.pop((oldest, style), None) is not None:
                     self.size -= len(oldest)
+            self.answers.pop(oldest, None)
             self.size -= len(oldest)
 
     def key(self, s: FieldSet) -> bytes | None:
@@ -241,6 +244,24 @@ class _Recent:
 
 
 _decoded = _Recent(max_sets=512, max_bytes=2 << 20)
+
+
+def kept_answer(s: FieldSet, question: Hashable) -> Any:
+    """What :func:`keep_answer` kept for ``s`` and ``question`` (None: nothing). Only a set the
+    decoder keeps (one set per FieldsV1 text, for the next object with the same entry) has any."""
+    key = _decoded.key(s)
+    if key is None:
+        return None
+    answers = _decoded.answers.get(key)
+    return answers.get(question) if answers is not None else None
+
+
+def keep_answer(s: FieldSet, question: Hashable, answer: Any) -> None:
+    """Keep ``answer`` (not None) to ``question`` about ``s``, a function of the set alone (and of
+    values the question names), while the decoder keeps the set; it goes with the set."""
+    key = _decoded.key(s)
+    if key is not None:
+        _decoded.answers.setdefault(key, {})[question] = answer
 
 
 def _decoded_key(data: Mapping[str, Any], strict: bool) -> bytes | None:

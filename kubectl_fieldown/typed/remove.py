@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..base.identitymemo import CHECK
 from ..fieldpath.element import FIELD, KEY, Path, PathElement
+from ..fieldpath.fieldsv1 import keep_answer, kept_answer
 from ..fieldpath.set import FieldSet
 from ..schema.types import DEDUCED, Type
 from .items import LIST, MAP, ItemError, item_element, key_type, side
@@ -102,10 +104,22 @@ def reconcile_with_schema(s: FieldSet, live: Any, t: Type) -> FieldSet | None:
     the server then treats the whole node as owned (SMD ``ReconcileFieldSetWithSchema``).
     Deduced maps are skipped.
     """
+    question = ("reconcile_with_schema", id(t))
+    hit = kept_answer(s, question)
+    if hit is not None and hit[0] is t and not CHECK:
+        kept: FieldSet | None = hit[1]
+        return kept
     changed = False
+    read_value = False
 
     # The live value is only needed under types with both a map and a list side (untyped ones), so
     # it is looked up lazily: ``ref`` is the value itself or ``(_LAZY, parent_ref, element)``.
+    def atomic_at(ct: Type, ref: Any) -> bool:
+        nonlocal read_value
+        if ct.map is not None and ct.list is not None:
+            read_value = True
+        return _atomic_at(ct, ref)
+
     def walk(node: FieldSet, ref: Any, nt: Type) -> FieldSet:
         # a node with nothing to collapse below it is returned itself (most entries, most of the time)
         nonlocal changed
@@ -128,7 +142,7 @@ def reconcile_with_schema(s: FieldSet, live: Any, t: Type) -> FieldSet | None:
             if ct is None or ct is DEDUCED:
                 continue
             child_ref = (_LAZY, ref, pe)
-            if _atomic_at(ct, child_ref):
+            if atomic_at(ct, child_ref):
                 changed = True
                 if members is None:
                     members, children = set(node.members), dict(node.children)
@@ -143,7 +157,17 @@ def reconcile_with_schema(s: FieldSet, live: Any, t: Type) -> FieldSet | None:
         return node if members is None else FieldSet._node(members, children)
 
     out = walk(s, live, t)
-    return out if changed else None
+    result = out if changed else None
+    if CHECK and hit is not None and hit[0] is t:
+        assert result == hit[1], "a field set or a schema type changed in place"
+        kept = hit[1]
+        return kept
+    if not read_value:
+        # the answer depends on the set and the schema alone: the next object's entry with the same
+        # FieldsV1 (one decoded set per text) is answered from here. The type is kept with the
+        # answer, so that its id is no other type's meanwhile; sets are values nobody changes
+        keep_answer(s, question, (t, result))
+    return result
 
 
 _LAZY: Any = object()

@@ -546,3 +546,27 @@ def test_the_recent_sets_give_back_their_encodings_when_they_go() -> None:
     assert recent.key(sets[0]) is None and (b"k0", CANONICAL) not in recent.encodings
     assert recent.size == size - 2 * len(b"k0") + len(b"k2")
     assert set(recent.key_of.values()) == {b"k1", b"k2"}
+
+
+def test_answers_about_a_decoded_set_are_kept_with_it_and_go_with_it() -> None:
+    from kubectl_fieldown.fieldpath import fieldsv1
+    from kubectl_fieldown.fieldpath.fieldsv1 import keep_answer, kept_answer
+
+    data = {"f:kept-answer-test": {"f:a": {}}}
+    s = decode(data)
+    keep_answer(s, ("question", 1), "answer")
+    # the next decode of the same text is the same set, with the answer
+    assert decode(data) is s and kept_answer(s, ("question", 1)) == "answer"
+    assert kept_answer(s, ("question", 2)) is None
+    # a set the decoder does not keep (built, or equal but not the kept one) has none, and keeps none
+    built = FieldSet([F("kept-answer-test", "a")])
+    assert built == s and kept_answer(built, ("question", 1)) is None
+    keep_answer(built, ("question", 1), "other")
+    assert kept_answer(built, ("question", 1)) is None and kept_answer(s, ("question", 1)) == "answer"
+    # pushed out by newer sets: the answer goes with it, and the text decodes to a new set
+    for i in range(fieldsv1._decoded.max_sets):
+        decode({f"f:kept-answer-filler{i}": {}})
+    key = fieldsv1._decoded_key(data, False)
+    assert key not in fieldsv1._decoded.answers
+    again = decode(data)
+    assert again is not s and kept_answer(again, ("question", 1)) is None

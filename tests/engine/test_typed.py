@@ -6,8 +6,9 @@ from typing import Any
 
 import pytest
 
-from kubectl_fieldown.fieldpath import FieldSet, parse_path, path_string
-from kubectl_fieldown.schema.types import DEDUCED, UNTYPED, Type
+from kubectl_fieldown.base.identitymemo import CHECK
+from kubectl_fieldown.fieldpath import FieldSet, decode_fields_v1, encode_fields_v1, parse_path, path_string
+from kubectl_fieldown.schema.types import DEDUCED, UNTYPED, ListType, MapType, Type
 from kubectl_fieldown.typed.compare import compare
 from kubectl_fieldown.typed.items import ItemError, item_element
 from kubectl_fieldown.typed.merge import _merge, merge
@@ -213,6 +214,43 @@ def test_reconcile_keeps_what_it_does_not_collapse() -> None:
     assert paths(s)[-2:] == [".spec.selector.matchLabels.a", ".spec.selector.matchLabels.b"]
     unchanged = fs(".metadata.labels.a", '.spec.containers[name="c"].image')
     assert reconcile_with_schema(unchanged, {}, WIDGET) is None
+
+
+def test_reconcile_answers_again_from_the_set_and_schema_only_where_no_value_decided() -> None:
+    def decoded(*texts: str) -> FieldSet:
+        # what an entry holds: the decoder hands out one set per FieldsV1 text
+        return decode_fields_v1(encode_fields_v1(fs(*texts)))
+
+    # an untyped node whose map side is atomic and whose list side is not: the live value decides
+    dual = Type(name="dual", scalar="untyped")
+    dual.map = MapType(fields={}, element=STRING, atomic=True)
+    dual.list = ListType(item=STRING, relationship="associative")
+    t = struct({"spec": struct({"x": dual, "color": STRING})})
+    s = decoded(".spec.x.a", ".spec.color")
+    as_map = reconcile_with_schema(s, {"spec": {"x": {"a": "1"}}}, t)
+    assert as_map is not None and paths(as_map) == [".spec.color", ".spec.x"]
+    # the same set and type, another value: answered by a walk again, not by the first answer
+    assert reconcile_with_schema(s, {"spec": {"x": ["a"]}}, t) is None
+    assert reconcile_with_schema(s, {"spec": {"x": {"a": "1"}}}, t) is not None
+    # without an untyped node the value plays no part: the next entry with the same FieldsV1 is
+    # answered with the first answer itself, which is what a walk of a set built afresh answers
+    texts = (".spec.selector.matchLabels.a", ".spec.color")
+    first = reconcile_with_schema(decoded(*texts), {}, WIDGET)
+    assert first is not None and reconcile_with_schema(decoded(*texts), {"anything": 1}, WIDGET) is first
+    fresh = reconcile_with_schema(fs(*texts), {}, WIDGET)
+    assert fresh is not None and fresh is not first and paths(fresh) == paths(first)
+    assert paths(first) == [".spec.color", ".spec.selector"]
+    # under another schema the set is another question
+    assert reconcile_with_schema(decoded(*texts), {}, t) is None
+    # the suite's developers' check (FIELDOWN_CHECK_MEMO, tests/conftest.py) walks again and catches
+    # a set changed in place after its answer was kept
+    # (a text of this test's own: the changed set stays the decoder's for that text)
+    assert CHECK
+    changed = decoded(".spec.selector.matchLabels.changed-in-place-by-test-typed", ".spec.color")
+    assert reconcile_with_schema(changed, {}, WIDGET) is not None
+    changed.insert(parse_path(".spec.labels.x"))
+    with pytest.raises(AssertionError, match="changed in place"):
+        reconcile_with_schema(changed, {}, WIDGET)
 
 
 # --- validation ----------------------------------------------------------------------------------
