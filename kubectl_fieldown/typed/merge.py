@@ -69,7 +69,16 @@ def _merge_map(lhs: Any, rhs: Any, m: MapType) -> Any:
                 # test_an_unchanged_scalar_merges_to_the_live_one), without its walk
                 out[k] = lv
                 continue
-            v = out[k] = _merge(lv, rv, key_type(m, k))
+            kt = key_type(m, k)
+            trv = type(rv)
+            # a dict (list) on both sides under a type with a map (list) side: _merge's own choice,
+            # without the call
+            if trv is dict and type(lv) is dict and kt.map is not None:
+                v = out[k] = _merge_map(lv, rv, kt.map)
+            elif trv is list and type(lv) is list and kt.list is not None:
+                v = out[k] = _merge_list(lv, rv, kt.list)
+            else:
+                v = out[k] = _merge(lv, rv, kt)
             same = same and v is lv
         else:
             out[k] = lv
