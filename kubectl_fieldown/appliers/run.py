@@ -154,7 +154,7 @@ class _Session:
                warning: bool = False) -> bool:
         created = self.obj is None
         try:
-            res = simulate_update(self.obj, new, manager, self.rules, now=self.now)
+            res = simulate_update(self.obj, new, manager, self.rules, now=self.now, compared=False)
         except FieldManagerError as e:
             self._record(Request(verb, manager, purpose, body, status=e.status, message=e.message), warning=warning)
             return False

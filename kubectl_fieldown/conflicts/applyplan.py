@@ -253,7 +253,7 @@ def _kubectl_flow(
     new = dict(obj)
     new["metadata"] = {**(obj.get("metadata") or {}), "managedFields": [e.to_dict() for e in upgraded]}
     # kubectl sends this JSON patch without a fieldManager; it changes no field, so nobody gains any
-    obj = simulate_update(obj, new, KUBECTL, rules, now=now).object
+    obj = simulate_update(obj, new, KUBECTL, rules, now=now, compared=False).object
     plan.steps.append(f"csaupgrade of {', '.join(sorted(owners))} into {manager} (JSON patch of managedFields)")
     final = simulate_apply(obj, manifest, manager, rules, now=now, force=force)
     plan.steps.append(f"apply again by {manager}")

@@ -145,11 +145,13 @@ def simulate_update(
     *,
     now: str,
     subresource: str = "",
+    compared: bool = True,
 ) -> WriteResult:
     """A non-apply write (create, PUT, any PATCH) of the full new object ``new`` by ``manager``.
 
     ``live`` is None for a create. ``new`` may carry ``metadata.managedFields`` to rewrite ownership
-    (``[{}]`` resets it), exactly as a client can.
+    (``[{}]`` resets it), exactly as a client can. Without ``compared`` the result's ``comparison``
+    is None (a caller that reads only the object spares a walk of it).
     """
     creating = live is None
     # as in simulate_apply, the inputs are only read; encode makes the one copy of the result
@@ -185,7 +187,7 @@ def simulate_update(
         new_obj = stored(new_obj, rules)
     out = encode(new_obj, managed)
     changed = not values_equal(live_obj, new_obj)
-    return WriteResult(out, managed.entries(), changed, compare(live_obj, new_obj, rules.root))
+    return WriteResult(out, managed.entries(), changed, compare(live_obj, new_obj, rules.root) if compared else None)
 
 
 def validate_write(obj: dict[str, Any], old: dict[str, Any] | None, rules: ResourceRules, subresource: str) -> None:

@@ -170,7 +170,7 @@ def simulate_requests(
                 current = simulate_apply(current, body, req.field_manager, rules, now=now, force=req.force).object
             else:
                 new = apply_json_patch(current, req.ops)
-                current = simulate_update(current, new, req.field_manager, rules, now=now).object
+                current = simulate_update(current, new, req.field_manager, rules, now=now, compared=False).object
         except ApplyConflict as e:
             raise RequestFailed(409, e.message) from None
         except FieldManagerError as e:

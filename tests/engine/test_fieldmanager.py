@@ -87,6 +87,18 @@ def test_update_takes_fields_and_next_apply_conflicts_with_it() -> None:
     assert [c.identity.describe() for c in e.value.conflicts] == ['"helm" using example.com/v1']
 
 
+def test_an_update_without_its_comparison_writes_the_same() -> None:
+    live = apply(None, {"replicas": 1, "color": "red"}, "alice", now=T0)
+    new = json.loads(json.dumps(live))
+    new["spec"]["replicas"] = 5
+    del new["spec"]["color"]
+    full = simulate_update(live, new, "helm", RULES, now=T1)
+    bare = simulate_update(live, new, "helm", RULES, now=T1, compared=False)
+    assert bare.comparison is None and full.comparison is not None
+    assert [path_string(p) for p in full.comparison.removed] == [".spec.color"]
+    assert (bare.object, bare.entries, bare.changed) == (full.object, full.entries, full.changed)
+
+
 def test_reset_then_untracked_update_then_before_first_apply() -> None:
     live = apply(None, {"replicas": 1, "color": "a"}, "alice", now=T0)
     live["metadata"]["uid"] = "u1"
