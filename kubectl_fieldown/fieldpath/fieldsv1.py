@@ -11,6 +11,7 @@ import json
 import marshal
 import math
 import re
+from _thread import allocate_lock
 from collections.abc import Hashable, Mapping
 
 from ..base.value import (
@@ -201,9 +202,13 @@ class _Recent:
 
     A write the engine plays encodes every entry again, most of them holding a set decoded from
     the object as it was: their encodings are kept too (as marshal's bytes, so that each reader gets
-    its own copy of the JSON, which it may change), by the set's FieldsV1 and the style."""
+    its own copy of the JSON, which it may change), by the set's FieldsV1 and the style.
 
-    __slots__ = ("answers", "encodings", "key_of", "max_bytes", "max_sets", "sets", "size")
+    Readers look up without a lock (one dict read each); what adds or evicts takes :attr:`lock`, for
+    threads that simulate at once (a library's host, the replay tests' workers): two evictions of one
+    oldest set raced before it."""
+
+    __slots__ = ("answers", "encodings", "key_of", "lock", "max_bytes", "max_sets", "sets", "size")
 
     def __init__(self, max_sets: int, max_bytes: int) -> None:
         self.sets: dict[bytes, FieldSet] = {}
@@ -215,9 +220,16 @@ class _Recent:
         self.size = 0
         self.max_sets = max_sets
         self.max_bytes = max_bytes
+        self.lock = allocate_lock()
 
     def keep(self, key: bytes, s: FieldSet) -> None:
-        if len(key) > self.max_bytes // 8 or key in self.sets:
+        if len(key) > self.max_bytes // 8:
+            return
+        with self.lock:
+            self._keep(key, s)
+
+    def _keep(self, key: bytes, s: FieldSet) -> None:
+        if key in self.sets:
             return
         self.sets[key] = s
         self.key_of[id(s)] = key
@@ -238,9 +250,16 @@ class _Recent:
         return k if k is not None and self.sets.get(k) is s else None
 
     def remember_encoding(self, key: bytes, style: str, obj: dict[str, Any]) -> None:
-        if key in self.sets and (key, style) not in self.encodings:
-            self.encodings[key, style] = marshal.dumps(obj)
-            self.size += len(key)  # about the encoding's size: counted, and given back with the set
+        data = marshal.dumps(obj)
+        with self.lock:
+            if key in self.sets and (key, style) not in self.encodings:
+                self.encodings[key, style] = data
+                self.size += len(key)  # about the encoding's size: counted, and given back with the set
+
+    def keep_answer(self, key: bytes, question: Hashable, answer: Any) -> None:
+        with self.lock:
+            if key in self.sets:  # (still: a set evicted meanwhile takes no answer it would not give back)
+                self.answers.setdefault(key, {})[question] = answer
 
 
 _decoded = _Recent(max_sets=512, max_bytes=2 << 20)
@@ -261,7 +280,7 @@ def keep_answer(s: FieldSet, question: Hashable, answer: Any) -> None:
     values the question names), while the decoder keeps the set; it goes with the set."""
     key = _decoded.key(s)
     if key is not None:
-        _decoded.answers.setdefault(key, {})[question] = answer
+        _decoded.keep_answer(key, question, answer)
 
 
 def _decoded_key(data: Mapping[str, Any], strict: bool) -> bytes | None:

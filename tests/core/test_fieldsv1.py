@@ -570,3 +570,42 @@ def test_answers_about_a_decoded_set_are_kept_with_it_and_go_with_it() -> None:
     assert key not in fieldsv1._decoded.answers
     again = decode(data)
     assert again is not s and kept_answer(again, ("question", 1)) is None
+
+
+def test_the_recent_sets_stay_whole_when_threads_add_at_once() -> None:
+    import sys
+    import threading
+
+    from kubectl_fieldown.fieldpath.fieldsv1 import _Recent
+
+    recent = _Recent(max_sets=4, max_bytes=1 << 20)
+    sets = [FieldSet([F(f"t{i}")]) for i in range(2000)]
+    errors: list[BaseException] = []
+    start = threading.Barrier(8)
+
+    def add(offset: int) -> None:
+        start.wait()
+        try:
+            for i in range(offset, len(sets), 8):
+                recent.keep(b"k%d" % i, sets[i])
+                recent.remember_encoding(b"k%d" % i, CANONICAL, {"f:x": {}})
+        except BaseException as e:  # any error of a racing eviction is the failure
+            errors.append(e)
+
+    # switch threads as often as the interpreter can, so that evictions interleave
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=add, args=(n,)) for n in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(old)
+    assert errors == []
+    assert len(recent.sets) <= recent.max_sets
+    assert {recent.key_of[id(s)] for s in recent.sets.values()} == set(recent.sets)
+    assert len(recent.key_of) == len(recent.sets)
+    assert {k for k, _ in recent.encodings} <= set(recent.sets)
+    assert recent.size == sum(len(k) for k in recent.sets) + sum(len(k) for k, _ in recent.encodings)
