@@ -23,8 +23,9 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
+from ..base.record import Record
 from ..fieldmanager import (
     ApplyConflict,
     FieldConflict,
@@ -53,17 +54,31 @@ if TYPE_CHECKING:
     from ..appliers import Applier, Request
 
 
-@dataclass(frozen=True)
-class PlannedConflict:
-    manager: str
-    operation: str
-    api_version: str
-    subresource: str
-    path: Path
-    live_value: Any
-    applied_value: Any
-    describe: str
+class PlannedConflict(Record):
+    __slots__ = ("api_version", "applied_value", "describe", "live_value", "manager", "operation", "path",
+                 "subresource")
+    manager: Final[str]
+    operation: Final[str]
+    api_version: Final[str]
+    subresource: Final[str]
+    path: Final[Path]
+    live_value: Final[Any]
+    applied_value: Final[Any]
+    describe: Final[str]
     """The manager as the server prints it: ``"helm" using apps/v1``."""
+
+    # (a record, not a frozen dataclass: a prediction makes one per conflicting path, and a frozen
+    # dataclass sets each field through object.__setattr__)
+    def __init__(self, manager: str, operation: str, api_version: str, subresource: str, path: Path,
+                 live_value: Any, applied_value: Any, describe: str) -> None:
+        self.manager = manager
+        self.operation = operation
+        self.api_version = api_version
+        self.subresource = subresource
+        self.path = path
+        self.live_value = live_value
+        self.applied_value = applied_value
+        self.describe = describe
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,6 @@ prints the reports.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -215,7 +214,7 @@ def _redact_conflict(c: PlannedConflict) -> PlannedConflict:
     def hide(v: Any) -> Any:
         return None if v is None else REDACTED
 
-    return dataclasses.replace(c, live_value=hide(c.live_value), applied_value=hide(c.applied_value))
+    return c.replace(live_value=hide(c.live_value), applied_value=hide(c.applied_value))
 
 
 def report_from_plan(
