@@ -106,23 +106,18 @@ def reconcile_with_schema(s: FieldSet, live: Any, t: Type) -> FieldSet | None:
     """
     question = ("reconcile_with_schema", id(t))
     hit = kept_answer(s, question)
-    if hit is not None and hit[0] is t and not CHECK:
-        kept: FieldSet | None = hit[1]
+    known = hit is not None and hit[0] is t
+    kept: FieldSet | None = hit[1] if known else None
+    if known and not CHECK:
         return kept
     changed = False
-    read_value = False
+    read_value = False  # whether an untyped node made the answer depend on the live value
 
     # The live value is only needed under types with both a map and a list side (untyped ones), so
     # it is looked up lazily: ``ref`` is the value itself or ``(_LAZY, parent_ref, element)``.
-    def atomic_at(ct: Type, ref: Any) -> bool:
-        nonlocal read_value
-        if ct.map is not None and ct.list is not None:
-            read_value = True
-        return _atomic_at(ct, ref)
-
     def walk(node: FieldSet, ref: Any, nt: Type) -> FieldSet:
         # a node with nothing to collapse below it is returned itself (most entries, most of the time)
-        nonlocal changed
+        nonlocal changed, read_value
         if not node.children:
             return node
         members: set[PathElement] | None = None  # copies, made on the first change
@@ -142,7 +137,9 @@ def reconcile_with_schema(s: FieldSet, live: Any, t: Type) -> FieldSet | None:
             if ct is None or ct is DEDUCED:
                 continue
             child_ref = (_LAZY, ref, pe)
-            if atomic_at(ct, child_ref):
+            if ct.map is not None and ct.list is not None:
+                read_value = True  # (_atomic_at resolves the value for such a type)
+            if _atomic_at(ct, child_ref):
                 changed = True
                 if members is None:
                     members, children = set(node.members), dict(node.children)
@@ -158,9 +155,8 @@ def reconcile_with_schema(s: FieldSet, live: Any, t: Type) -> FieldSet | None:
 
     out = walk(s, live, t)
     result = out if changed else None
-    if CHECK and hit is not None and hit[0] is t:
-        assert result == hit[1], "a field set or a schema type changed in place"
-        kept = hit[1]
+    if known:  # (the developers' check: the kept answer, walked again)
+        assert result == kept, "a field set or a schema type changed in place"
         return kept
     if not read_value:
         # the answer depends on the set and the schema alone: the next object's entry with the same
