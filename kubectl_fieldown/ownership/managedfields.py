@@ -83,7 +83,7 @@ class ManagerIdentity(Record):
     """What makes two entries "the same manager" (apimachinery ``BuildManagerIdentifier``).
     Identities order by their fields, in this order."""
 
-    __slots__ = ("api_version", "manager", "operation", "subresource")
+    __slots__ = ("_hash", "api_version", "manager", "operation", "subresource")
     manager: Final[str]
     operation: Final[str]
     api_version: Final[str]  # "" for Apply: appliers keep one entry whatever the version
@@ -94,6 +94,16 @@ class ManagerIdentity(Record):
         self.operation = operation
         self.api_version = api_version
         self.subresource = subresource
+        # the key of every managed set's dictionary, looked up at each step of each write played:
+        # hashed once (the hash Record would compute, from the same fields in the same order)
+        self._hash = hash((manager, operation, api_version, subresource))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __reduce__(self) -> tuple[type[ManagerIdentity], tuple[str, str, str, str]]:
+        # (a pickle, to another process, carries the fields and not this process's string hash)
+        return (ManagerIdentity, (self.manager, self.operation, self.api_version, self.subresource))
 
     def _order(self) -> tuple[str, str, str, str]:
         return (self.manager, self.operation, self.api_version, self.subresource)

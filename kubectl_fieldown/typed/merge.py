@@ -59,35 +59,43 @@ def _merge_map(lhs: Any, rhs: Any, m: MapType) -> Any:
         return lm
     if not lm:
         lm = {}
-    out: dict[str, Any] = {}
-    same = lhs is lm  # the live map, unless a new one was made for a null or absent one
-    for k, lv in lm.items():
-        if k in rm:
-            rv = rm[k]
-            if same_scalar(lv, rv):
-                # _merge's answer for the same scalar on both sides (whatever the type: see
-                # test_an_unchanged_scalar_merges_to_the_live_one), without its walk
-                out[k] = lv
-                continue
+    # Only the configuration's keys can change anything: the live map's other keys are copied whole
+    # (in C) once some key changed, and a changed key keeps its place while a new one goes last, in
+    # the configuration's order — the order a key-by-key copy of the live map then of the new keys
+    # would give.
+    changed: dict[str, Any] | None = None
+    get = lm.get
+    for k, rv in rm.items():
+        lv = get(k, _ABSENT)
+        if lv is _ABSENT:
+            v = _merge(_ABSENT, rv, key_type(m, k))
+        elif same_scalar(lv, rv):
+            # _merge's answer for the same scalar on both sides (whatever the type: see
+            # test_an_unchanged_scalar_merges_to_the_live_one), without its walk
+            continue
+        else:
             kt = key_type(m, k)
             trv = type(rv)
             # a dict (list) on both sides under a type with a map (list) side: _merge's own choice,
             # without the call
             if trv is dict and type(lv) is dict and kt.map is not None:
-                v = out[k] = _merge_map(lv, rv, kt.map)
+                v = _merge_map(lv, rv, kt.map)
             elif trv is list and type(lv) is list and kt.list is not None:
-                v = out[k] = _merge_list(lv, rv, kt.list)
+                v = _merge_list(lv, rv, kt.list)
             else:
-                v = out[k] = _merge(lv, rv, kt)
-            same = same and v is lv
-        else:
-            out[k] = lv
-    for k, rv in rm.items():
-        if k not in lm:
-            out[k] = _merge(_ABSENT, rv, key_type(m, k))
-            same = False
-    # nothing changed: the live map itself, so that compare and equality need not walk it
-    return lhs if same else out
+                v = _merge(lv, rv, kt)
+            if v is lv:
+                continue
+        if changed is None:
+            changed = {}
+        changed[k] = v
+    if changed is None:
+        # nothing changed: the live map itself, so that compare and equality need not walk it (a
+        # null or absent live map always changes: every configuration key is new to it)
+        return lhs
+    out = dict(lm)
+    out.update(changed)
+    return out
 
 
 def _merge_list(lhs: Any, rhs: Any, lt: ListType) -> Any:

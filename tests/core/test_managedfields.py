@@ -329,3 +329,21 @@ def test_entries_are_read_once_within_a_block_and_afresh_outside() -> None:
     assert decode_entries(listed)[0].time == "2026-11-24T11:00:00Z"
     listed[0]["time"] = "2026-11-24T12:00:00Z"
     assert decode_entries(listed)[0].time == "2026-11-24T12:00:00Z"
+
+
+def test_an_identity_hashes_by_its_fields_and_survives_a_pickle() -> None:
+    import copy
+    import pickle
+
+    ident = ManagerIdentity("helm", UPDATE, "apps/v1", "scale")
+    same = ManagerIdentity("helm", UPDATE, "apps/v1", "scale")
+    assert ident == same and hash(ident) == hash(same)
+    # the hash a record of these fields has (the one it had before it was kept)
+    assert hash(ident) == hash(("helm", UPDATE, "apps/v1", "scale"))
+    assert ident.replace(subresource="") == ManagerIdentity("helm", UPDATE, "apps/v1")
+    assert hash(ident.replace(subresource="")) == hash(ManagerIdentity("helm", UPDATE, "apps/v1"))
+    for back in (pickle.loads(pickle.dumps(ident)), copy.copy(ident), copy.deepcopy(ident)):
+        assert back == ident and hash(back) == hash(ident)
+        assert {ident: 1}[back] == 1
+    # a pickle carries the fields alone: another process hashes them with its own string hash
+    assert b"_hash" not in pickle.dumps(ident)
