@@ -169,6 +169,22 @@ def test_merge(name: str, live: dict[str, Any], config: dict[str, Any], expected
     assert merge(live, config, WIDGET) == expected
 
 
+def test_merge_keeps_the_live_key_order_and_adds_new_keys_last() -> None:
+    # what the server writes back: the live map's keys in their order (a changed one in its place),
+    # then the configuration's new keys in the configuration's order
+    live = {"spec": {"z": "1", "color": "a", "m": {"x": 1}, "replicas": 1}}
+    config = {"spec": {"new2": "n", "replicas": 2, "color": "a", "new1": {"q": 1}}}
+    out = merge(live, config, WIDGET)
+    assert list(out["spec"]) == ["z", "color", "m", "replicas", "new2", "new1"]
+    assert out["spec"]["replicas"] == 2 and out["spec"]["m"] is live["spec"]["m"]
+    assert list(out) == ["spec"] and live == {"spec": {"z": "1", "color": "a", "m": {"x": 1}, "replicas": 1}}
+    # nothing changed: the live maps themselves
+    same = merge(live, {"spec": {"color": "a", "m": {"x": 1}}}, WIDGET)
+    assert same is live
+    # a live map that is null or absent: the configuration's keys, in its order
+    assert list(merge({"spec": None}, {"spec": {"b": 1, "a": 2}}, WIDGET)["spec"]) == ["b", "a"]
+
+
 # --- RemoveItems and named fields --------------------------------------------------------------
 
 
