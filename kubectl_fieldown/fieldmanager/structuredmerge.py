@@ -12,12 +12,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..base.identitymemo import CHECK
 from ..base.value import values_equal
 from ..fieldpath import FieldSet
 from ..ownership.managedfields import APPLY, STRIPPED_METADATA, UPDATE, ManagerIdentity
 from ..schema.types import Type
 from ..typed.compare import Comparison, compare
-from ..typed.merge import merge
+from ..typed.merge import merge_compared
 from ..typed.remove import ensure_named_fields_are_members, reconcile_with_schema, remove_items
 from ..typed.tofieldset import to_field_set
 from ..typed.validate import typed_errors, typed_message
@@ -123,15 +124,22 @@ def _smd_apply(
     t = rules.root
     ignored = rules.ignored(subresource, gv)
     _reconcile(managed, live, rules)
-    merged = merge(live, cfg, t)
+    merged, merge_comparison = merge_compared(live, cfg, t)
+    if CHECK:  # the developers' check (the test run): the merge's record is compare's own answer
+        walked = compare(live, merged, t)
+        assert (merge_comparison.added, merge_comparison.modified, merge_comparison.removed) == \
+            (walked.added, walked.modified, walked.removed), "merge_compared disagrees with compare"
+    compared: Comparison | None = merge_comparison
     last = managed.fields.get(ident)
     if last is not None:
         s = _record_applied(managed, ident, cfg, t, ignored, gv)
         try:
-            merged = _prune(merged, managed, last, rules, s, gv)
+            pruned = _prune(merged, managed, last, rules, s, gv)
         except _Failed as e:
             raise _Failed(f"failed to prune fields: {e}") from None
-    c = _update_managers(live, merged, managed, ident, force, rules, subresource)
+        if pruned is not merged:
+            merged, compared = pruned, None  # the merge's comparison is not the prune's
+    c = _update_managers(live, merged, managed, ident, force, rules, subresource, compared)
     if last is None:
         # with nothing to prune, no step before reads the applier's new set (the others' conflicts
         # and losses are the object's changes): it is built once the apply is known to go through
@@ -235,12 +243,14 @@ def _update_managers(
     force: bool,
     rules: ResourceRules,
     subresource: str,
+    compared: Comparison | None = None,
 ) -> Comparison:
     """SMD ``update``: every other manager's fields that the write changes conflict (or are taken,
     with force), and those it removes are let go — each compared at the manager's own version (the
-    objects converted to it; an entry of a version the converter does not know is dropped)."""
+    objects converted to it; an entry of a version the converter does not know is dropped).
+    ``compared``: ``compare(old, new)`` at the request's version, when it is known already."""
     gv = rules.api_version
-    c = compare(old, new, rules.root).exclude(rules.ignored(subresource, gv))
+    c = (compared if compared is not None else compare(old, new, rules.root)).exclude(rules.ignored(subresource, gv))
     by_version: dict[str, tuple[FieldSet, FieldSet]] = {gv: (c.modified.union(c.added), c.removed)}
 
     def at(version: str) -> tuple[FieldSet, FieldSet]:

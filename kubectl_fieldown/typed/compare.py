@@ -14,10 +14,9 @@ from ..base.record import Record
 from ..base.value import values_equal
 from ..fieldpath.element import FIELD, PathElement
 from ..fieldpath.set import FieldSet
-from ..schema.types import Type
+from ..schema.types import ListType, MapType, Type
+from .items import ABSENT as _ABSENT
 from .items import LIST, MAP, index_items, key_type, same_scalar, side
-
-_ABSENT: Any = object()
 
 
 class Comparison(Record, mutable=True):
@@ -46,9 +45,9 @@ class Comparison(Record, mutable=True):
 
 
 def compare(old: Any, new: Any, t: Type) -> Comparison:
-    w = _Walker()
+    w = Walker()
     w.node(None, None, old, new, t)
-    return Comparison(w.added, w.modified, w.removed)
+    return w.comparison()
 
 
 #: where a container sits: its parent's frame and its own element (None: the root); a frame costs
@@ -66,7 +65,7 @@ def _node_at(root: FieldSet, frame: _Frame) -> FieldSet:
     return c
 
 
-class _Walker:
+class Walker:
     """Each call gets the frame of the container holding the value and the value's own element
     ``pe`` (None: the root, which is never a member)."""
 
@@ -76,6 +75,9 @@ class _Walker:
         self.added = FieldSet()
         self.modified = FieldSet()
         self.removed = FieldSet()
+
+    def comparison(self) -> Comparison:
+        return Comparison(self.added, self.modified, self.removed)
 
     def node(self, frame: _Frame, pe: PathElement | None, lhs: Any, rhs: Any, t: Type) -> None:
         if lhs is rhs and lhs is not _ABSENT:
@@ -101,7 +103,7 @@ class _Walker:
             elif rhs is _ABSENT:
                 _node_at(self.removed, frame).members.add(pe)
 
-    def _leaf(self, frame: _Frame, pe: PathElement | None, lhs: Any, rhs: Any) -> bool:
+    def leaf(self, frame: _Frame, pe: PathElement | None, lhs: Any, rhs: Any) -> bool:
         if pe is None:
             return True  # the root as a leaf (a null object): the root path is never recorded
         if lhs is _ABSENT:
@@ -117,52 +119,60 @@ class _Walker:
         if s == MAP:
             m = t.map
             assert m is not None
-            lm = lhs if type(lhs) is dict else None
-            rm = rhs if type(rhs) is dict else None
-            if m.atomic or (not lm and not rm):
-                return self._leaf(frame, pe, lhs, rhs)
-            lm = lm or {}
-            rm = rm or {}
-            inner: _Frame = (frame, pe) if pe is not None else None
-            for k, lv in lm.items():
-                rv = rm.get(k, _ABSENT)
-                if lv is rv or same_scalar(lv, rv):
-                    continue  # node's own first answer (one value, or one scalar), without the call
-                self.node(inner, (FIELD, k), lv, rv, key_type(m, k))
-            for k, rv in rm.items():
-                if k not in lm:
-                    self.node(inner, (FIELD, k), _ABSENT, rv, key_type(m, k))
-            return False
+            return self.map_node(frame, pe, lhs, rhs, m)
         if s == LIST:
             lt = t.list
             assert lt is not None
-            ll = lhs if type(lhs) is list else None
-            rl = rhs if type(rhs) is list else None
-            if lt.relationship == "atomic" or (not ll and not rl):
-                return self._leaf(frame, pe, lhs, rhs)
-            ll = ll or []
-            rl = rl or []
-            lpes, lfirst, ldups = index_items(lt, ll)
-            rpes, rfirst, rdups = index_items(lt, rl)
-            it = lt.item
-            inner = (frame, pe) if pe is not None else None
-            for i, ipe in enumerate(rpes):
-                if ipe is None or rfirst[ipe] != i:
-                    continue
-                li = lfirst.get(ipe)
-                if ipe in ldups or ipe in rdups:
-                    self._duplicated(inner, ipe, ll, rl, lt)
-                    continue
-                self.node(inner, ipe, ll[li] if li is not None else _ABSENT, rl[i], it)
-            for i, ipe in enumerate(lpes):
-                if ipe is None or lfirst[ipe] != i or ipe in rfirst:
-                    continue
-                if ipe in ldups:
-                    self._duplicated(inner, ipe, ll, rl, lt)
-                    continue
-                self.node(inner, ipe, ll[i], _ABSENT, it)
-            return False
-        return self._leaf(frame, pe, lhs, rhs)
+            return self.list_node(frame, pe, lhs, rhs, lt)
+        return self.leaf(frame, pe, lhs, rhs)
+
+    def map_node(self, frame: _Frame, pe: PathElement | None, lhs: Any, rhs: Any, m: MapType) -> bool:
+        """The map side of a node (True: it was a leaf)."""
+        lm = lhs if type(lhs) is dict else None
+        rm = rhs if type(rhs) is dict else None
+        if m.atomic or (not lm and not rm):
+            return self.leaf(frame, pe, lhs, rhs)
+        lm = lm or {}
+        rm = rm or {}
+        inner: _Frame = (frame, pe) if pe is not None else None
+        for k, lv in lm.items():
+            rv = rm.get(k, _ABSENT)
+            if lv is rv or same_scalar(lv, rv):
+                continue  # node's own first answer (one value, or one scalar), without the call
+            self.node(inner, (FIELD, k), lv, rv, key_type(m, k))
+        for k, rv in rm.items():
+            if k not in lm:
+                self.node(inner, (FIELD, k), _ABSENT, rv, key_type(m, k))
+        return False
+
+    def list_node(self, frame: _Frame, pe: PathElement | None, lhs: Any, rhs: Any, lt: ListType) -> bool:
+        """The list side of a node (True: it was a leaf)."""
+        ll = lhs if type(lhs) is list else None
+        rl = rhs if type(rhs) is list else None
+        if lt.relationship == "atomic" or (not ll and not rl):
+            return self.leaf(frame, pe, lhs, rhs)
+        ll = ll or []
+        rl = rl or []
+        lpes, lfirst, ldups = index_items(lt, ll)
+        rpes, rfirst, rdups = index_items(lt, rl)
+        it = lt.item
+        inner = (frame, pe) if pe is not None else None
+        for i, ipe in enumerate(rpes):
+            if ipe is None or rfirst[ipe] != i:
+                continue
+            li = lfirst.get(ipe)
+            if ipe in ldups or ipe in rdups:
+                self._duplicated(inner, ipe, ll, rl, lt)
+                continue
+            self.node(inner, ipe, ll[li] if li is not None else _ABSENT, rl[i], it)
+        for i, ipe in enumerate(lpes):
+            if ipe is None or lfirst[ipe] != i or ipe in rfirst:
+                continue
+            if ipe in ldups:
+                self._duplicated(inner, ipe, ll, rl, lt)
+                continue
+            self.node(inner, ipe, ll[i], _ABSENT, it)
+        return False
 
     def _duplicated(self, frame: _Frame, pe: PathElement, ll: list[Any], rl: list[Any], lt: Any) -> None:
         """SMD's compare of an element that is duplicated on either side: duplicated on both sides,

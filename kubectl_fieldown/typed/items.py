@@ -18,6 +18,10 @@ LIST = 2
 SCALAR = 3
 NONE = 0
 
+#: a key or item one side does not have (one sentinel for merge and compare: merge hands compare the
+#: nodes it added)
+ABSENT: Any = object()
+
 
 class ItemError(ValueError):
     """A list item that cannot be identified (SMD ``listItemToPathElement`` errors)."""

@@ -9,15 +9,31 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..fieldpath.element import FIELD, PathElement
 from ..schema.types import ListType, MapType, Type
+from .compare import Comparison, Walker
+from .items import ABSENT as _ABSENT
 from .items import LIST, MAP, index_items, key_type, same_scalar, side
-
-_ABSENT: Any = object()
 
 
 def merge(live: Any, config: Any, t: Type) -> Any:
     """The merged value; ``live``/``config`` may be absent only below the root."""
     return _merge(live, config, t)
+
+
+def merge_compared(live: Any, config: Any, t: Type) -> tuple[Any, Comparison]:
+    """The merged value and ``compare(live, merged, t)``, found on the way: only where the
+    configuration has a key or an item can the merge change anything, and where it changes a map or
+    a list item by item it records what it changed there, as compare would (anywhere else, a
+    changed node is handed to compare's own walk). Compare would walk every key of every map on
+    the way to a change and index each list of items twice."""
+    w = Walker()
+    if type(live) is dict and type(config) is dict and t.map is not None:
+        out = _merge_map(live, config, t.map, w, None, None)
+    else:
+        out = _merge(live, config, t)
+        w.node(None, None, live, out, t)
+    return out, w.comparison()
 
 
 def _merge(lhs: Any, rhs: Any, t: Type) -> Any:
@@ -49,10 +65,15 @@ def _compatible(v: Any, s: int) -> bool:
     return True
 
 
-def _merge_map(lhs: Any, rhs: Any, m: MapType) -> Any:
+def _merge_map(lhs: Any, rhs: Any, m: MapType, w: Walker | None = None, frame: Any = None,
+               here: PathElement | None = None) -> Any:
+    """With ``w``: ``lhs`` and ``rhs`` are both maps, the node ``here`` (None: the root) in compare's
+    ``frame``, and the changes at and below it are recorded in ``w``."""
     lm = lhs if type(lhs) is dict else None
     rm = rhs if type(rhs) is dict else None
     if m.atomic or (not lm and not rm):
+        if w is not None and lhs is not rhs:
+            w.leaf(frame, here, lhs, rhs)
         return rhs
     if not rm:
         # config null or {} on a non-empty granular map keeps the live content (the live map itself)
@@ -65,16 +86,19 @@ def _merge_map(lhs: Any, rhs: Any, m: MapType) -> Any:
     # would give.
     changed: dict[str, Any] | None = None
     get = lm.get
+    inner = (frame, here) if here is not None else None  # compare's frame of this map's keys
     for k, rv in rm.items():
         lv = get(k, _ABSENT)
-        if lv is _ABSENT:
-            v = _merge(_ABSENT, rv, key_type(m, k))
-        elif same_scalar(lv, rv):
+        if lv is not _ABSENT and same_scalar(lv, rv):
             # _merge's answer for the same scalar on both sides (whatever the type: see
             # test_an_unchanged_scalar_merges_to_the_live_one), without its walk
             continue
+        kt = key_type(m, k)
+        if w is not None:
+            v = _merge_item(lv, rv, kt, w, inner, (FIELD, k))
+        elif lv is _ABSENT:
+            v = _merge(_ABSENT, rv, kt)
         else:
-            kt = key_type(m, k)
             trv = type(rv)
             # a dict (list) on both sides under a type with a map (list) side: _merge's own choice,
             # without the call
@@ -84,8 +108,8 @@ def _merge_map(lhs: Any, rhs: Any, m: MapType) -> Any:
                 v = _merge_list(lv, rv, kt.list)
             else:
                 v = _merge(lv, rv, kt)
-            if v is lv:
-                continue
+        if v is lv:
+            continue
         if changed is None:
             changed = {}
         changed[k] = v
@@ -98,10 +122,28 @@ def _merge_map(lhs: Any, rhs: Any, m: MapType) -> Any:
     return out
 
 
-def _merge_list(lhs: Any, rhs: Any, lt: ListType) -> Any:
+def _merge_item(lv: Any, rv: Any, t: Type, w: Walker, frame: Any, here: PathElement) -> Any:
+    """One key's or item's merge, its changes recorded in ``w``: a map or list on both sides is
+    merged and recorded where it changes; any other node that changes is handed to compare."""
+    trv = type(rv)
+    if trv is dict and type(lv) is dict and t.map is not None:
+        return _merge_map(lv, rv, t.map, w, frame, here)
+    if trv is list and type(lv) is list and t.list is not None:
+        return _merge_list(lv, rv, t.list, w, frame, here)
+    v = _merge(lv, rv, t)
+    if v is not lv:
+        w.node(frame, here, lv, v, t)
+    return v
+
+
+def _merge_list(lhs: Any, rhs: Any, lt: ListType, w: Walker | None = None, frame: Any = None,
+                here: PathElement | None = None) -> Any:
+    """With ``w``: as :func:`_merge_map`."""
     ll = lhs if type(lhs) is list else None
     rl = rhs if type(rhs) is list else None
     if lt.relationship == "atomic" or (not ll and not rl):
+        if w is not None and lhs is not rhs:
+            w.leaf(frame, here, lhs, rhs)
         return rhs
     if not rl:
         return ll  # as for maps: the live list itself
@@ -114,6 +156,9 @@ def _merge_list(lhs: Any, rhs: Any, lt: ListType) -> Any:
     lpes = [(pe, i) for i, pe in enumerate(lpes_all) if pe is not None]
     rorder = [pe for i, pe in enumerate(rpes_all) if pe is not None and rfirst[pe] == i]
     it = lt.item
+    # a duplicated live element collapses into one item: compare's walk of the whole list records that
+    wi = w if not ldups else None
+    inner = (frame, here) if here is not None else None
     shared = [pe for pe in rorder if pe in lfirst]
     si = 0
     next_shared = shared[si] if shared else None
@@ -130,7 +175,8 @@ def _merge_list(lhs: Any, rhs: Any, lt: ListType) -> Any:
             pe = lpes[li][0]
             if pe == rorder[ri]:
                 merged.add(pe)
-                out.append(_merge(observed(pe), rl[rfirst[pe]], it))
+                out.append(_merge(observed(pe), rl[rfirst[pe]], it) if wi is None else
+                           _merge_item(observed(pe), rl[rfirst[pe]], it, wi, inner, pe))
                 li += 1
                 ri += 1
                 si += 1
@@ -150,11 +196,15 @@ def _merge_list(lhs: Any, rhs: Any, lt: ListType) -> Any:
         if ri < rn:
             pe = rorder[ri]
             merged.add(pe)
-            out.append(_merge(observed(pe) if pe in lfirst else _ABSENT, rl[rfirst[pe]], it))
+            lv = observed(pe) if pe in lfirst else _ABSENT
+            rv = rl[rfirst[pe]]
+            out.append(_merge(lv, rv, it) if wi is None else _merge_item(lv, rv, it, wi, inner, pe))
             ri += 1
             if next_shared is not None and next_shared == pe:
                 si += 1
                 next_shared = shared[si] if si < len(shared) else None
     if lhs is ll and len(out) == len(ll) and all(a is b for a, b in zip(out, ll, strict=True)):
         return lhs  # nothing changed (as for maps)
+    if w is not None and wi is None:
+        w.list_node(frame, here, lhs, out, lt)
     return out
