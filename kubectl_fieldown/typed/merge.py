@@ -94,20 +94,17 @@ def _merge_map(lhs: Any, rhs: Any, m: MapType, w: Walker | None = None, frame: A
             # test_an_unchanged_scalar_merges_to_the_live_one), without its walk
             continue
         kt = key_type(m, k)
-        if w is not None:
-            v = _merge_item(lv, rv, kt, w, inner, (FIELD, k))
-        elif lv is _ABSENT:
-            v = _merge(_ABSENT, rv, kt)
+        trv = type(rv)
+        # a dict (list) on both sides under a type with a map (list) side: _merge's own choice,
+        # without the call (and :func:`_merge_item`'s, with ``w``)
+        if trv is dict and type(lv) is dict and kt.map is not None:
+            v = _merge_map(lv, rv, kt.map) if w is None else _merge_map(lv, rv, kt.map, w, inner, (FIELD, k))
+        elif trv is list and type(lv) is list and kt.list is not None:
+            v = _merge_list(lv, rv, kt.list) if w is None else _merge_list(lv, rv, kt.list, w, inner, (FIELD, k))
         else:
-            trv = type(rv)
-            # a dict (list) on both sides under a type with a map (list) side: _merge's own choice,
-            # without the call
-            if trv is dict and type(lv) is dict and kt.map is not None:
-                v = _merge_map(lv, rv, kt.map)
-            elif trv is list and type(lv) is list and kt.list is not None:
-                v = _merge_list(lv, rv, kt.list)
-            else:
-                v = _merge(lv, rv, kt)
+            v = _merge(lv, rv, kt)
+            if w is not None and v is not lv:
+                w.node(inner, (FIELD, k), lv, v, kt)
         if v is lv:
             continue
         if changed is None:
