@@ -15,6 +15,8 @@ from .compare import Comparison, Walker
 from .items import ABSENT as _ABSENT
 from .items import LIST, MAP, index_items, key_type, same_scalar, side
 
+_SCALARS = frozenset((str, int, float, bool))
+
 
 def merge(live: Any, config: Any, t: Type) -> Any:
     """The merged value; ``live``/``config`` may be absent only below the root."""
@@ -101,6 +103,15 @@ def _merge_map(lhs: Any, rhs: Any, m: MapType, w: Walker | None = None, frame: A
             v = _merge_map(lv, rv, kt.map) if w is None else _merge_map(lv, rv, kt.map, w, inner, (FIELD, k))
         elif trv is list and type(lv) is list and kt.list is not None:
             v = _merge_list(lv, rv, kt.list) if w is None else _merge_list(lv, rv, kt.list, w, inner, (FIELD, k))
+        elif trv in _SCALARS and kt.scalar is not None:
+            # a scalar under a type with a scalar side: _merge's answer is the configuration's value,
+            # and where the live value is a scalar too (or absent), compare's node is a leaf
+            v = rv
+            if w is not None:
+                if lv is _ABSENT or type(lv) in _SCALARS:
+                    w.leaf(inner, (FIELD, k), lv, rv)
+                else:
+                    w.node(inner, (FIELD, k), lv, rv, kt)
         else:
             v = _merge(lv, rv, kt)
             if w is not None and v is not lv:

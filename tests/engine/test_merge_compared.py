@@ -73,6 +73,11 @@ CASES = [
     ("a defaulted key of an item", {"spec": {"containers": [{"name": "a", "ports": [{"containerPort": 80}]}]}},
      {"spec": {"containers": [{"name": "a", "ports": [{"containerPort": 80, "protocol": "TCP", "hostPort": 1}]}]}}),
     ("equal numbers of two types", {"spec": {"replicas": 1}}, {"spec": {"replicas": 1.0}}),
+    # a scalar where a map or a list was, under a type with every side: compare removes what was below
+    ("a scalar where a map was", {"spec": {"config": {"a": {"b": 1}, "c": [1]}}},
+     {"spec": {"config": {"a": 1, "c": "x"}}}),
+    ("a scalar where null was", {"spec": {"config": {"a": None}, "maxSurge": None}},
+     {"spec": {"config": {"a": 1}, "maxSurge": "25%"}}),
     ("a new key holding containers", {}, {"spec": {"containers": [{"name": "a"}], "labels": {"b": "2"}}}),
     ("a null object", None, {"spec": {"replicas": 1}}),
 ]
