@@ -126,9 +126,7 @@ def _smd_apply(
     _reconcile(managed, live, rules)
     merged, merge_comparison = merge_compared(live, cfg, t)
     if CHECK:  # the developers' check (the test run): the merge's record is compare's own answer
-        walked = compare(live, merged, t)
-        assert (merge_comparison.added, merge_comparison.modified, merge_comparison.removed) == \
-            (walked.added, walked.modified, walked.removed), "merge_compared disagrees with compare"
+        assert merge_comparison == compare(live, merged, t), "merge_compared disagrees with compare"
     compared: Comparison | None = merge_comparison
     last = managed.fields.get(ident)
     if last is not None:
