@@ -24,7 +24,7 @@ ObjectKey = tuple[str, str, str, str]
 
 def object_key(obj: Mapping[str, Any], default_namespace: str = "") -> ObjectKey:
     md = obj.get("metadata")
-    md = md if isinstance(md, Mapping) else {}
+    md = md if type(md) is dict or isinstance(md, Mapping) else {}
     return (str(obj.get("apiVersion") or ""), str(obj.get("kind") or ""),
             str(md.get("namespace") or default_namespace), str(md.get("name") or ""))
 

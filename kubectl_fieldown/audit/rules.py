@@ -10,14 +10,13 @@ that one pass (:meth:`ObjectFacts.quiet`).
 
 from __future__ import annotations
 
-import fnmatch
 import functools
 import json
-import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..base.globs import matches_any
 from ..base.objects import is_secret
 from ..base.redact import scrub, secret_texts
 from ..base.value import too_deep as nested_too_deep
@@ -65,14 +64,8 @@ def _fast_loads() -> Callable[[str], Any]:
     return loads
 
 
-@functools.lru_cache(maxsize=32)
-def _glob_regex(globs: tuple[str, ...]) -> re.Pattern[str]:
-    # one compiled alternation per glob tuple: the rules match every Update manager of every object
-    return re.compile("|".join(f"(?:{fnmatch.translate(g)})" for g in globs) or "(?!)")
-
-
 def matches(name: str, globs: tuple[str, ...]) -> bool:
-    return _glob_regex(globs).match(name) is not None
+    return matches_any(name, globs)
 
 
 def field_paths(raw_fields_v1: Any) -> list[str]:

@@ -137,7 +137,7 @@ def secret_texts(*objs: Any) -> frozenset[str]:
     structural redaction."""
     out: set[str] = set()
     for obj in objs:
-        if not isinstance(obj, Mapping) or not is_secret_object(obj):
+        if (type(obj) is not dict and not isinstance(obj, Mapping)) or not is_secret_object(obj):
             continue
         values: list[Any] = []
         for section in SECRET_SECTIONS:

@@ -325,17 +325,21 @@ def values_equal(a: Any, b: Any) -> bool:
         return ta is tb and a == b
     if a is None or b is None:
         return a is None and b is None
+    # a list is tested first: isinstance against the Mapping ABC is slow, and lists are common here
+    if ta is list or (ta is not dict and isinstance(a, list)):
+        if not (tb is list or isinstance(b, list)) or len(a) != len(b):
+            return False
+        for x, y in zip(a, b, strict=True):
+            if not values_equal(x, y):
+                return False
+        return True
     if ta is dict or isinstance(a, Mapping):
-        if not (tb is dict or isinstance(b, Mapping)) or len(a) != len(b):
+        if not (tb is dict or (tb is not list and isinstance(b, Mapping))) or len(a) != len(b):
             return False
         for k, x in a.items():
             if k not in b or not values_equal(x, b[k]):
                 return False
         return True
-    if isinstance(a, list):
-        if not isinstance(b, list) or len(a) != len(b):
-            return False
-        return all(values_equal(x, y) for x, y in zip(a, b, strict=True))
     if ta is not tb:
         return False
     return bool(a == b)

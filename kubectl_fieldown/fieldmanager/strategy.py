@@ -197,7 +197,7 @@ def object_meta_errors(obj: Mapping[str, Any], *, dns_name: bool = False) -> lis
     is reported where the server reports it, at ``metadata.labels``/``metadata.annotations``, in
     the map's order (the server's is Go's random one)."""
     md = obj.get("metadata")
-    if not isinstance(md, Mapping):
+    if type(md) is not dict and not isinstance(md, Mapping):
         return []
     out: list[tuple[str, str]] = []
     name = md.get("name")

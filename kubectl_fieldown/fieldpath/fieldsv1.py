@@ -176,7 +176,7 @@ def decode(data: Mapping[str, Any] | str | bytes | None, *, strict: bool = False
         if parsed is None:
             return FieldSet()  # FromJSON reads a top-level null as the empty set
         data = parsed
-    if not isinstance(data, Mapping):
+    if type(data) is not dict and not isinstance(data, Mapping):
         raise FieldsV1Error(f"FieldsV1 must be a JSON object, not {_kind(data)}")
     key = _decoded_key(data, strict)
     if key is not None:

@@ -21,13 +21,13 @@ why (its ``verification.problems()``), and no command is offered.
 
 from __future__ import annotations
 
-import fnmatch
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..appliers import Applier, ApplierKind, ApplierRun, applier_for_manager
+from ..base.globs import matches_any
 from ..fieldmanager import ResourceRules
 from ..fieldpath import FieldSet, Path, is_prefix, path_from_fields, path_string
 from ..fieldpath.lookup import MISSING, Lookup, value_at
@@ -121,7 +121,7 @@ def scaled_fields(obj: Mapping[str, Any], manifest: Mapping[str, Any] | None,
         if e.subresource == "scale":
             if e.fields.has(REPLICAS):
                 out.add(REPLICAS)
-        elif e.operation != APPLY and any(fnmatch.fnmatchcase(e.manager, g) for g in autoscalers):
+        elif e.operation != APPLY and matches_any(e.manager, autoscalers):
             out.update(p for p in e.fields.leaves().sorted_paths() if in_manifest is not None
                        and in_manifest.at(p) is not MISSING)
     in_obj = Lookup(obj)
@@ -330,7 +330,7 @@ def _own_leaves(live: Mapping[str, Any], sources: Sequence[str], applier: Applie
         return []
     out: set[Path] = set()
     for e in _entries(live):
-        if not e.subresource and any(fnmatch.fnmatchcase(e.manager, g) for g in own):
+        if not e.subresource and matches_any(e.manager, own):
             out.update(p for p in e.fields.intersection(intent.own).intersection(live_set).leaves().sorted_paths()
                        if p[:1] != path_from_fields("metadata") or p[:2] in (
                            path_from_fields("metadata", "labels"), path_from_fields("metadata", "annotations")))
@@ -343,7 +343,7 @@ def _only_own(live: Mapping[str, Any], source: str, applier: Applier, nxt: Mappi
     (:mod:`.intent`), judged with the manifest it applies next (None: without one)."""
     its = annotation_is_its(live, applier, nxt, root)
     mine = manifest_fields(nxt, root)
-    found = [e for e in _entries(live) if not e.subresource and fnmatch.fnmatchcase(e.manager, source)]
+    found = [e for e in _entries(live) if not e.subresource and matches_any(e.manager, (source,))]
     peers = _entries(live)
     return bool(found) and all(is_own_identity(e, applier, its, (), mine, peers) for e in found)
 
@@ -389,7 +389,7 @@ def _owned_and_set(live: Mapping[str, Any], sources: Sequence[str], manifest: Ma
     out: set[Path] = set()
     look = Lookup(manifest)
     for e in _entries(live):
-        if not e.subresource and any(fnmatch.fnmatchcase(e.manager, g) for g in sources):
+        if not e.subresource and matches_any(e.manager, sources):
             out.update(p for p in e.fields.leaves().sorted_paths() if look.at(p) is not MISSING)
     return sorted(out)
 
@@ -423,7 +423,7 @@ def _co_owners(live: Mapping[str, Any], applier: Applier, nxt: Mapping[str, Any]
             continue
         if e.manager == applier.manager and e.operation == APPLY:
             continue
-        if any(fnmatch.fnmatchcase(e.manager, g) for g in autoscalers):
+        if matches_any(e.manager, autoscalers):
             continue
         if fields is None:
             fields = FieldSet()
@@ -449,7 +449,7 @@ _STALE = ("kubectl-client-side-apply", "before-first-apply", "ancient-changes", 
 
 
 def _stale(source: str, applier: Applier) -> bool:
-    return source == applier.manager or any(fnmatch.fnmatchcase(source, g) for g in _STALE)
+    return source == applier.manager or matches_any(source, _STALE)
 
 
 def _retained(v: Verification, nxt: Mapping[str, Any] | None, applier: Applier,
@@ -482,7 +482,7 @@ def conflict_fix(live: Mapping[str, Any], manifest: Mapping[str, Any], rules: Re
     applier's apply of ``manifest`` without conflicts. Never for a scaler (its field belongs out of
     the manifest) or a writer through a subresource."""
     names = [o for o in dict.fromkeys(owners)
-             if not any(fnmatch.fnmatchcase(o, g) for g in AUTOSCALERS)
+             if not matches_any(o, AUTOSCALERS)
              and not any(e.manager == o and e.subresource for e in _entries(live))]
     if not names or len(names) != len(set(owners)) or not applier.server_side:
         return None

@@ -58,7 +58,8 @@ __all__ = ["Intent", "annotation_is_its", "is_own_identity", "same_configuration
 
 def _annotation(live: Mapping[str, Any]) -> dict[str, Any] | None:
     md = live.get("metadata") or {}
-    la = (md.get("annotations") or {}).get(LAST_APPLIED_ANNOTATION) if isinstance(md, Mapping) else None
+    la = (md.get("annotations") or {}).get(LAST_APPLIED_ANNOTATION) \
+        if type(md) is dict or isinstance(md, Mapping) else None
     doc = parsed_annotation(la) if isinstance(la, str) else None
     if not isinstance(doc, dict) or group_of(str(doc.get("apiVersion") or "")) != group_of(str(live.get("apiVersion")
                                                                                                or "")):

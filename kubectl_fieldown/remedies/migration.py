@@ -5,11 +5,11 @@ public names."""
 
 from __future__ import annotations
 
-import fnmatch
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from ..base.globs import matches_any
 from ..base.identitymemo import memo, remembered
 from ..base.objects import ObjectRef
 from ..base.record import Record
@@ -125,7 +125,7 @@ def _start(obj: Mapping[str, Any]) -> tuple[ObjectRef, str, list[ManagedFieldsEn
 
 
 def _matches(name: str, globs: Iterable[str]) -> bool:
-    return any(fnmatch.fnmatchcase(name, g) for g in globs)
+    return matches_any(name, globs)
 
 
 def _finish(obj: Mapping[str, Any], before: list[ManagedFieldsEntry], after: list[ManagedFieldsEntry],

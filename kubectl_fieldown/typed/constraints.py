@@ -78,7 +78,7 @@ def constraint_errors(new: Any, schema: Mapping[str, Any] | None, old: Any = _NO
     """The violations of ``schema``'s value constraints in ``new`` (the whole object, or the value
     at ``path``, ``.status``, with its schema), ratcheted against ``old`` (the stored value) on an
     update; pass no ``old`` for a create."""
-    if not isinstance(schema, Mapping) or not _constrains(schema):
+    if (type(schema) is not dict and not isinstance(schema, Mapping)) or not _constrains(schema):
         return []
     out = _node(new, schema, path, old, root=not path)
     seen: set[tuple[str, str]] = set()

@@ -124,7 +124,7 @@ def go_deep_equal(a: Any, b: Any) -> bool:
         return True
     ta, tb = type(a), type(b)
     if ta is dict or (ta is not list and isinstance(a, Mapping)):
-        if not isinstance(b, Mapping) or len(a) != len(b):
+        if (type(b) is not dict and not isinstance(b, Mapping)) or len(a) != len(b):
             return False
         for k, x in a.items():
             y = b.get(k, _MISSING)
