@@ -165,6 +165,11 @@ def copy_json(v: Any) -> Any:
     return _copy_json(v)
 
 
+def copy_plain_json(v: Any) -> Any:
+    """:func:`copy_json` of plain JSON data (dicts, lists and scalars); ValueError for anything else."""
+    return _marshal_loads(_marshal_dumps(v, 2))
+
+
 def plain_json(v: Any) -> bool:
     """Whether ``v`` is data :func:`copy_json` copies as it is (plain dicts, lists and scalars: what
     marshal takes), so that a copy would change nothing but the identity of its containers."""

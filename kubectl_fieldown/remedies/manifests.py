@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..appliers import Applier, ApplierKind, applier_for_manager
+from ..base.value import copy_plain_json
 from ..fieldmanager.jsondata import copy_json
 from ..ownership.managedfields import (
     APPLY,
@@ -111,7 +112,13 @@ def inferred_manifest(live: Mapping[str, Any], applier: Applier, root: Type,
 
 def _extracted(live: Mapping[str, Any], entry: ManagedFieldsEntry, root: Type) -> dict[str, Any]:
     fields = entry.fields.difference(_LAC)
-    body = extract_owned(copy_json(dict(live)), fields, root)
+    try:
+        # the owned part of the object copied, not the whole object (its managedFields, its status):
+        # extraction only reads. Where it met anything but plain JSON (a Mapping that is not a dict
+        # among the owned values) the copy refuses it, and the object is copied into plain JSON first
+        body = copy_plain_json(extract_owned(live, fields, root))
+    except ValueError:
+        body = extract_owned(copy_json(dict(live)), fields, root)
     if not isinstance(body, dict):
         body = {}
     md_live = live.get("metadata") or {}

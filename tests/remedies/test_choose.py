@@ -231,3 +231,25 @@ def test_a_fix_is_planned_once_per_object_inside_an_identity_block() -> None:
         # a MigrateFor plan gains notes after it is made: never shared
         mf = MigrateFor(Applier.of("kubectl"))
         assert planned(mf, obj, ctx) is not planned(mf, obj, ctx)
+
+
+def test_the_manifest_read_off_an_apply_entry_is_a_copy_of_the_owned_part_whatever_maps_the_object_holds() -> None:
+    """The applier's manifest read off its Apply entry is the owned part of the object, copied: the
+    same when the object holds read-only mappings (copied to plain JSON first), and changing it
+    changes nothing in the object."""
+    import copy
+    from types import MappingProxyType
+
+    from kubectl_fieldown.remedies.manifests import inferred_manifest
+
+    obj = scaled(server_side_applied("ci", manifest(labels={"a": "x"})), 3)
+    applier = Applier.of("ssa", "ci")
+    before = copy.deepcopy(obj)
+    plain = inferred_manifest(obj, applier, RULES.root)
+    assert plain is not None and plain["spec"]["labels"] == {"a": "x"} and "replicas" not in plain["spec"]
+    plain["spec"]["labels"]["a"] = "changed"
+    assert obj == before
+    wrapped = {**obj, "spec": MappingProxyType({**obj["spec"], "labels": MappingProxyType(obj["spec"]["labels"])})}
+    again = inferred_manifest(obj, applier, RULES.root)
+    assert again is not None
+    assert inferred_manifest(wrapped, applier, RULES.root) == again
