@@ -167,9 +167,9 @@ class FieldSet:
     # --- algebra -----------------------------------------------------------------------------
 
     def union(self, other: FieldSet) -> FieldSet:
-        if other.is_empty():
+        if not (other.members or other.children):
             return self
-        if self.is_empty():
+        if not (self.members or self.children):
             return other
         members = self.members | other.members
         children = dict(self.children)
@@ -180,7 +180,7 @@ class FieldSet:
 
     def intersection(self, other: FieldSet) -> FieldSet:
         """Paths in both; the elements kept are ``self``'s (they carry its number types)."""
-        if self.is_empty() or other.is_empty():
+        if not (self.members or self.children) or not (other.members or other.children):
             return EMPTY
         om = other.members
         members = {pe for pe in self.members if pe in om}
@@ -208,9 +208,9 @@ class FieldSet:
     def issubset(self, other: FieldSet) -> bool:
         """Every path of ``self`` is in ``other``: ``(self - other).is_empty()``, without building
         the difference (a node left empty inside ``self`` counts as a path of it, as there)."""
-        if self.is_empty() or other is self:
+        if not (self.members or self.children) or other is self:
             return True
-        if other.is_empty() or not self.members <= other.members:
+        if not (other.members or other.children) or not self.members <= other.members:
             return False
         ochildren = other.children
         for pe, c in self.children.items():
@@ -221,7 +221,7 @@ class FieldSet:
 
     def difference(self, other: FieldSet) -> FieldSet:
         """Paths of ``self`` that are not in ``other`` (exact paths; nothing below is removed)."""
-        if other.is_empty() or self.is_empty():
+        if not (other.members or other.children) or not (self.members or self.children):
             return self
         if other is self:  # an entry a write left as it was
             return EMPTY
@@ -250,7 +250,7 @@ class FieldSet:
     def not_prefixes_of(self, other: FieldSet) -> FieldSet:
         """The paths ``p`` of ``self`` of which no path of ``other`` is ``p`` or starts with ``p``
         (``not other.has_prefix(p)``), found in one walk of both sets."""
-        if other.is_empty() or self.is_empty():
+        if not (other.members or other.children) or not (self.members or self.children):
             return self
         om, ochildren = other.members, other.children
         members = {pe for pe in self.members if pe not in om and (pe not in ochildren or ochildren[pe].is_empty())}
@@ -264,7 +264,7 @@ class FieldSet:
 
     def recursive_difference(self, other: FieldSet) -> FieldSet:
         """Like :meth:`difference`, but also drops every path that lies below a member of ``other``."""
-        if other.is_empty() or self.is_empty():
+        if not (other.members or other.children) or not (self.members or self.children):
             return self
         om = other.members
         members = self.members - om

@@ -33,7 +33,7 @@ from ..base.objects import group_of
 from ..base.record import Record
 from ..base.value import values_equal
 from ..fieldpath import FieldSet, Path
-from ..fieldpath.lookup import MISSING, value_at
+from ..fieldpath.lookup import MISSING, child_value, value_at
 from ..ownership.managedfields import (
     ANCIENT_CHANGES,
     APPLY,
@@ -161,12 +161,22 @@ def _drifted(live: Mapping[str, Any], la_fields: FieldSet) -> FieldSet:
     doc = _annotation(live)
     if doc is None:
         return FieldSet()
-    out = []
-    for p in la_fields.leaves().sorted_paths():
-        then, now = value_at(doc, p), value_at(live, p)
-        if then is not MISSING and now is not MISSING and not values_equal(then, now):
-            out.append(p)
+    out: list[Path] = []
+    _drifted_below(doc, live, la_fields.leaves(), (), out)
     return FieldSet(out)
+
+
+def _drifted_below(then: Any, now: Any, leaves: FieldSet, prefix: Path, out: list[Path]) -> None:
+    # both values walked down the set together, each step once (not every leaf's path from the root);
+    # a part either side lacks holds nothing that drifted
+    for pe in leaves.members:
+        a, b = child_value(then, pe), child_value(now, pe)
+        if a is not MISSING and b is not MISSING and not values_equal(a, b):
+            out.append((*prefix, pe))
+    for pe, below in leaves.children.items():
+        a, b = child_value(then, pe), child_value(now, pe)
+        if a is not MISSING and b is not MISSING:
+            _drifted_below(a, b, below, (*prefix, pe), out)
 
 
 def _annotation_always_its(applier: Applier) -> bool:

@@ -76,8 +76,8 @@ def ensure_named_fields_are_members(s: FieldSet, t: Type | None) -> FieldSet:
     Owning ``spec.template.spec.x`` then also means owning the struct fields ``spec``,
     ``spec.template`` and ``spec.template.spec`` — but not plain-map keys or list items.
     """
-    if s.is_empty():
-        return s
+    if not s.children:
+        return s  # nothing below a member: nothing to add (sets are values, so it is shared)
     members = set(s.members)
     children: dict[PathElement, FieldSet] = {}
     m = t.map if t is not None else None
