@@ -79,46 +79,33 @@ class ManagedFieldsError(ValueError):
         super().__init__(f"{who}: {reason}")
 
 
-class ManagerIdentity(Record):
+if TYPE_CHECKING:
+    from typing import NamedTuple
+
+    class _IdentityFields(NamedTuple):
+        manager: str
+        operation: str
+        api_version: str  # "" for Apply: appliers keep one entry whatever the version
+        subresource: str = ""
+else:
+    from collections import namedtuple
+
+    _IdentityFields = namedtuple("_IdentityFields", ("manager", "operation", "api_version", "subresource"),
+                                 defaults=("",))
+
+
+class ManagerIdentity(_IdentityFields):
     """What makes two entries "the same manager" (apimachinery ``BuildManagerIdentifier``).
-    Identities order by their fields, in this order."""
+    Identities order by their fields, in this order.
 
-    __slots__ = ("_hash", "api_version", "manager", "operation", "subresource")
-    manager: Final[str]
-    operation: Final[str]
-    api_version: Final[str]  # "" for Apply: appliers keep one entry whatever the version
-    subresource: Final[str]
+    A tuple: the key of every managed set's dictionary, looked up at each step of each write played,
+    hashed and compared in C (a pickle carries the fields, and another process hashes them anew)."""
 
-    def __init__(self, manager: str, operation: str, api_version: str, subresource: str = "") -> None:
-        self.manager = manager
-        self.operation = operation
-        self.api_version = api_version
-        self.subresource = subresource
-        # the key of every managed set's dictionary, looked up at each step of each write played:
-        # hashed once (the hash Record would compute, from the same fields in the same order)
-        self._hash = hash((manager, operation, api_version, subresource))
+    __slots__ = ()
 
-    def __hash__(self) -> int:
-        return self._hash
-
-    def __reduce__(self) -> tuple[type[ManagerIdentity], tuple[str, str, str, str]]:
-        # (a pickle, to another process, carries the fields and not this process's string hash)
-        return (ManagerIdentity, (self.manager, self.operation, self.api_version, self.subresource))
-
-    def _order(self) -> tuple[str, str, str, str]:
-        return (self.manager, self.operation, self.api_version, self.subresource)
-
-    def __lt__(self, other: ManagerIdentity) -> bool:
-        return self._order() < other._order()
-
-    def __le__(self, other: ManagerIdentity) -> bool:
-        return self._order() <= other._order()
-
-    def __gt__(self, other: ManagerIdentity) -> bool:
-        return self._order() > other._order()
-
-    def __ge__(self, other: ManagerIdentity) -> bool:
-        return self._order() >= other._order()
+    def replace(self, **changes: str) -> ManagerIdentity:
+        """The identity with some fields changed (as a record's ``replace``)."""
+        return self._replace(**changes)
 
     def json(self) -> str:
         """The identity string the server uses as a map key and sort key (JSON, Go escaping)."""
