@@ -324,7 +324,7 @@ class ApplierRun(Record, mutable=True):
         """The request that keeps the run from doing what it is for: the one the tool stopped on, or
         kubectl's second apply after its managedFields migration, which kubectl only warns about —
         the fields the manifest dropped then stay."""
-        if self.error is not None:
+        if self.error is not None or not self.warnings:
             return self.error
         return next((r for r in self.warnings if r.verb == "apply" and r.purpose.startswith("apply again")), None)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -93,11 +94,12 @@ class ResourceRules:
         return cls(schema, reset, normalize, custom_resource, dict(versions or {}),
                    storage_version=storage_version)
 
-    @property
+    # read at every step of every write played: worked out once (the schema is not replaced)
+    @functools.cached_property
     def api_version(self) -> str:
         return self.schema.gvk.api_version
 
-    @property
+    @functools.cached_property
     def root(self) -> Type:
         return self.schema.root
 

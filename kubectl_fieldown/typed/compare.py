@@ -16,7 +16,7 @@ from ..fieldpath.element import FIELD, PathElement
 from ..fieldpath.set import FieldSet
 from ..schema.types import ListType, MapType, Type
 from .items import ABSENT as _ABSENT
-from .items import LIST, MAP, index_items, key_type, same_scalar, side
+from .items import LIST, MAP, index_items, key_type, side
 
 
 class Comparison(Record, mutable=True):
@@ -84,7 +84,8 @@ class Walker:
             # one value on both sides (merge and prune share what they leave untouched): nothing
             # below it differs (JSON, and so the server, has no NaN, the one value unequal to itself)
             return
-        if same_scalar(lhs, rhs):
+        tl = type(lhs)
+        if tl is type(rhs) and (tl is str or tl is int or tl is bool) and lhs == rhs:  # same_scalar, inline
             # one scalar on both sides, of one type: nothing differs either (most values of a write)
             return
         sl = side(t, lhs) if lhs is not _ABSENT else side(t, None)
@@ -137,7 +138,8 @@ class Walker:
         inner: _Frame = (frame, pe) if pe is not None else None
         for k, lv in lm.items():
             rv = rm.get(k, _ABSENT)
-            if lv is rv or same_scalar(lv, rv):
+            tl = type(lv)
+            if lv is rv or (tl is type(rv) and (tl is str or tl is int or tl is bool) and lv == rv):
                 continue  # node's own first answer (one value, or one scalar), without the call
             self.node(inner, (FIELD, k), lv, rv, key_type(m, k))
         for k, rv in rm.items():

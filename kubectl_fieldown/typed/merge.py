@@ -91,7 +91,8 @@ def _merge_map(lhs: Any, rhs: Any, m: MapType, w: Walker | None = None, frame: A
     inner = (frame, here) if here is not None else None  # compare's frame of this map's keys
     for k, rv in rm.items():
         lv = get(k, _ABSENT)
-        if lv is not _ABSENT and same_scalar(lv, rv):
+        tl = type(lv)
+        if tl is type(rv) and (tl is str or tl is int or tl is bool) and lv == rv:  # same_scalar, inline
             # _merge's answer for the same scalar on both sides (whatever the type: see
             # test_an_unchanged_scalar_merges_to_the_live_one), without its walk
             continue

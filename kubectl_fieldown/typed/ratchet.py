@@ -23,7 +23,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..schema.types import Type
+from ..schema.types import DEDUCED, Type
 from .numbers import go_deep_equal
 
 
@@ -35,12 +35,12 @@ def unchanged(new: Any, old: Any, t: Type) -> bool:
         return new is None and old is None
     if type(new) is dict and type(old) is dict:
         m = t.map
-        if len(new) != len(old) or m is None or t.is_deduced:
+        if len(new) != len(old) or m is None or t is DEDUCED:
             return not (new or old)
         for k, x in new.items():
             f = m.fields.get(k)
             ct = f.type if f is not None else m.element
-            if ct is None or ct.is_deduced or k not in old:
+            if ct is None or ct is DEDUCED or k not in old:
                 return False  # a key without a schema is not correlated: not equal
             if not unchanged(x, old[k], ct):
                 return False
@@ -125,7 +125,7 @@ def _may_differ_from_itself(t: Type) -> bool:
         if id(x) in seen:
             continue
         seen.add(id(x))
-        if x.is_deduced:
+        if x is DEDUCED:
             found = True
         elif x.map is not None:
             if x.map.element is not None:

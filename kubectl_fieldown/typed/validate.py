@@ -30,7 +30,7 @@ from typing import Any
 from ..base.value import go_format_float_v, go_json, go_quote
 from ..fieldpath.element import FIELD, Path
 from ..fieldpath.pathstring import path_string
-from ..schema.types import NO_DEFAULT, MapType, Type
+from ..schema.types import DEDUCED, NO_DEFAULT, MapType, Type
 from .formats import format_valid
 from .items import LIST, MAP, SCALAR, ItemError, item_element, key_type, side
 from .numbers import held, is_json_integer, range_error
@@ -122,7 +122,8 @@ def _typed(v: Any, t: Type, path: Path, out: list[str], undeclared: bool = False
                 out.append(f"{path_string((*path, (FIELD, k)))}: field not declared in schema" if words else "")
                 return
             x = v[k]
-            kt = key_type(m, k)
+            f = m.fields.get(k)  # (key_type without the call: most keys of most objects come here)
+            kt = f.type if f is not None else m.element if m.element is not None else DEDUCED
             tx = type(x)
             if tx in _FITS:
                 kind = kt.scalar
@@ -325,7 +326,7 @@ def format_message(field: str, fmt: str, v: str) -> str:
 
 
 def _types(v: Any, t: Type, old: Any, path: tuple[str, ...], out: list[tuple[str, str]]) -> None:
-    if t.is_deduced:
+    if t is DEDUCED:
         return
     if old is not _UNSET and unchanged(v, old, t):
         return  # ratcheting: an unchanged value (as apiserver compares: typed/ratchet.py) keeps what it was
@@ -436,7 +437,7 @@ def duplicate_errors(v: Any, t: Type, path: tuple[str, ...] = (), old: Any = Non
 
 
 def _duplicates(v: Any, t: Type, path: tuple[str, ...], out: list[tuple[str, str]], old: Any = _UNSET) -> None:
-    if v is None or v is old or t.is_deduced:
+    if v is None or v is old or t is DEDUCED:
         return
     s = side(t, v)
     if s == MAP:
@@ -482,7 +483,7 @@ def prune_non_nullable_nulls(v: Any, t: Type, keep: tuple[str, ...] = ()) -> Any
     a schema for them) that are not nullable and have no default, at any depth; the rest of the
     value is shared. Preserve-unknown-fields regions (no schema) keep their nulls, and so do the
     members of ``v`` named in ``keep``."""
-    if t.is_deduced:
+    if t is DEDUCED:
         return v
     s = side(t, v)
     if s == MAP and type(v) is dict and t.map is not None:
@@ -492,7 +493,7 @@ def prune_non_nullable_nulls(v: Any, t: Type, keep: tuple[str, ...] = ()) -> Any
         for k, x in v.items():
             f = m.fields.get(k)
             ct = f.type if f is not None else m.element
-            if ct is None or ct.is_deduced or k in keep:
+            if ct is None or ct is DEDUCED or k in keep:
                 out[k] = x
             elif x is None:
                 has_default = f is not None and f.default is not NO_DEFAULT
