@@ -64,10 +64,6 @@ def _fast_loads() -> Callable[[str], Any]:
     return loads
 
 
-def matches(name: str, globs: tuple[str, ...]) -> bool:
-    return matches_any(name, globs)
-
-
 def field_paths(raw_fields_v1: Any) -> list[str]:
     """The fields one entry owns, straight from the raw FieldsV1 dict (no FieldSet: the rules that
     name fields run on many objects, and element strings repeat across objects, so they are cached).
@@ -225,7 +221,7 @@ class ObjectFacts:
 def _is_special(e: Mapping[str, Any], ctx: AuditContext) -> bool:
     manager = e.get("manager") or ""
     return manager in SERVER_MANAGERS or (manager not in NOT_IMPERATIVE
-                                          and matches(manager, ctx.imperative_managers))
+                                          and matches_any(manager, ctx.imperative_managers))
 
 
 # --- the rules -----------------------------------------------------------------------------------
@@ -294,7 +290,7 @@ def hpa_replicas_trap(f: ObjectFacts, ctx: AuditContext) -> list[Finding]:
         manager = e.get("manager") or ""
         if e.get("operation") == APPLY and manager == KUBECTL:
             continue
-        if (e.get("subresource") == "scale" or matches(manager, ctx.autoscaler_managers)) \
+        if (e.get("subresource") == "scale" or matches_any(manager, ctx.autoscaler_managers)) \
                 and manager != KUBECTL_CLIENT_SIDE_APPLY and _owns_spec_replicas(e.get("fieldsV1")):
             f.trapped.append(e)
     if not f.trapped:
@@ -414,8 +410,8 @@ def update_manager_keeps_fields(f: ObjectFacts, ctx: AuditContext) -> list[Findi
     candidates = []
     for e in f.special:
         manager = e.get("manager") or ""
-        if e.get("subresource") or manager in SERVER_MANAGERS or matches(manager, ctx.imperative_managers) \
-                or matches(manager, ctx.autoscaler_managers) or manager in f.apply_names:
+        if e.get("subresource") or manager in SERVER_MANAGERS or matches_any(manager, ctx.imperative_managers) \
+                or matches_any(manager, ctx.autoscaler_managers) or manager in f.apply_names:
             continue
         candidates.append((manager, e))
     if not candidates:
@@ -468,7 +464,7 @@ def imperative_writer(f: ObjectFacts, ctx: AuditContext) -> list[Finding]:
     for e in f.special:
         manager = e.get("manager") or ""
         if (manager not in SERVER_MANAGERS and manager not in NOT_IMPERATIVE and manager not in f.apply_names
-                and matches(manager, ctx.imperative_managers) and not any(e is t for t in f.trapped)):
+                and matches_any(manager, ctx.imperative_managers) and not any(e is t for t in f.trapped)):
             imperative.setdefault((manager, str(e.get("subresource") or "")), []).append(e)
     out = []
     for (manager, sub), es in imperative.items():

@@ -539,13 +539,9 @@ def predict(
     """One document: plan the apply (or each ``--applier``'s request sequence), explain it, add what
     kubectl does after a single apply, and a checked way out of its conflicts."""
     from ..appliers import applier_for_manager
+    from ..base.globs import matches_any
     from ..remedies.choose import AUTOSCALERS, conflict_fix
     from .applyplan import plan_apply, plan_run
-
-    def glob_match(name: str, globs: Sequence[str]) -> bool:
-        import fnmatch
-
-        return any(fnmatch.fnmatchcase(name, g) for g in globs)
 
     def one(plan: ApplyPlan) -> ConflictReport:
         return report_from_plan(plan, where=where, status_subresource=status_subresource, status_source=status_source,
@@ -565,7 +561,7 @@ def predict(
     if plan.conflicts and live is not None:
         owners = [c.manager for c in plan.conflicts]
         report.scaled = sorted({c.manager for c in plan.conflicts
-                                if c.subresource == "scale" or glob_match(c.manager, AUTOSCALERS)})
+                                if c.subresource == "scale" or matches_any(c.manager, AUTOSCALERS)})
         if not plan.forced:
             fold = conflict_fix(live, manifest, rules, applier, owners, now=req.now, reset_fields=rules.reset(""))
             if fold is not None:

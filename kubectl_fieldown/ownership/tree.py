@@ -6,9 +6,9 @@ so a path maps to a list of owners, in the order of the object's managedFields e
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Iterable, Mapping, Sequence
 
+from ..base.globs import matches_any
 from ..base.record import Record
 from ..fieldpath import KEY, VALUE, FieldSet, Path, PathElement, index, is_prefix, key, path_string, set_value
 from ..fieldpath import field as field_element
@@ -92,7 +92,7 @@ class OwnerTree(Record, mutable=True):
         """
         out: list[OwnedField] = []
         for f in self.fields:
-            if managers and not any(fnmatch.fnmatchcase(o.manager, g) for o in f.owners for g in managers):
+            if managers and not any(matches_any(o.manager, managers) for o in f.owners):
                 continue
             if prefixes and not any(is_prefix(p, f.path) for p in prefixes):
                 continue

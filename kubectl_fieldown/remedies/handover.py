@@ -8,6 +8,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from ..base.globs import matches_any
 from ..fieldmanager import copy_json
 from ..fieldpath import FIELD, KEY, FieldSet, Path, key_fields, path_from_fields, path_string
 from ..fieldpath.lookup import MISSING, Lookup, child_value, value_at
@@ -20,7 +21,7 @@ from ..ownership.managedfields import (
 )
 from ..schema.types import Type
 from ..typed.tofieldset import to_field_set
-from .migration import Migration, MigrationError, _finish, _matches, _start, _without_paths, entries_differ
+from .migration import Migration, MigrationError, _finish, _start, _without_paths, entries_differ
 from .toclientside import last_applied_text
 
 __all__ = [
@@ -62,7 +63,7 @@ def plan_strip_last_applied(
             notes.append(f"{path_string(p)} was not in the last-applied annotation")
 
     def client_side(e: ManagedFieldsEntry) -> bool:
-        return e.operation == UPDATE and _matches(e.manager, client_side_managers)
+        return e.operation == UPDATE and matches_any(e.manager, client_side_managers)
 
     after = _without_paths(entries, FieldSet(paths), client_side, recursive=True)
     if entries_differ(after, entries):
@@ -157,7 +158,7 @@ def plan_handover(
             la_after = stripped.last_applied_after
             notes.extend(n for n in stripped.notes if n.startswith("removed "))
         working = _without_paths(working, FieldSet(paths), lambda e: e.operation == UPDATE and
-                                 _matches(e.manager, client_side_managers), recursive=True)
+                                 matches_any(e.manager, client_side_managers), recursive=True)
     # a field the receiver already writes through a subresource (a scaler's /scale) is its own: an
     # Apply entry would only be taken back at its next write
     via_subresource = [p for p in paths if any(e.manager == to and e.subresource and _owns(e.fields, p)
@@ -283,8 +284,8 @@ def plan_drop_managers(obj: Mapping[str, Any], managers: Sequence[str]) -> Migra
     """Remove every entry of ``managers`` (globs; Apply and Update, every subresource): fields only
     they owned stay with their values and become unowned (flux-operator ``migrate owner``)."""
     ref, rv, entries, la, present = _start(obj)
-    gone = [e for e in entries if _matches(e.manager, managers)]
-    after = [e for e in entries if not _matches(e.manager, managers)]
+    gone = [e for e in entries if matches_any(e.manager, managers)]
+    after = [e for e in entries if not matches_any(e.manager, managers)]
     notes = []
     if gone:
         notes.append("removed the entries of " + ", ".join(sorted({_label(e) for e in gone}))

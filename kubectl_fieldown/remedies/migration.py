@@ -6,10 +6,9 @@ public names."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..base.globs import matches_any
 from ..base.identitymemo import memo, remembered
 from ..base.objects import ObjectRef
 from ..base.record import Record
@@ -122,10 +121,6 @@ def _start(obj: Mapping[str, Any]) -> tuple[ObjectRef, str, list[ManagedFieldsEn
     present = isinstance(annotations, Mapping) and bool(annotations)
     return (ObjectRef.of(obj), str(md.get("resourceVersion") or ""), entries, la if isinstance(la, str) else None,
             present)
-
-
-def _matches(name: str, globs: Iterable[str]) -> bool:
-    return matches_any(name, globs)
 
 
 def _finish(obj: Mapping[str, Any], before: list[ManagedFieldsEntry], after: list[ManagedFieldsEntry],

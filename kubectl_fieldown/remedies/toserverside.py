@@ -7,6 +7,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ..base.globs import matches_any
 from ..fieldpath import FieldSet, path_string
 from ..ownership.managedfields import (
     APPLY,
@@ -19,7 +20,7 @@ from ..ownership.managedfields import (
 )
 from ..schema.types import Type
 from ..typed.tofieldset import to_field_set
-from .migration import _LAC, Migration, _finish, _matches, _start, _without_paths, parsed_annotation
+from .migration import _LAC, Migration, _finish, _start, _without_paths, parsed_annotation
 from .toclientside import last_applied_text
 
 __all__ = ["last_applied_document", "last_applied_fields", "plan_to_server_side"]
@@ -69,7 +70,7 @@ def plan_to_server_side(
     la_fields = last_applied_fields(la, ref.api_version, root)
 
     def is_source(e: ManagedFieldsEntry) -> bool:
-        if not _matches(e.manager, source_managers):
+        if not matches_any(e.manager, source_managers):
             return False
         if e.manager == KUBECTL_LAST_APPLIED and KUBECTL_LAST_APPLIED not in source_managers:
             return False
