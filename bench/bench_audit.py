@@ -303,7 +303,7 @@ class Sample:
     rss: float = 0.0
     pss: float = 0.0
     """Peak of the summed PSS (MiB) of the command's processes: itself and its workers (audit --jobs),
-    sampled every 50 ms; RSS counts the pages a worker shares with the audit twice, PSS shares them."""
+    sampled every 200 ms; RSS counts the pages a worker shares with the audit twice, PSS shares them."""
 
 
 def server_cpu(c: lab.Cluster) -> Callable[[], float | None]:
@@ -365,9 +365,16 @@ def _pss_kib(pid: int) -> int:
     return 0
 
 
+#: seconds between two samples of the tree's PSS. A sample reads each process's smaps_rollup (the
+#: kernel walks its page tables): ~5 ms of CPU for an audit -f and its workers, so every 50 ms it took
+#: a tenth of one of the two CPUs the measured audit is bound by (1.4 s of a 13 s run); every 200 ms
+#: it takes 0.25 s and finds the same peak (118 and 119 MiB): PSS moves with pages, not requests
+PSS_PERIOD = 0.2
+
+
 def _tree_pss(root: int, done: threading.Event, peak: list[int]) -> None:
     """The peak summed PSS of ``root``'s descendants (the measured command below the wrapper)."""
-    while not done.wait(0.05):
+    while not done.wait(PSS_PERIOD):
         peak[0] = max(peak[0], sum(_pss_kib(p) for p in _descendants(root)))
 
 
