@@ -366,9 +366,9 @@ def _pss_kib(pid: int) -> int:
 
 
 #: seconds between two samples of the tree's PSS. A sample reads each process's smaps_rollup (the
-#: kernel walks its page tables): ~5 ms of CPU for an audit -f and its workers, so every 50 ms it took
-#: a tenth of one of the two CPUs the measured audit is bound by (1.4 s of a 13 s run); every 200 ms
-#: it takes 0.25 s and finds the same peak (118 and 119 MiB): PSS moves with pages, not requests
+#: kernel walks its page tables): 4-5 ms of CPU for an audit -f and its workers, so every 50 ms it
+#: took ~0.55 s of CPU from a 7 s run bound by the two CPUs (1.4 s of a 13 s run on a loaded machine);
+#: every 200 ms it takes ~0.15 s and finds the same peak (118 and 119 MiB): PSS moves with pages
 PSS_PERIOD = 0.2
 
 
