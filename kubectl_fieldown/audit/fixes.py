@@ -27,6 +27,7 @@ from .findings import Finding, ObjectFix
 from .rules import ObjectFacts
 
 if TYPE_CHECKING:
+    from ..fieldmanager import ResourceRules
     from . import AuditContext
 
 __all__ = ["detected_applier", "object_fix"]
@@ -119,17 +120,18 @@ def _fix_of(f: ObjectFacts, findings: Sequence[Finding], ctx: AuditContext) -> O
             # any value never hit, and a remembered fix holds its simulated objects (tens of KB)
             ctx.memo.clear()
         ctx.memo[key] = chosen
-    return _object_fix(f, applier, named, chosen, findings, manifest, rules.root, manifest_file)
+    return _object_fix(f, applier, named, chosen, findings, manifest, rules, manifest_file)
 
 
 def _object_fix(f: ObjectFacts, applier: Applier, named: bool, chosen: Fix, findings: Sequence[Finding],
-                manifest: Mapping[str, Any] | None = None, root: Any = None,
+                manifest: Mapping[str, Any] | None = None, rules: ResourceRules | None = None,
                 manifest_file: str | None = None) -> ObjectFix:
     notes: list[str] = []
     described = sys.intern(applier.describe())
     problems = tuple(chosen.verification.problems()) + ((chosen.refusal,) if chosen.refusal else ())
     v = chosen.verification
     inferred = tuple(path_string(p) for p in v.dropped_removed if v.intent is not None and v.intent.inferred_set(p))
+    root = rules.root if rules is not None else None
     latest = _superseded_by(v.intent, chosen, f.obj, applier, manifest, root) \
         if v.intent is not None and v.dropped_removed else None
     superseded = tuple(path_string(p) for p in v.dropped_removed if latest is not None
@@ -159,7 +161,7 @@ def _object_fix(f: ObjectFacts, applier: Applier, named: bool, chosen: Fix, find
                              "not delete it, and no later apply will")
     after = tuple((path_string(p), owners) for p, owners in chosen.stays())
     unclaimed = tuple((path_string(p), owners) for p, owners in chosen.unclaimed(
-        f.obj, without_paths(manifest, chosen.drop), root)) if manifest is not None and root is not None else ()
+        f.obj, without_paths(manifest, chosen.drop), rules)) if manifest is not None and rules is not None else ()
     alone: tuple[tuple[str, tuple[str, ...]], ...] = ()
     if not after and chosen.ok and chosen.command is not None and chosen.alone is not None:
         alone = tuple((path_string(p), owners) for p, owners in stays(chosen.alone))

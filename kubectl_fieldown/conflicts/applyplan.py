@@ -6,7 +6,8 @@ would carry out, and derives what a reader needs:
 
 * ``conflicts``: (manager, path) pairs with the live and the applied value;
 * ``shared``: fields the applier will co-own with another manager afterwards;
-* ``deleted``: what the apply removes from the object (top-most paths only);
+* ``deleted``: what the apply removes from the object (top-most paths only); ``defaulted``: those of
+  them the server's defaulting sets again in the same write (the schema's default, unowned);
 * ``retained``: fields the applier's manifest no longer sets (it applied them before, or they are
   in the last-applied annotation) that stay because another manager still owns them — the
   client-side → server-side apply trap, where a field can no longer be deleted by editing the
@@ -32,6 +33,7 @@ from ..fieldmanager import (
     FieldManagerError,
     ResourceRules,
     WriteResult,
+    comes_back_defaulted,
     simulate_apply,
 )
 from ..fieldpath import FIELD, KEY, FieldSet, Path, is_prefix, path_from_fields
@@ -109,6 +111,9 @@ class ApplyPlan:
     steps: list[str] = field(default_factory=list)
     """With ``kubectl_flow``: the requests kubectl would send, in order (after the first apply)."""
     never_pruned: list[RetainedField] = field(default_factory=list)
+    defaulted: list[Path] = field(default_factory=list)
+    """Of ``deleted``, the fields the server's defaulting sets again in the same write (the schema's
+    default, owned by nobody): the applier's value goes, the field stays."""
     applier: str = ""
     """:func:`plan_run`: the applier, as a person reads it."""
     requests: list[Request] = field(default_factory=list)
@@ -230,6 +235,7 @@ def plan_run(
     else:
         plan.deleted = _topmost(comparison.removed) if live is not None else []
         plan.never_pruned = _never_pruned(result, manifest, applier.manager, rules, live)
+        _defaults_back(plan, result, rules)
     return plan
 
 
@@ -403,6 +409,16 @@ def _explain(
     listed = {r.path for r in retained}
     plan.never_pruned = [r for r in _never_pruned(result, manifest, manager, rules, live, live_entries)
                          if r.path not in listed]
+    _defaults_back(plan, result, rules)
+
+
+def _defaults_back(plan: ApplyPlan, result: WriteResult, rules: ResourceRules) -> None:
+    """The deleted fields the server's defaulting sets again in the same write (``defaulted``): their
+    schema default, unowned. Such a field is not "never pruned" either when nobody owns it afterwards:
+    it was pruned, or its value is the default any write would give it; no apply can remove it."""
+    plan.defaulted = [p for p in plan.deleted if comes_back_defaulted(result.object, p, rules)]
+    plan.never_pruned = [r for r in plan.never_pruned
+                         if r.owners or not comes_back_defaulted(result.object, r.path, rules)]
 
 
 _STATUS = path_from_fields("status")

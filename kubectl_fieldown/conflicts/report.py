@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..base.objects import ObjectRef, is_secret
 from ..fieldpath import Path
+from ..fieldpath.lookup import value_at
 
 if TYPE_CHECKING:
     from ..appliers import Applier
@@ -125,6 +126,9 @@ class ConflictReport:
     """What ``kubectl apply --server-side`` does after the request (``followup`` in JSON)."""
     never_pruned: list[OwnedPath] = field(default_factory=list)
     """Fields the manifest does not set that only Update managers own: no apply removes them."""
+    defaulted: list[tuple[Path, Any]] = field(default_factory=list)
+    """Deleted fields the server's defaulting sets again in the same write, with the value they get
+    (the schema's default, owned by nobody afterwards)."""
     applier: str = ""
     """``--applier``: the applier whose whole request sequence this report predicts."""
     requests: list[dict[str, Any]] = field(default_factory=list)
@@ -273,6 +277,7 @@ def report_from_plan(
         status_source=status_source,
         where=where,
         never_pruned=[OwnedPath(r.path, r.owners) for r in plan.never_pruned],
+        defaulted=[(p, value_at(result_object, p)) for p in plan.defaulted] if result_object is not None else [],
         applier=plan.applier,
         requests=[{"verb": r.verb, "manager": r.manager, "purpose": r.purpose, "status": r.status,
                    "message": r.message} for r in plan.requests],

@@ -31,7 +31,7 @@ from .capmanagers import MAX_UPDATE_MANAGERS
 from .errors import ApplyConflict, BadRequest, FieldConflict, FieldManagerError, Invalid, conflict_message
 from .jsondata import copy_json
 from .lastapplied import ANNOTATIONS_SIZE_LIMIT
-from .pipeline import WriteResult, simulate_apply, simulate_update
+from .pipeline import WriteResult, comes_back_defaulted, simulate_apply, simulate_update
 from .rules import ConversionError, Converter, MissingVersion, ResourceRules, rename_version
 from .strategy import coerce_object_meta, prepare_for_write
 
@@ -49,6 +49,7 @@ __all__ = [
     "ResourceRules",
     "WriteResult",
     "coerce_object_meta",
+    "comes_back_defaulted",
     "conflict_message",
     "copy_json",
     "prepare_for_write",

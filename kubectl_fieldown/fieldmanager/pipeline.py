@@ -10,8 +10,11 @@ from typing import Any
 
 from ..base.record import Record
 from ..base.value import plain_json, values_equal
+from ..fieldpath.element import Path
+from ..fieldpath.lookup import MISSING, value_at
 from ..fieldpath.set import FieldSet
 from ..ownership.managedfields import ManagedFieldsEntry, ManagedFieldsError, decode_entries
+from ..schema.types import NO_DEFAULT
 from ..typed.compare import Comparison, compare
 from ..typed.validate import (
     duplicate_errors,
@@ -27,7 +30,15 @@ from .lastapplied import apply_with_last_applied
 from .managed import Managed, decode_live_or_new, encode, without_managed_fields
 from .request import WriteRequest
 from .rules import ResourceRules, empty_object
-from .strategy import coerce_object_meta, invalid, object_meta_errors, prepare_for_write, value_errors, with_defaults
+from .strategy import (
+    coerce_object_meta,
+    field_default,
+    invalid,
+    object_meta_errors,
+    prepare_for_write,
+    value_errors,
+    with_defaults,
+)
 
 
 class WriteResult(Record, mutable=True):
@@ -235,6 +246,19 @@ def defaulted(obj: dict[str, Any], rules: ResourceRules) -> dict[str, Any]:
     if not plain_json(obj):
         obj = copy_json(obj)
     return with_defaults(obj, rules.root) if rules.defaults_objects else obj
+
+
+def comes_back_defaulted(obj: Mapping[str, Any], path: Path, rules: ResourceRules) -> bool:
+    """Does ``obj`` (a write's result) hold at ``path`` the value the server's defaulting gives the field
+    when it is absent? Then no apply removes it: one that prunes it (the manifest dropped it) has it
+    defaulted again in the same write, unowned; and its value is the schema's, nobody's choice."""
+    if not rules.defaults_objects:
+        return False
+    value = value_at(obj, path)
+    if value is MISSING:
+        return False
+    default = field_default(rules.root, path)
+    return default is not NO_DEFAULT and values_equal(value, default)
 
 
 def stored(obj: dict[str, Any], rules: ResourceRules) -> dict[str, Any]:

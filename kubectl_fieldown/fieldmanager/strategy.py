@@ -92,6 +92,32 @@ def _coerce_owner_reference(ref: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def field_default(t: Type, path: tuple[Any, ...]) -> Any:
+    """What :func:`with_defaults` puts at ``path`` (below a value of type ``t``) in an object that holds
+    the field's parent but not the field: its schema default with the defaults below it, or
+    :data:`NO_DEFAULT`. Only a map's declared field has a default; the path's other elements (list
+    items, undeclared keys) lead to the type that declares it."""
+    if not path or path[-1][0] != FIELD:
+        return NO_DEFAULT
+    for pe in path[:-1]:
+        if pe[0] == FIELD:
+            m = t.map
+            if m is None:
+                return NO_DEFAULT
+            f = m.fields.get(pe[1])
+            nt = f.type if f is not None else m.element
+        else:
+            nt = t.list.item if t.list is not None else None
+        if nt is None:
+            return NO_DEFAULT
+        t = nt
+    m = t.map
+    f = m.fields.get(path[-1][1]) if m is not None else None
+    if f is None or f.default is NO_DEFAULT:
+        return NO_DEFAULT
+    return with_defaults(copy_json(f.default), f.type)
+
+
 def with_defaults(obj: Any, t: Type) -> Any:
     """``obj`` with the schema's defaults for the fields it lacks, at any depth (defaulting runs after
     the merge, so they are unowned), without changing ``obj``: new containers only on the way to a

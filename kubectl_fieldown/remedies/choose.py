@@ -85,9 +85,9 @@ class Fix:
     """The applier's next apply with no command run first (None when it was not a candidate)."""
 
     def unclaimed(self, live: Mapping[str, Any], manifest: Mapping[str, Any] | None,
-                  root: Any) -> list[tuple[Path, tuple[str, ...]]]:
+                  rules: ResourceRules) -> list[tuple[Path, tuple[str, ...]]]:
         """:func:`unclaimed` after this fix and the next apply."""
-        return unclaimed(live, self.verification, manifest, self.applier, root)
+        return unclaimed(live, self.verification, manifest, self.applier, rules)
 
     def stays(self) -> list[tuple[Path, tuple[str, ...]]]:
         """Fields only the applier's previous configuration set, dropped by the manifest, that stay after

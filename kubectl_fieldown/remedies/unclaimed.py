@@ -13,6 +13,7 @@ from typing import Any
 
 from ..appliers import Applier
 from ..appliers.model import HELM_MANAGER
+from ..fieldmanager import ResourceRules, comes_back_defaulted
 from ..fieldpath import FIELD, KEY, FieldSet, Path, is_prefix, key_fields, path_from_fields
 from ..fieldpath.lookup import value_at
 from ..ownership.managedfields import (
@@ -57,13 +58,15 @@ _METADATA_VALUES = (path_from_fields("metadata", "labels"), path_from_fields("me
 
 
 def unclaimed(live: Mapping[str, Any], v: Verification, manifest: Mapping[str, Any] | None, applier: Applier,
-              root: Any) -> list[tuple[Path, tuple[str, ...]]]:
+              rules: ResourceRules) -> list[tuple[Path, tuple[str, ...]]]:
     """Fields the next apply keeps although the manifest does not set them, that only writers of a
     whole configuration (:data:`CONFIGURATION_WRITERS`, other appliers' Apply entries) or nobody (an
     untracked object) owns once the fix and the apply are done: if one of them was this applier under
     another name, the manifest dropped them and no apply will ever remove them; if not, they keep
     another writer's value. The object cannot tell which: the user must. Fields :func:`stays` already
-    names are left out."""
+    names are left out, and so is an unowned field at the value the server's defaulting gives it: no
+    apply can remove it, and it is nobody's value."""
+    root = rules.root
     final = v.final
     if final is None or manifest is None or v.intent is None:
         return []
@@ -99,6 +102,8 @@ def unclaimed(live: Mapping[str, Any], v: Verification, manifest: Mapping[str, A
         if value_at(final, p) in ({}, []):
             continue  # an empty map or list (a defaulted template's metadata) holds no value anyone set
         owners = [e for e in writers if e.fields.has(p) or under_leaf(e.fields, p, root)]
+        if not owners and comes_back_defaulted(final, p, rules):
+            continue  # the schema's default, which the server sets again whatever an apply prunes
         # the applier's own Apply entry still holding a field its manifest does not set is a skipped
         # apply's leftover (Flux applies only when a value changes): its next real apply lets go of it
         owners = [e for e in owners if not (e.manager == applier.manager and e.operation == APPLY)] or owners

@@ -31,7 +31,7 @@ from ..base.objects import is_secret_object
 from ..base.record import Record
 from ..base.redact import scrub, secret_texts, shown_value
 from ..base.value import values_equal
-from ..fieldmanager import ResourceRules
+from ..fieldmanager import ResourceRules, comes_back_defaulted
 from ..fieldpath import FieldSet, Path, is_prefix, path_from_fields, path_string
 from ..fieldpath.lookup import MISSING, Lookup
 from ..ownership.managedfields import LAST_APPLIED_ANNOTATION, ManagedFieldsEntry, decode_entries
@@ -267,8 +267,8 @@ def verify(
         if any(is_prefix(k, ch.path) or is_prefix(ch.path, k) for k in kept):
             v.unexpected.append(ch)
             continue
-        if _asked(ch, in_next, intent):
-            if ch.kind == "deleted":
+        if _asked(ch, in_next, intent, after, rules):
+            if ch.kind != "added" and in_next.at(ch.path) is MISSING:
                 v.dropped_removed.append(ch.path)
             continue
         v.unexpected.append(ch)
@@ -280,7 +280,10 @@ def verify(
         if any(is_prefix(k, p) or is_prefix(p, k) for k in kept):
             continue
         if in_after.at(p) is not MISSING and in_live.at(p) is not MISSING:
-            v.dropped_kept.append((p, _owners(owners, p)))
+            who = _owners(owners, p)
+            if not who and comes_back_defaulted(after, p, rules):
+                continue  # pruned and defaulted again (or at the default any write gives it): not kept
+            v.dropped_kept.append((p, who))
     return v
 
 
@@ -292,14 +295,17 @@ def _intent(live: Mapping[str, Any], applier: Applier, next_manifest: Mapping[st
                       previous, also_own, also=(tuple(also_own), applier))
 
 
-def _asked(ch: ValueChange, manifest: Lookup, intent: Intent) -> bool:
+def _asked(ch: ValueChange, manifest: Lookup, intent: Intent, after: Mapping[str, Any], rules: ResourceRules) -> bool:
     """A change the next manifest asks for: its value, an addition, or a field it dropped that only
-    the applier's previous configuration set."""
+    the applier's previous configuration set — deleted, or set to its schema default again by the
+    server in the same write (what dropping a defaulted field means)."""
     if ch.kind == "added":
         return True
     wanted = manifest.at(ch.path)
     if ch.kind == "changed":
-        return wanted is not MISSING and values_equal(wanted, ch.after)
+        if wanted is not MISSING:
+            return values_equal(wanted, ch.after)
+        return intent.deletion_asked(ch.path) and comes_back_defaulted(after, ch.path, rules)
     # every field that goes with it: a map that only the applier's configuration created may hold a
     # key someone else set (an untracked ``kubectl patch`` after a reset)
     return wanted is MISSING and all(intent.deletion_asked(q) for q in ch.removed or (ch.path,))

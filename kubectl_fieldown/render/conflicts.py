@@ -11,7 +11,7 @@ these exact keys; keys are only ever added, and ``version`` changes if that prom
                 "conflicts": [{"manager", "operation", "apiVersion", "subresource", "path",
                                "liveValue", "appliedValue"}],
                 "shared": [path], "deleted": [path], "retained": [path],
-                "neverPruned": [{"path", "owners"}],
+                "neverPruned": [{"path", "owners"}], "defaulted": [{"path", "value"}],
                 "followup": {"migrated": [manager], "deleted": [path], "error"} | null,
                 "rejected": {"status", "reason", "message"} | null,
                 "applier": str | null, "requests": [{"verb", "manager", "purpose", "status", "message"}],
@@ -81,6 +81,7 @@ def _prediction(report: ConflictReport) -> dict[str, Any]:
         "deleted": [path_string(p) for p in report.deleted],
         "retained": [path_string(r.path) for r in report.retained],
         "neverPruned": [{"path": path_string(r.path), "owners": list(r.owners)} for r in report.never_pruned],
+        "defaulted": [{"path": path_string(p), "value": v} for p, v in report.defaulted],
         "followup": followup,
         "rejected": rejected,
         "applier": report.applier or None,
@@ -211,6 +212,10 @@ def _prediction_lines(report: ConflictReport, *, verbose: bool, details: bool) -
     if report.deleted:
         lines.append(Text(f"{INDENT}deletes: ") +
                      Text(", ".join(path_label(p) for p in report.deleted), style="yellow"))
+    if report.defaulted:
+        lines.append(Text(f"{INDENT}defaulted again in the same write (the schema's default, owned by no one; "
+                          "no apply removes it): ") +
+                     Text(", ".join(f"{path_label(p)} = {json.dumps(v)}" for p, v in report.defaulted), style="yellow"))
     for owners, paths in _grouped(report.retained):
         lines.append(Text(f"{INDENT}stays (still owned by {_and(list(owners))}): ") +
                      Text(", ".join(path_label(p) for p in paths), style="magenta"))

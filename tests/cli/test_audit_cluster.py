@@ -28,6 +28,7 @@ import lab
 import pytest
 import yaml
 from cli_helpers import Result
+from engine.schemas import defaulting_crd
 
 from kubectl_fieldown.cli.main import main
 from kubectl_fieldown.kube import ClusterClient, ClusterOptions, ResourceInfo
@@ -656,3 +657,74 @@ def test_the_list_starts_before_the_engine_is_loaded(objs: Objects, env: dict[st
     assert lines.get("ENGINE-AT-FIRST-LIST") == "ENGINE-AT-FIRST-LIST ", proc.stderr
     assert lines.get("ENGINE-AFTER") == "ENGINE-AFTER True", proc.stderr  # the probe saw a real audit
     assert json.loads(proc.stdout)["kind"] == "FieldownAudit"
+
+
+def _owns(entries: list[dict[str, Any]], field: str) -> list[str]:
+    """The managers whose entry records ``spec.<field>``."""
+    return [e["manager"] for e in entries if f"f:{field}" in ((e.get("fieldsV1") or {}).get("f:spec") or {})]
+
+
+def test_a_dropped_field_the_schema_defaults_goes_back_to_its_default(cluster: lab.Cluster, env: dict[str, str],
+                                                                       tmp_path: Path) -> None:
+    """A field the manifest drops that the schema defaults is pruned and defaulted again in the same
+    write, owned by nobody: that is the deletion the user asked for. ``conflicts`` says so
+    (``defaulted``, not "never pruned"); ``audit`` verifies the next apply (no value at risk) and does
+    not call the default an unclaimed field — neither after the applier's own apply (a server-side
+    applier drops ``mode``) nor after client-side apply, whose manager owned the defaulted field until
+    ``kubectl apply --server-side`` folded it. The real server decides each claim."""
+    group = f"dflt{uuid.uuid4().hex[:8]}.example.com"
+    cluster.apply_crd(defaulting_crd(group))
+    ns = f"dflt-{uuid.uuid4().hex[:8]}"
+    resource = f"things.{group}"
+
+    def doc(name: str, spec: dict[str, Any]) -> Path:
+        f = tmp_path / f"{name}-{len(list(tmp_path.iterdir()))}.yaml"
+        f.write_text(json.dumps({"apiVersion": f"{group}/v1", "kind": "Thing",
+                                 "metadata": {"name": name, "namespace": ns}, "spec": spec}))
+        return f
+
+    def audited(name: str, manifest: Path, *applier: str) -> tuple[int, list[str], list[dict[str, Any]]]:
+        """The exit code, the object's findings and its fix (none listed: no finding)."""
+        r = cli(env, "audit", "-n", ns, "--kinds", resource, "-f", str(manifest), *applier, "-o", "json")
+        assert r.code in (0, 1), r.err
+        report = r.json()
+        return (r.code, [i["id"] for i in report["items"] if i["name"] == name],
+                [o["fix"] for o in report["objects"] if o["name"] == name])
+
+    try:
+        # a server-side applier's own field, dropped
+        cluster.kubectl("apply", "--server-side", "--field-manager", "deployer", "-f",
+                        str(doc("a", {"image": "img:1", "mode": "manual"})))
+        nxt = doc("a", {"image": "img:1"})
+        r = cli(env, "conflicts", "-f", str(nxt), "--field-manager", "deployer", "-o", "json")
+        assert r.code == 0, r.err
+        (item,) = r.json()["items"]
+        assert item["deleted"] == [".spec.mode"]
+        assert item["defaulted"] == [{"path": ".spec.mode", "value": "auto"}]
+        assert item["neverPruned"] == []
+        # nothing to say: the next apply does what the manifest asks (before: "no safe fix", the default
+        # taken for a value nobody asked to change)
+        assert audited("a", nxt, "--applier", "kubectl", "--field-manager", "deployer") == (0, [], [])
+        cluster.kubectl("apply", "--server-side", "--field-manager", "deployer", "-f", str(nxt))
+        real = cluster.kubectl_json("get", resource, "a", "-n", ns, "--show-managed-fields")
+        assert real["spec"] == item["result"]["object"]["spec"] == {"image": "img:1", "mode": "auto"}
+        assert _owns(real["metadata"]["managedFields"], "mode") == []
+
+        # client-side apply created it: its manager owned the default until kubectl folds it
+        cluster.kubectl("apply", "-f", str(doc("b", {"image": "img:1"})))
+        created = cluster.kubectl_json("get", resource, "b", "-n", ns, "--show-managed-fields")
+        assert _owns(created["metadata"]["managedFields"], "mode") == ["kubectl-client-side-apply"]
+        nxt = doc("b", {"image": "img:2"})
+        code, ids, fixes = audited("b", nxt, "--applier", "kubectl")
+        # client-side apply is a warning; the default is no unclaimed field (before: an error)
+        assert (code, ids) == (0, ["client-side-apply"]), (ids, fixes)
+        assert [f["verified"] for f in fixes] == [True], fixes
+        r = cli(env, "conflicts", "-f", str(nxt), "--applier", "kubectl", "-o", "json")
+        assert r.code == 0, r.err
+        (item,) = r.json()["items"]
+        assert ".spec.mode" not in [p["path"] for p in item["neverPruned"]], item
+        cluster.kubectl("apply", "--server-side", "-f", str(nxt))
+        real = cluster.kubectl_json("get", resource, "b", "-n", ns, "--show-managed-fields")
+        assert real["spec"] == item["result"]["object"]["spec"] == {"image": "img:2", "mode": "auto"}
+    finally:
+        cluster.kubectl("delete", "crd", f"things.{group}", "--wait=false", check=False)

@@ -18,7 +18,7 @@ CONFORMANCE = Path(__file__).resolve().parents[1] / "conformance"
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 ITEM_KEYS = {"apiVersion", "kind", "namespace", "name", "conflicts", "shared", "deleted", "retained", "result",
-             "neverPruned", "followup", "rejected", "applier", "requests", "runs"}
+             "neverPruned", "defaulted", "followup", "rejected", "applier", "requests", "runs"}
 CONFLICT_KEYS = {"manager", "operation", "apiVersion", "subresource", "path", "liveValue", "appliedValue"}
 
 

@@ -205,3 +205,29 @@ def test_predict_names_the_co_owners_and_keeps_the_server_order() -> None:
                     status_subresource=False, status_source="x")
     assert [(path_string(s.path), s.owners) for s in ok.shared] == [(".data.a", ('"amy"', '"zed"')),
                                                                       (".data.b", ('"amy"', '"zed"'))]
+
+
+def test_a_deleted_field_the_schema_defaults_again_is_said_so_and_not_never_pruned() -> None:
+    """``mode: manual`` dropped by its only applier: the apply deletes it and the server's defaulting
+    sets "auto" in the same write, owned by nobody — ``defaulted``, and no "never pruned" (the
+    real server: tests/cli/test_audit_cluster.py)."""
+    from engine.schemas import defaulting_rules
+
+    from kubectl_fieldown.fieldmanager import simulate_apply
+
+    rules = defaulting_rules()
+
+    def thing(**spec: Any) -> dict[str, Any]:
+        return {"apiVersion": "example.com/v1", "kind": "Thing", "metadata": {"name": "t", "namespace": "ns"},
+                "spec": spec}
+
+    live = simulate_apply(None, thing(image="i", mode="manual"), "deployer", rules, now=NOW).object
+    plan = plan_apply(live, thing(image="i"), "deployer", rules, now=NOW)
+    mode = path_from_fields("spec", "mode")
+    assert plan.deleted == [mode] and plan.defaulted == [mode] and plan.never_pruned == []
+    assert plan.result is not None and plan.result.object["spec"] == {"image": "i", "mode": "auto"}
+    report = report_from_plan(plan, where="", status_subresource=False, status_source="")
+    assert report.defaulted == [(mode, "auto")]
+    # dropping another field the schema does not default deletes it, and nothing comes back
+    plan = plan_apply(live, thing(mode="manual"), "deployer", rules, now=NOW)
+    assert plan.deleted == [path_from_fields("spec", "image")] and plan.defaulted == []

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from kubectl_fieldown.schema.types import (
     DEDUCED,
     UNTYPED,
@@ -12,6 +14,9 @@ from kubectl_fieldown.schema.types import (
     StructField,
     Type,
 )
+
+if TYPE_CHECKING:
+    from kubectl_fieldown.fieldmanager import ResourceRules
 
 STRING = Type(name="string", scalar="string", json_type="string")
 NUMBER = Type(name="number", scalar="numeric", json_type="integer")
@@ -97,3 +102,27 @@ def widget(spec: dict[str, object] | None = None, **metadata: object) -> dict[st
     if spec is not None:
         obj["spec"] = spec
     return obj
+
+
+def defaulting_crd(group: str = "example.com") -> dict[str, object]:
+    """A CRD of kind Thing whose ``spec.mode`` the schema defaults to "auto" (``spec.image`` has none):
+    the shape of a field a manifest drops and the server sets again."""
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"things.{group}"},
+            "spec": {"group": group, "scope": "Namespaced",
+                     "names": {"plural": "things", "singular": "thing", "kind": "Thing"},
+                     "versions": [{"name": "v1", "served": True, "storage": True, "schema": {
+                         "openAPIV3Schema": {"type": "object", "properties": {"spec": {
+                             "type": "object", "properties": {
+                                 "image": {"type": "string"},
+                                 "mode": {"type": "string", "default": "auto"}}}}}}}]}}
+
+
+def defaulting_rules() -> ResourceRules:
+    """The rules of :func:`defaulting_crd`'s Thing, read as the audit reads a CRD."""
+    from kubectl_fieldown.kube.kindrules import KindRules
+    from kubectl_fieldown.schema.registry import SchemaRegistry
+
+    registry = SchemaRegistry()
+    registry.add_crd(defaulting_crd(), "a test")
+    return KindRules(registry).rules(GroupVersionKind("example.com", "v1", "Thing"), False)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from engine.schemas import defaulting_rules
 
 from kubectl_fieldown.appliers import Applier
 from kubectl_fieldown.base.identitymemo import IdentityMemo
@@ -33,6 +34,7 @@ from .states import (
     manifest,
     scaled,
     server_side_applied,
+    stored,
     updated,
 )
 
@@ -213,7 +215,7 @@ def test_a_field_another_applier_keeps_after_a_skipped_flux_apply_is_unclaimed()
     nxt = manifest(labels=None)
     fix = fix_for(obj, "flux", manifest=nxt)
     assert fix.ok and fix.command is None
-    unclaimed = {path_string(p): owners for p, owners in fix.unclaimed(obj, nxt, RULES.root)}
+    unclaimed = {path_string(p): owners for p, owners in fix.unclaimed(obj, nxt, RULES)}
     assert unclaimed == {".spec.labels.a": ("helm",), ".spec.labels.b": ("helm",)}
 
 
@@ -253,3 +255,41 @@ def test_the_manifest_read_off_an_apply_entry_is_a_copy_of_the_owned_part_whatev
     again = inferred_manifest(obj, applier, RULES.root)
     assert again is not None
     assert inferred_manifest(wrapped, applier, RULES.root) == again
+
+
+def _thing(**spec: Any) -> dict[str, Any]:
+    return {"apiVersion": "example.com/v1", "kind": "Thing", "metadata": {"name": "t", "namespace": "ns"},
+            "spec": spec}
+
+
+def test_a_dropped_field_the_schema_defaults_is_asked_to_go_back_to_its_default() -> None:
+    """Dropping ``mode: manual`` from the manifest deletes it and the server defaults it again in the
+    same write ("auto", owned by nobody): the deletion the user asked for, not a value lost; and the
+    default is no unclaimed field (tests/cli/test_audit_cluster.py checks both on the real server)."""
+    from kubectl_fieldown.fieldmanager import simulate_apply
+
+    rules = defaulting_rules()
+    live = stored(simulate_apply(None, _thing(image="i", mode="manual"), "deployer", rules, now=NOW).object)
+    nxt = _thing(image="i")
+    with IdentityMemo():
+        fix = choose_fix(live, rules, Applier.of("ssa", "deployer"), now=NOW, manifest=nxt)
+        assert fix.ok and fix.command is None, fix.verification.problems()
+        v = fix.verification
+        assert v.final is not None and v.final["spec"] == {"image": "i", "mode": "auto"}
+        assert [path_string(p) for p in v.dropped_removed] == [".spec.mode"]
+        assert v.dropped_kept == [] and fix.unclaimed(live, nxt, rules) == []
+
+
+def test_a_default_client_side_apply_owned_is_no_unclaimed_field_after_the_switch() -> None:
+    from kubectl_fieldown.appliers import run_applier
+
+    rules = defaulting_rules()
+    run = run_applier(Applier.of("kubectl-client-side"), None, _thing(image="i"), rules, now=NOW)
+    assert run.result is not None and run.result["spec"]["mode"] == "auto"
+    live = stored(run.result)
+    nxt = _thing(image="j")
+    with IdentityMemo():
+        fix = choose_fix(live, rules, Applier.of("kubectl"), now=NOW, manifest=nxt)
+        assert fix.ok and fix.unclaimed(live, nxt, rules) == []
+        final = fix.verification.final
+        assert final is not None and final["spec"] == {"image": "j", "mode": "auto"}
