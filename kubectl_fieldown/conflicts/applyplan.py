@@ -7,7 +7,7 @@ would carry out, and derives what a reader needs:
 * ``conflicts``: (manager, path) pairs with the live and the applied value;
 * ``shared``: fields the applier will co-own with another manager afterwards;
 * ``deleted``: what the apply removes from the object (top-most paths only); ``defaulted``: those of
-  them the server's defaulting sets again in the same write (the schema's default, unowned);
+  them the server's defaulting sets again in the same write (the schema's default);
 * ``retained``: fields the applier's manifest no longer sets (it applied them before, or they are
   in the last-applied annotation) that stay because another manager still owns them — the
   client-side → server-side apply trap, where a field can no longer be deleted by editing the
@@ -113,7 +113,8 @@ class ApplyPlan:
     never_pruned: list[RetainedField] = field(default_factory=list)
     defaulted: list[Path] = field(default_factory=list)
     """Of ``deleted``, the fields the server's defaulting sets again in the same write (the schema's
-    default, owned by nobody): the applier's value goes, the field stays."""
+    default: owned by nobody after a server-side apply, by the client-side manager after its patch's
+    null): the applier's value goes, the field stays."""
     applier: str = ""
     """:func:`plan_run`: the applier, as a person reads it."""
     requests: list[Request] = field(default_factory=list)
@@ -233,7 +234,15 @@ def plan_run(
     if applier.server_side:
         _explain(plan, live, manifest, applier.manager, rules, result)
     else:
-        plan.deleted = _topmost(comparison.removed) if live is not None else []
+        removed = comparison.removed
+        if live is not None:
+            # the three-way patch's null for a field the manifest dropped: where the schema defaults the
+            # field, the server sets it again in the same write, and the comparison sees a change
+            in_manifest = Lookup(manifest)
+            back = [p for p in comparison.modified.sorted_paths()
+                    if in_manifest.at(p) is MISSING and comes_back_defaulted(final, p, rules)]
+            removed = removed.union(FieldSet(back)) if back else removed
+        plan.deleted = _topmost(removed) if live is not None else []
         plan.never_pruned = _never_pruned(result, manifest, applier.manager, rules, live)
         _defaults_back(plan, result, rules)
     return plan
@@ -414,11 +423,10 @@ def _explain(
 
 def _defaults_back(plan: ApplyPlan, result: WriteResult, rules: ResourceRules) -> None:
     """The deleted fields the server's defaulting sets again in the same write (``defaulted``): their
-    schema default, unowned. Such a field is not "never pruned" either when nobody owns it afterwards:
-    it was pruned, or its value is the default any write would give it; no apply can remove it."""
+    schema default. A field at its default is not "never pruned" either, whoever owns it: no apply
+    can remove it (the server would set it again), so there is nothing left that pruning could do."""
     plan.defaulted = [p for p in plan.deleted if comes_back_defaulted(result.object, p, rules)]
-    plan.never_pruned = [r for r in plan.never_pruned
-                         if r.owners or not comes_back_defaulted(result.object, r.path, rules)]
+    plan.never_pruned = [r for r in plan.never_pruned if not comes_back_defaulted(result.object, r.path, rules)]
 
 
 _STATUS = path_from_fields("status")

@@ -128,7 +128,7 @@ class ConflictReport:
     """Fields the manifest does not set that only Update managers own: no apply removes them."""
     defaulted: list[tuple[Path, Any]] = field(default_factory=list)
     """Deleted fields the server's defaulting sets again in the same write, with the value they get
-    (the schema's default, owned by nobody afterwards)."""
+    (the schema's default)."""
     applier: str = ""
     """``--applier``: the applier whose whole request sequence this report predicts."""
     requests: list[dict[str, Any]] = field(default_factory=list)

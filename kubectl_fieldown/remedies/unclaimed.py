@@ -64,8 +64,8 @@ def unclaimed(live: Mapping[str, Any], v: Verification, manifest: Mapping[str, A
     untracked object) owns once the fix and the apply are done: if one of them was this applier under
     another name, the manifest dropped them and no apply will ever remove them; if not, they keep
     another writer's value. The object cannot tell which: the user must. Fields :func:`stays` already
-    names are left out, and so is an unowned field at the value the server's defaulting gives it: no
-    apply can remove it, and it is nobody's value."""
+    names are left out, and so is a field at the value the server's defaulting gives it: no apply can
+    remove it (the server sets it again), whoever owns it."""
     root = rules.root
     final = v.final
     if final is None or manifest is None or v.intent is None:
@@ -101,9 +101,9 @@ def unclaimed(live: Mapping[str, Any], v: Verification, manifest: Mapping[str, A
             continue
         if value_at(final, p) in ({}, []):
             continue  # an empty map or list (a defaulted template's metadata) holds no value anyone set
-        owners = [e for e in writers if e.fields.has(p) or under_leaf(e.fields, p, root)]
-        if not owners and comes_back_defaulted(final, p, rules):
+        if comes_back_defaulted(final, p, rules):
             continue  # the schema's default, which the server sets again whatever an apply prunes
+        owners = [e for e in writers if e.fields.has(p) or under_leaf(e.fields, p, root)]
         # the applier's own Apply entry still holding a field its manifest does not set is a skipped
         # apply's leftover (Flux applies only when a value changes): its next real apply lets go of it
         owners = [e for e in owners if not (e.manager == applier.manager and e.operation == APPLY)] or owners

@@ -280,10 +280,11 @@ def verify(
         if any(is_prefix(k, p) or is_prefix(p, k) for k in kept):
             continue
         if in_after.at(p) is not MISSING and in_live.at(p) is not MISSING:
-            who = _owners(owners, p)
-            if not who and comes_back_defaulted(after, p, rules):
-                continue  # pruned and defaulted again (or at the default any write gives it): not kept
-            v.dropped_kept.append((p, who))
+            if comes_back_defaulted(after, p, rules):
+                # at its schema default: deleted, the server would set it again (client-side apply's
+                # null is defaulted back and owned by its manager): nothing is kept that could go
+                continue
+            v.dropped_kept.append((p, _owners(owners, p)))
     return v
 
 

@@ -213,8 +213,8 @@ def _prediction_lines(report: ConflictReport, *, verbose: bool, details: bool) -
         lines.append(Text(f"{INDENT}deletes: ") +
                      Text(", ".join(path_label(p) for p in report.deleted), style="yellow"))
     if report.defaulted:
-        lines.append(Text(f"{INDENT}defaulted again in the same write (the schema's default, owned by no one; "
-                          "no apply removes it): ") +
+        lines.append(Text(f"{INDENT}defaulted again in the same write (the schema's default; no apply "
+                          "removes it): ") +
                      Text(", ".join(f"{path_label(p)} = {json.dumps(v)}" for p, v in report.defaulted), style="yellow"))
     for owners, paths in _grouped(report.retained):
         lines.append(Text(f"{INDENT}stays (still owned by {_and(list(owners))}): ") +

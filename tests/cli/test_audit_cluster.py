@@ -669,9 +669,10 @@ def test_a_dropped_field_the_schema_defaults_goes_back_to_its_default(cluster: l
     """A field the manifest drops that the schema defaults is pruned and defaulted again in the same
     write, owned by nobody: that is the deletion the user asked for. ``conflicts`` says so
     (``defaulted``, not "never pruned"); ``audit`` verifies the next apply (no value at risk) and does
-    not call the default an unclaimed field — neither after the applier's own apply (a server-side
-    applier drops ``mode``) nor after client-side apply, whose manager owned the defaulted field until
-    ``kubectl apply --server-side`` folded it. The real server decides each claim."""
+    not call the default an unclaimed or a kept field — after a server-side applier drops ``mode``,
+    after client-side apply created the object (its manager owned the default until ``kubectl apply
+    --server-side`` folded it), and when client-side apply itself drops ``mode`` (its patch's null is
+    defaulted back, owned by its manager). The real server decides each claim."""
     group = f"dflt{uuid.uuid4().hex[:8]}.example.com"
     cluster.apply_crd(defaulting_crd(group))
     ns = f"dflt-{uuid.uuid4().hex[:8]}"
@@ -726,5 +727,21 @@ def test_a_dropped_field_the_schema_defaults_goes_back_to_its_default(cluster: l
         cluster.kubectl("apply", "--server-side", "-f", str(nxt))
         real = cluster.kubectl_json("get", resource, "b", "-n", ns, "--show-managed-fields")
         assert real["spec"] == item["result"]["object"]["spec"] == {"image": "img:2", "mode": "auto"}
+
+        # client-side apply drops it: its three-way patch sends null, the server sets the default again,
+        # and the client-side manager owns it (the comparison sees a change, not a removal)
+        cluster.kubectl("apply", "-f", str(doc("c", {"image": "img:1", "mode": "manual"})))
+        nxt = doc("c", {"image": "img:1"})
+        r = cli(env, "conflicts", "-f", str(nxt), "--applier", "kubectl-client-side", "-o", "json")
+        assert r.code == 0, r.err
+        (item,) = r.json()["items"]
+        assert (item["deleted"], item["defaulted"], item["neverPruned"]) == (
+            [".spec.mode"], [{"path": ".spec.mode", "value": "auto"}], []), item
+        # before: dropped-fields-stay, an error ("no later apply will delete it")
+        assert audited("c", nxt, "--applier", "kubectl-client-side")[:2] == (0, ["client-side-apply"])
+        cluster.kubectl("apply", "-f", str(nxt))
+        real = cluster.kubectl_json("get", resource, "c", "-n", ns, "--show-managed-fields")
+        assert real["spec"] == item["result"]["object"]["spec"] == {"image": "img:1", "mode": "auto"}
+        assert _owns(real["metadata"]["managedFields"], "mode") == ["kubectl-client-side-apply"]
     finally:
         cluster.kubectl("delete", "crd", f"things.{group}", "--wait=false", check=False)

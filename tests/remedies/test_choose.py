@@ -281,15 +281,35 @@ def test_a_dropped_field_the_schema_defaults_is_asked_to_go_back_to_its_default(
 
 
 def test_a_default_client_side_apply_owned_is_no_unclaimed_field_after_the_switch() -> None:
-    from kubectl_fieldown.appliers import run_applier
-
     rules = defaulting_rules()
-    run = run_applier(Applier.of("kubectl-client-side"), None, _thing(image="i"), rules, now=NOW)
-    assert run.result is not None and run.result["spec"]["mode"] == "auto"
-    live = stored(run.result)
+    live = run_applier_result(Applier.of("kubectl-client-side"), _thing(image="i"), rules)
+    assert live["spec"]["mode"] == "auto"
     nxt = _thing(image="j")
     with IdentityMemo():
         fix = choose_fix(live, rules, Applier.of("kubectl"), now=NOW, manifest=nxt)
         assert fix.ok and fix.unclaimed(live, nxt, rules) == []
         final = fix.verification.final
         assert final is not None and final["spec"] == {"image": "j", "mode": "auto"}
+
+
+def test_client_side_apply_dropping_a_defaulted_field_keeps_nothing() -> None:
+    """kubectl apply's three-way patch sends null for the dropped ``mode``; the server sets "auto"
+    again and the client-side manager owns it: the deletion asked for, not a field that stays."""
+    rules = defaulting_rules()
+    created = run_applier_result(Applier.of("kubectl-client-side"), _thing(image="i", mode="manual"), rules)
+    nxt = _thing(image="i")
+    with IdentityMemo():
+        fix = choose_fix(created, rules, Applier.of("kubectl-client-side"), now=NOW, manifest=nxt)
+        assert fix.ok and fix.command is None, fix.verification.problems()
+        v = fix.verification
+        assert v.final is not None and v.final["spec"] == {"image": "i", "mode": "auto"}
+        assert [path_string(p) for p in v.dropped_removed] == [".spec.mode"] and v.dropped_kept == []
+
+
+def run_applier_result(applier: Applier, doc: dict[str, Any], rules: Any) -> dict[str, Any]:
+    """The object ``applier`` creates from ``doc``, as the server stores it."""
+    from kubectl_fieldown.appliers import run_applier
+
+    run = run_applier(applier, None, doc, rules, now=NOW)
+    assert run.result is not None
+    return stored(run.result)
