@@ -21,7 +21,7 @@ from ..fieldpath.element import FIELD
 from ..fieldpath.lookup import MISSING
 from ..schema.types import NO_DEFAULT, Type
 from ..typed.constraints import constraint_errors
-from ..typed.items import LIST, MAP, side
+from ..typed.items import LIST, MAP, child_type, side
 from .errors import Invalid
 from .jsondata import copy_json
 from .rules import ResourceRules
@@ -100,14 +100,7 @@ def field_default(t: Type, path: tuple[Any, ...]) -> Any:
     if not path or path[-1][0] != FIELD:
         return NO_DEFAULT
     for pe in path[:-1]:
-        if pe[0] == FIELD:
-            m = t.map
-            if m is None:
-                return NO_DEFAULT
-            f = m.fields.get(pe[1])
-            nt = f.type if f is not None else m.element
-        else:
-            nt = t.list.item if t.list is not None else None
+        nt = child_type(t, pe)
         if nt is None:
             return NO_DEFAULT
         t = nt

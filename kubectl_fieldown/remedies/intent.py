@@ -49,6 +49,7 @@ from ..ownership.managedfields import (
     decode_entries,
 )
 from ..schema.types import Type
+from ..typed.items import child_type
 from ..typed.tofieldset import to_field_set
 from .migration import _LAC, LAST_APPLIED_PATH, parsed_annotation
 
@@ -463,20 +464,10 @@ def under_leaf(fs: FieldSet, p: Path, root: Type | None = None) -> bool:
     (its "." marker): what lies below has owners of its own. Without a schema every member covers."""
     t: Type | None = root
     for i in range(1, len(p)):
-        t = _child_type(t, p[i - 1]) if t is not None else None
+        t = child_type(t, p[i - 1]) if t is not None else None
         if fs.has(p[:i]) and (root is None or t is None or _atomic(t, p[i])):
             return True
     return False
-
-
-def _child_type(t: Type, pe: Any) -> Type | None:
-    kind = pe[0]
-    if kind == 0:  # a field
-        if t.map is None:
-            return None
-        f = t.map.fields.get(pe[1])
-        return f.type if f is not None else t.map.element
-    return t.list.item if t.list is not None else None
 
 
 def _atomic(t: Type, below: Any) -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..base.value import value_key
-from ..fieldpath.element import KEY, VALUE, PathElement
+from ..fieldpath.element import FIELD, KEY, VALUE, PathElement
 from ..schema.types import DEDUCED, NO_DEFAULT, ListType, MapType, Type
 
 MAP = 1
@@ -51,6 +51,18 @@ def same_scalar(a: Any, b: Any) -> bool:
     (Equal floats are not the same: 0.0 and -0.0.)"""
     t = type(a)
     return t is type(b) and (t is str or t is int or t is bool) and a == b
+
+
+def child_type(t: Type, pe: PathElement) -> Type | None:
+    """The type one path element leads to below ``t``: a field's declared type (else the map's element
+    type), a list item's item type; None where ``t`` has no such side or no type for it."""
+    if pe[0] == FIELD:
+        m = t.map
+        if m is None:
+            return None
+        f = m.fields.get(pe[1])
+        return f.type if f is not None else m.element
+    return t.list.item if t.list is not None else None
 
 
 def key_type(m: MapType, name: str) -> Type:

@@ -211,16 +211,11 @@ def test_a_deleted_field_the_schema_defaults_again_is_said_so_and_not_never_prun
     """``mode: manual`` dropped by its only applier: the apply deletes it and the server's defaulting
     sets "auto" in the same write, owned by nobody — ``defaulted``, and no "never pruned" (the
     real server: tests/cli/test_audit_cluster.py)."""
-    from engine.schemas import defaulting_rules
+    from engine.schemas import defaulting_rules, thing
 
     from kubectl_fieldown.fieldmanager import simulate_apply
 
     rules = defaulting_rules()
-
-    def thing(**spec: Any) -> dict[str, Any]:
-        return {"apiVersion": "example.com/v1", "kind": "Thing", "metadata": {"name": "t", "namespace": "ns"},
-                "spec": spec}
-
     live = simulate_apply(None, thing(image="i", mode="manual"), "deployer", rules, now=NOW).object
     plan = plan_apply(live, thing(image="i"), "deployer", rules, now=NOW)
     mode = path_from_fields("spec", "mode")

@@ -118,6 +118,12 @@ def defaulting_crd(group: str = "example.com") -> dict[str, object]:
                                  "mode": {"type": "string", "default": "auto"}}}}}}}]}}
 
 
+def thing(**spec: object) -> dict[str, object]:
+    """A manifest of :func:`defaulting_crd`'s Thing ``t`` in namespace ``ns`` (group example.com)."""
+    return {"apiVersion": "example.com/v1", "kind": "Thing", "metadata": {"name": "t", "namespace": "ns"},
+            "spec": spec}
+
+
 def defaulting_rules() -> ResourceRules:
     """The rules of :func:`defaulting_crd`'s Thing, read as the audit reads a CRD."""
     from kubectl_fieldown.kube.kindrules import KindRules

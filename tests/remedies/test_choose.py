@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from engine.schemas import defaulting_rules
+from engine.schemas import defaulting_rules, thing
 
 from kubectl_fieldown.appliers import Applier
 from kubectl_fieldown.base.identitymemo import IdentityMemo
@@ -257,11 +257,6 @@ def test_the_manifest_read_off_an_apply_entry_is_a_copy_of_the_owned_part_whatev
     assert inferred_manifest(wrapped, applier, RULES.root) == again
 
 
-def _thing(**spec: Any) -> dict[str, Any]:
-    return {"apiVersion": "example.com/v1", "kind": "Thing", "metadata": {"name": "t", "namespace": "ns"},
-            "spec": spec}
-
-
 def test_a_dropped_field_the_schema_defaults_is_asked_to_go_back_to_its_default() -> None:
     """Dropping ``mode: manual`` from the manifest deletes it and the server defaults it again in the
     same write ("auto", owned by nobody): the deletion the user asked for, not a value lost; and the
@@ -269,8 +264,8 @@ def test_a_dropped_field_the_schema_defaults_is_asked_to_go_back_to_its_default(
     from kubectl_fieldown.fieldmanager import simulate_apply
 
     rules = defaulting_rules()
-    live = stored(simulate_apply(None, _thing(image="i", mode="manual"), "deployer", rules, now=NOW).object)
-    nxt = _thing(image="i")
+    live = stored(simulate_apply(None, thing(image="i", mode="manual"), "deployer", rules, now=NOW).object)
+    nxt = thing(image="i")
     with IdentityMemo():
         fix = choose_fix(live, rules, Applier.of("ssa", "deployer"), now=NOW, manifest=nxt)
         assert fix.ok and fix.command is None, fix.verification.problems()
@@ -282,9 +277,9 @@ def test_a_dropped_field_the_schema_defaults_is_asked_to_go_back_to_its_default(
 
 def test_a_default_client_side_apply_owned_is_no_unclaimed_field_after_the_switch() -> None:
     rules = defaulting_rules()
-    live = run_applier_result(Applier.of("kubectl-client-side"), _thing(image="i"), rules)
+    live = run_applier_result(Applier.of("kubectl-client-side"), thing(image="i"), rules)
     assert live["spec"]["mode"] == "auto"
-    nxt = _thing(image="j")
+    nxt = thing(image="j")
     with IdentityMemo():
         fix = choose_fix(live, rules, Applier.of("kubectl"), now=NOW, manifest=nxt)
         assert fix.ok and fix.unclaimed(live, nxt, rules) == []
@@ -296,8 +291,8 @@ def test_client_side_apply_dropping_a_defaulted_field_keeps_nothing() -> None:
     """kubectl apply's three-way patch sends null for the dropped ``mode``; the server sets "auto"
     again and the client-side manager owns it: the deletion asked for, not a field that stays."""
     rules = defaulting_rules()
-    created = run_applier_result(Applier.of("kubectl-client-side"), _thing(image="i", mode="manual"), rules)
-    nxt = _thing(image="i")
+    created = run_applier_result(Applier.of("kubectl-client-side"), thing(image="i", mode="manual"), rules)
+    nxt = thing(image="i")
     with IdentityMemo():
         fix = choose_fix(created, rules, Applier.of("kubectl-client-side"), now=NOW, manifest=nxt)
         assert fix.ok and fix.command is None, fix.verification.problems()
