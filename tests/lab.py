@@ -19,6 +19,7 @@ Everything here uses files of this repository only (``hack/lab``, ``tests/confor
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
 import os
 import signal
@@ -200,6 +201,26 @@ TRIO_CRD = CONFORMANCE_DIR / "multiversion" / "crd-trio.yaml"
 def trio_crd() -> dict[str, Any]:
     """The Trio CRD (``trios.example.com``, served at v1, v2 and v3; a field at one version only)."""
     return clean_crd(yaml.safe_load(TRIO_CRD.read_text()))
+
+
+def preset_crd() -> dict[str, Any]:
+    """The Preset CRD (``presets.example.com``): the Widget's schema with defaults added where users
+    meet them — a scalar (``spec.mode: auto``), an object defaulted to ``{}`` whose field has a
+    default of its own (``spec.policy.retries: 3``), a field of list-map items
+    (``containers[].pullPolicy``) and a field inside an object the user sets (``strategy.type``).
+    The server sets each again when a write removes it (the generated scenarios' defaulted kind)."""
+    widget = next(c for c in conformance_crds() if c["metadata"]["name"] == "widgets.example.com")
+    crd = copy.deepcopy(widget)
+    crd["metadata"] = {"name": "presets.example.com"}
+    crd["spec"]["names"] = {"plural": "presets", "singular": "preset", "kind": "Preset", "listKind": "PresetList"}
+    (version,) = crd["spec"]["versions"]
+    spec = version["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+    spec["mode"] = {"type": "string", "default": "auto"}
+    spec["policy"] = {"type": "object", "default": {}, "properties": {
+        "retries": {"type": "integer", "default": 3}, "timeout": {"type": "integer"}}}
+    spec["containers"]["items"]["properties"]["pullPolicy"] = {"type": "string", "default": "IfNotPresent"}
+    spec["strategy"]["properties"]["type"]["default"] = "RollingUpdate"
+    return crd
 
 
 def installed_crds() -> list[dict[str, Any]]:

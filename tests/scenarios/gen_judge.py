@@ -126,6 +126,7 @@ def judge(previous: Mapping[str, Any] | None, before: Mapping[str, Any], attr: g
                                   f"{'present' if pcs else 'absent'}, exit {asked.audit_rc}); conflicts paths "
                                   f"{sorted(conf_paths)} (exit {asked.conflicts_rc})")
     want, was = gen.leaves(asked.applied), gen.leaves(before)
+    defaults = gen.DEFAULTS.get(str(before.get("kind")))
     prev = gen.leaves(previous) if previous is not None else {}
     intended = {p for p in was if p in prev and p not in want
                 and not any(w != "applier" for w in attr.get(p, set()))}
@@ -139,7 +140,9 @@ def judge(previous: Mapping[str, Any] | None, before: Mapping[str, Any], attr: g
         if c_fail:
             why.append(f"the apply fails (exit {asked.conflicts_rc}, rejected {citem.get('rejected')})")
         for d in deleted:
-            unasked = [p for p in _under(was, d) if p not in intended and p not in want]
+            # a field at its schema default is set again in the same write: nothing of it is lost
+            unasked = [p for p in _under(was, d) if p not in intended and p not in want
+                       and not gen.is_default(defaults, p, was[p])]
             if unasked:
                 why.append(f"deletes {d} ({', '.join(gen.server_path(p) for p in unasked[:3])} not dropped)")
         for s in stays:
@@ -166,7 +169,7 @@ def judge(previous: Mapping[str, Any] | None, before: Mapping[str, Any], attr: g
         else:
             v.add(APPLY_FAILED, "; ".join(failed))
         return v
-    for m in gen.misses(before, asked.applied, previous, after, attr):
+    for m in gen.misses(before, asked.applied, previous, after, attr, defaults):
         if announced and _mentioned(m.path, tokens, stayed=m.kind == "stayed"):
             v.counts["announced"] += 1
             continue

@@ -1,5 +1,6 @@
 """Generated scenarios for tests/scenarios/test_generated.py: seeded histories of real writers on a
-Widget or a Multi (served at v1 and v2: each writer writes at a version of its own), a next manifest
+Widget, a Multi (served at v1 and v2: each writer writes at a version of its own) or a Preset (a
+Widget whose schema defaults some fields: a field removed is set again), a next manifest
 and the applier that applies it — and the user's intent, judged from the
 objects alone (no kubectl_fieldown code here).
 
@@ -45,10 +46,12 @@ GV = "example.com/v1"
 GROUP = "example.com"
 #: the kinds a case is about, and the versions the lab serves each at: Multi is served at v1 and v2
 #: (conversion None), so its writers write at either, and its managedFields entries record both
-VERSIONS: dict[str, tuple[str, ...]] = {"Widget": ("v1",), "Multi": ("v1", "v2")}
-PLURALS = {"Widget": "widgets", "Multi": "multis"}
+VERSIONS: dict[str, tuple[str, ...]] = {"Widget": ("v1",), "Multi": ("v1", "v2"), "Preset": ("v1",)}
+PLURALS = {"Widget": "widgets", "Multi": "multis", "Preset": "presets"}
 MULTI_SHARE = 0.3
-"""The share of cases about a Multi (the rest: a Widget)."""
+"""The share of cases about a Multi."""
+PRESET_SHARE = 0.25
+"""The share of the other cases about a Preset (the rest: a Widget)."""
 LA = "kubectl.kubernetes.io/last-applied-configuration"
 NAME = "w"
 
@@ -65,6 +68,13 @@ SETS: frozenset[Path] = frozenset({("spec", "finalizers")})
 ATOMIC_MAPS: frozenset[Path] = frozenset({("spec", "selector")})
 ITEM = "<item>"
 """The value of a list-map item's own path (the item exists)."""
+#: the schema defaults of each kind (tests/lab.py ``preset_crd``), by field pattern: the value the
+#: server sets again when a write removes the field (while its parent exists)
+DEFAULTS: dict[str, dict[Path, Any]] = {
+    "Preset": {("spec", "mode"): "auto", ("spec", "policy", "retries"): 3,
+               ("spec", "containers", "*", "pullPolicy"): "IfNotPresent",
+               ("spec", "strategy", "type"): "RollingUpdate"},
+}
 
 
 # --- paths ---------------------------------------------------------------------------------------
@@ -252,9 +262,11 @@ _UNSET: Any = type("Unset", (), {"__repr__": lambda self: "<unset>"})()
 
 
 def misses(before: Mapping[str, Any], applied: Mapping[str, Any], previous: Mapping[str, Any] | None,
-           after: Mapping[str, Any], attr: Attribution) -> list[Miss]:
+           after: Mapping[str, Any], attr: Attribution, defaults: Mapping[Path, Any] | None = None) -> list[Miss]:
     """Where ``after`` departs from the intent; ``applied`` is the manifest as applied (after the
-    tool's edits), ``before`` the object before the tool's fix ran, ``attr`` its live writers."""
+    tool's edits), ``before`` the object before the tool's fix ran, ``attr`` its live writers,
+    ``defaults`` the kind's schema defaults (:data:`DEFAULTS`): a field deleted as asked that holds
+    its default again was deleted (the server defaults it in the same write; nothing can remove it)."""
     want, was, got = leaves(applied), leaves(before), leaves(after)
     prev = leaves(previous) if previous is not None else {}
     out: list[Miss] = []
@@ -270,7 +282,7 @@ def misses(before: Mapping[str, Any], applied: Mapping[str, Any], previous: Mapp
         others = {w for w in attr.get(p, set()) if w != "applier"}
         g = got.get(p, _UNSET)
         if dropped and not others:
-            if g is not _UNSET:
+            if g is not _UNSET and not is_default(defaults, p, g):
                 out.append(Miss("stayed", p, _UNSET, g))
         elif not _same(g, v):
             # a field only the applier's older manifests set (it stayed when they dropped it) is
@@ -279,6 +291,12 @@ def misses(before: Mapping[str, Any], applied: Mapping[str, Any], previous: Mapp
             older = previous is not None and not dropped and attr.get(p) == {"applier"}
             out.append(Miss("writer-value-lost" if dropped else "older-value-lost" if older else "value-lost", p, v, g))
     return out
+
+
+def is_default(defaults: Mapping[Path, Any] | None, path: Path, value: Any) -> bool:
+    """``value`` is the schema's default of the field ``path``."""
+    pat = _pattern(path)
+    return bool(defaults) and pat in defaults and _same(defaults[pat], value)  # type: ignore[operator]
 
 
 # --- generation ------------------------------------------------------------------------------------
@@ -314,6 +332,10 @@ _MULTI_BODIES: dict[str, dict[str, Any]] = {
 #: the judge reads objects without a schema)
 MULTI_FIELDS = ("replicas", "color", "args", "labels", "finalizers", "containers")
 
+#: a Preset has a Widget's fields and two with schema defaults
+PRESET_FIELDS = ("replicas", "color", "args", "selector", "labels", "finalizers", "containers", "strategy", "config",
+                 "mode", "policy")
+
 
 class Gen:
     """Values from small pools, so that writers meet on the same fields often."""
@@ -321,7 +343,7 @@ class Gen:
     def __init__(self, r: random.Random, kind: str = "Widget") -> None:
         self.r = r
         self.kind = kind
-        self.fields = self.FIELDS if kind == "Widget" else MULTI_FIELDS
+        self.fields = {"Widget": self.FIELDS, "Multi": MULTI_FIELDS, "Preset": PRESET_FIELDS}[kind]
 
     def version(self) -> str:
         """A version to write at (drawn only where the kind has several: Widget cases stay as they were)."""
@@ -330,7 +352,7 @@ class Gen:
 
     def fit(self, body: dict[str, Any]) -> dict[str, Any]:
         """A writer's body for a Widget, made a Multi's (its fields only)."""
-        if self.kind == "Widget" or not isinstance(body.get("spec"), dict):
+        if self.kind != "Multi" or not isinstance(body.get("spec"), dict):
             return body
         spec: dict[str, Any] = {}
         for k, v in body["spec"].items():
@@ -345,6 +367,9 @@ class Gen:
         if r.random() < 0.3:
             c["ports"] = [{"containerPort": p, "protocol": pr}
                           for p, pr in r.sample([(80, "TCP"), (443, "TCP"), (53, "UDP")], r.choice([1, 2]))]
+        if self.kind == "Preset" and r.random() < 0.35:
+            # the default's own value, or another: a value equal to the default is still the writer's
+            c["pullPolicy"] = r.choice(["IfNotPresent", "Always", "Never"])
         return c
 
     def field(self, name: str) -> Any:
@@ -360,6 +385,9 @@ class Gen:
             "strategy": lambda: {"type": r.choice(["RollingUpdate", "Recreate"]),
                                  **({"rollingUpdate": {"maxSurge": r.choice([1, "25%"])}} if r.random() < 0.4 else {})},
             "config": lambda: {k: r.choice(["one", "two"]) for k in r.sample(["k1", "k2", "k3"], r.choice([1, 2]))},
+            "mode": lambda: r.choice(["auto", "manual", "batch"]),
+            "policy": lambda: {k: r.choice(v) for k, v in r.sample([("retries", [3, 5]), ("timeout", [10, 30])],
+                                                                r.choice([1, 2]))},
         }
         return pools[name]()
 
@@ -417,11 +445,28 @@ class Gen:
                     md.pop("labels")
                 else:
                     md["labels"] = {"app": "web", "team": r.choice(["a", "b"])}
+        if self.kind == "Preset" and r.random() < 0.5:
+            self._drop_defaulted(spec)
         if not spec:
             spec["color"] = "red"
         if len(VERSIONS[self.kind]) > 1 and r.random() < 0.4:
             out["apiVersion"] = f"{GROUP}/{self.version()}"  # the manifest moved to another served version
         return out
+
+    def _drop_defaulted(self, spec: dict[str, Any]) -> None:
+        """A Preset's edit that removes a field its schema defaults (or the object holding it), if any."""
+        holders: list[tuple[dict[str, Any], str]] = [(spec, n) for n in ("mode", "policy") if n in spec]
+        policy, strategy = spec.get("policy"), spec.get("strategy")
+        if isinstance(policy, dict) and "retries" in policy and len(policy) > 1:
+            holders.append((policy, "retries"))
+        if isinstance(strategy, dict) and "type" in strategy:
+            holders.append((strategy, "type"))
+        holders += [(c, "pullPolicy") for c in spec.get("containers") or [] if "pullPolicy" in c]
+        if holders:
+            d, k = self.r.choice(holders)
+            d.pop(k)
+        if spec.get("strategy") == {}:
+            del spec["strategy"]
 
     # --- the history's writers ---
 
@@ -429,7 +474,15 @@ class Gen:
         """A step by someone else than the user's applier; on a kind served at several versions a raw
         request goes to one of them (kubectl's own commands use the preferred one)."""
         step = self._other_step(doc)
-        if self.kind == "Widget":
+        if self.kind == "Preset" and step["op"] == "merge-patch" and step["class"] == "controller" \
+                and self.r.random() < 0.5:
+            # a controller that tunes a defaulted field (drawn only for a Preset: the other kinds'
+            # cases stay as they were)
+            step["manager"], step["body"] = self.r.choice([
+                ("tuner", {"spec": {"mode": self.r.choice(["auto", "batch"])}}),
+                ("tuner", {"spec": {"policy": {"retries": self.r.choice([3, 7])}}}),
+            ])
+        if self.kind != "Multi":
             return step
         if "body" in step:
             step["body"] = self.fit(step["body"])
@@ -518,7 +571,8 @@ def generate(seed: int) -> dict[str, Any]:
     """A case from its seed alone."""
     r = random.Random(seed)
     # drawn apart, so that a Widget case is the same with or without Multi cases in the grammar
-    kind = "Multi" if random.Random(seed * 7919 + 17).random() < MULTI_SHARE else "Widget"
+    kind = "Multi" if random.Random(seed * 7919 + 17).random() < MULTI_SHARE else \
+        "Preset" if random.Random(seed * 7919 + 29).random() < PRESET_SHARE else "Widget"
     g = Gen(r, kind)
     doc = g.manifest()
     tool = r.choice(TOOLS)

@@ -1,8 +1,9 @@
 """Generated scenarios on the real API server: the tool's printed words, followed literally, against
 the user's intent (issue 17).
 
-Each case (tests/scenarios/generated.py: a seeded history of real writers on a Widget or on a Multi
-written at its two served versions, a next manifest and an applier) is played on the lab server,
+Each case (tests/scenarios/generated.py: a seeded history of real writers on a Widget, on a Multi
+written at its two served versions or on a Preset, whose schema defaults fields, a next manifest and
+an applier) is played on the lab server,
 then, as a user would:
 
 1. ``kubectl fieldown audit --applier X -f next.yaml -o json`` and ``kubectl fieldown conflicts -f
@@ -486,6 +487,10 @@ def runner(cluster: lab.Cluster, request: pytest.FixtureRequest,
     selected = [item.callspec.params["case_id"] for item in request.session.items
                 if getattr(item, "originalname", None) == "test_generated" and hasattr(item, "callspec")]
     tmp = tmp_path_factory.mktemp("generated")
+    # the kind with schema defaults is the generated cases' own (the other modules' objects are not Presets)
+    preset = lab.preset_crd()
+    cluster.apply_crd(preset)
+    cluster.wait_for_discovery([preset["metadata"]["name"]])
     env = {"KUBECONFIG": str(cluster.kubeconfig), "FIELDOWN_BACKUP_DIR": str(tmp / "backups"),
            "FIELDOWN_CACHE_DIR": str(tmp / "cache"), "NO_COLOR": "1"}
     if cluster.kubectl_cache_dir is not None:
@@ -555,6 +560,43 @@ def test_generation_is_deterministic() -> None:
     bad = {"spec": {"color": "red", "args": ["-q"]}}
     kinds = sorted(m.kind for m in gen.misses(before, applied, prev, bad, attr))
     assert kinds == ["stayed", "value-lost", "writer-value-lost"], kinds
+
+
+def test_a_dropped_field_back_at_its_schema_default_was_deleted() -> None:
+    # a Preset's mode defaults to "auto": the apply that removes it sets it again in the same write,
+    # which is all a deletion can do; any other value stayed
+    prev = {"kind": "Preset", "spec": {"mode": "manual", "policy": {"retries": 5, "timeout": 10}}}
+    before = {"kind": "Preset", "spec": {"mode": "manual", "policy": {"retries": 5, "timeout": 10}}}
+    attr: gen.Attribution = {("spec", "mode"): {"applier"}, ("spec", "policy", "retries"): {"applier"},
+                             ("spec", "policy", "timeout"): {"applier"}}
+    applied = {"kind": "Preset", "spec": {"color": "red"}}
+    defaults = gen.DEFAULTS["Preset"]
+    back = {"kind": "Preset", "spec": {"color": "red", "mode": "auto", "policy": {"retries": 3}}}
+    assert gen.misses(before, applied, prev, back, attr, defaults) == []
+    assert sorted(m.kind for m in gen.misses(before, applied, prev, back, attr)) == ["stayed", "stayed"]
+    kept = {"kind": "Preset", "spec": {"color": "red", "mode": "manual", "policy": {"retries": 3, "timeout": 10}}}
+    assert sorted(m.text() for m in gen.misses(before, applied, prev, kept, attr, defaults)) == [
+        "stayed .spec.mode: want <unset>, got 'manual'", "stayed .spec.policy.timeout: want <unset>, got 10"]
+    # a field another writer set keeps that writer's value: its default is a lost value
+    attr[("spec", "mode")] = {"applier", "other:controller"}
+    assert [m.kind for m in gen.misses(before, applied, prev, back, attr, defaults)] == ["writer-value-lost"]
+
+
+def test_judge_takes_a_deletion_to_the_default_as_losing_nothing() -> None:
+    # conflicts says .spec.policy goes (the applier owned it whole), and audit has nothing to do: a
+    # field below it the manifest never set loses nothing when it held the default the server sets
+    # again, and loses its value when it held another
+    previous = {"kind": "Preset", "spec": {"color": "red", "policy": {"timeout": 10}}}
+    applied = {"kind": "Preset", "spec": {"color": "red"}}
+    attr: gen.Attribution = {("spec", "color"): {"applier"}, ("spec", "policy", "timeout"): {"applier"}}
+    citem: dict[str, Any] = {"conflicts": [], "deleted": [".spec.policy"], "retained": [], "neverPruned": [],
+                             "rejected": None}
+    nothing = _asked(0, {"items": [], "objects": []}, 0, citem, applied)
+    for retries, classes in ((3, []), (5, [gen_judge.DISAGREE_VERDICT])):
+        before = {"kind": "Preset", "spec": {"color": "red", "policy": {"retries": retries, "timeout": 10}}}
+        after = {"kind": "Preset", "spec": {"color": "red", "policy": {"retries": 3}}}
+        v = judge(previous, before, attr, nothing, [], after)
+        assert v.classes[:1] == classes, v.problems
 
 
 def test_a_write_that_changes_nothing_is_attributed_only_when_recorded() -> None:
