@@ -207,8 +207,10 @@ def preset_crd() -> dict[str, Any]:
     """The Preset CRD (``presets.example.com``): the Widget's schema with defaults added where users
     meet them — a scalar (``spec.mode: auto``), an object defaulted to ``{}`` whose field has a
     default of its own (``spec.policy.retries: 3``), a field of list-map items
-    (``containers[].pullPolicy``) and a field inside an object the user sets (``strategy.type``).
-    The server sets each again when a write removes it (the generated scenarios' defaulted kind)."""
+    (``containers[].pullPolicy``), a field inside an object the user sets (``strategy.type``) and
+    one in the values of a map of objects (``components.*.replicas``); the server sets each again
+    when a write removes it (the generated scenarios' defaulted kind). ``tolerations`` is an atomic
+    list of objects (no list type)."""
     widget = next(c for c in conformance_crds() if c["metadata"]["name"] == "widgets.example.com")
     crd = copy.deepcopy(widget)
     crd["metadata"] = {"name": "presets.example.com"}
@@ -220,6 +222,10 @@ def preset_crd() -> dict[str, Any]:
         "retries": {"type": "integer", "default": 3}, "timeout": {"type": "integer"}}}
     spec["containers"]["items"]["properties"]["pullPolicy"] = {"type": "string", "default": "IfNotPresent"}
     spec["strategy"]["properties"]["type"]["default"] = "RollingUpdate"
+    spec["components"] = {"type": "object", "additionalProperties": {"type": "object", "properties": {
+        "image": {"type": "string"}, "replicas": {"type": "integer", "default": 1}}}}
+    spec["tolerations"] = {"type": "array", "items": {"type": "object", "properties": {
+        "key": {"type": "string"}, "operator": {"type": "string"}, "value": {"type": "string"}}}}
     return crd
 
 

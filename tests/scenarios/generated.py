@@ -68,12 +68,13 @@ SETS: frozenset[Path] = frozenset({("spec", "finalizers")})
 ATOMIC_MAPS: frozenset[Path] = frozenset({("spec", "selector")})
 ITEM = "<item>"
 """The value of a list-map item's own path (the item exists)."""
-#: the schema defaults of each kind (tests/lab.py ``preset_crd``), by field pattern: the value the
-#: server sets again when a write removes the field (while its parent exists)
+#: the schema defaults of each kind (tests/lab.py ``preset_crd``), by field pattern (``*``: any list
+#: item or map key): the value the server sets again when a write removes the field (while its
+#: parent exists)
 DEFAULTS: dict[str, dict[Path, Any]] = {
     "Preset": {("spec", "mode"): "auto", ("spec", "policy", "retries"): 3,
                ("spec", "containers", "*", "pullPolicy"): "IfNotPresent",
-               ("spec", "strategy", "type"): "RollingUpdate"},
+               ("spec", "strategy", "type"): "RollingUpdate", ("spec", "components", "*", "replicas"): 1},
 }
 
 
@@ -295,8 +296,11 @@ def misses(before: Mapping[str, Any], applied: Mapping[str, Any], previous: Mapp
 
 def is_default(defaults: Mapping[Path, Any] | None, path: Path, value: Any) -> bool:
     """``value`` is the schema's default of the field ``path``."""
+    if not defaults:
+        return False
     pat = _pattern(path)
-    return bool(defaults) and pat in defaults and _same(defaults[pat], value)  # type: ignore[operator]
+    return any(len(k) == len(pat) and all(a in ("*", b) for a, b in zip(k, pat, strict=True))
+               and _same(v, value) for k, v in defaults.items())
 
 
 # --- generation ------------------------------------------------------------------------------------
@@ -332,9 +336,9 @@ _MULTI_BODIES: dict[str, dict[str, Any]] = {
 #: the judge reads objects without a schema)
 MULTI_FIELDS = ("replicas", "color", "args", "labels", "finalizers", "containers")
 
-#: a Preset has a Widget's fields and two with schema defaults
+#: a Preset has a Widget's fields, two with schema defaults, a map of objects and an atomic list of objects
 PRESET_FIELDS = ("replicas", "color", "args", "selector", "labels", "finalizers", "containers", "strategy", "config",
-                 "mode", "policy")
+                 "mode", "policy", "components", "tolerations")
 
 
 class Gen:
@@ -388,6 +392,11 @@ class Gen:
             "mode": lambda: r.choice(["auto", "manual", "batch"]),
             "policy": lambda: {k: r.choice(v) for k, v in r.sample([("retries", [3, 5]), ("timeout", [10, 30])],
                                                                 r.choice([1, 2]))},
+            "components": lambda: {n: {"image": r.choice(["c:1", "c:2"]),
+                                       **({"replicas": r.choice([1, 2])} if r.random() < 0.5 else {})}
+                                   for n in r.sample(["web", "db", "cache"], r.choice([1, 2]))},
+            "tolerations": lambda: r.sample([{"key": "a", "operator": "Exists"},
+                                             {"key": "b", "operator": "Equal", "value": "x"}], r.choice([1, 2])),
         }
         return pools[name]()
 
@@ -462,6 +471,10 @@ class Gen:
         if isinstance(strategy, dict) and "type" in strategy:
             holders.append((strategy, "type"))
         holders += [(c, "pullPolicy") for c in spec.get("containers") or [] if "pullPolicy" in c]
+        components = spec.get("components")
+        if isinstance(components, dict):
+            holders += [(components, n) for n in components if len(components) > 1]
+            holders += [(c, "replicas") for c in components.values() if "replicas" in c]
         if holders:
             d, k = self.r.choice(holders)
             d.pop(k)
@@ -481,6 +494,7 @@ class Gen:
             step["manager"], step["body"] = self.r.choice([
                 ("tuner", {"spec": {"mode": self.r.choice(["auto", "batch"])}}),
                 ("tuner", {"spec": {"policy": {"retries": self.r.choice([3, 7])}}}),
+                ("tuner", {"spec": {"components": {"web": {"replicas": self.r.choice([1, 4])}}}}),
             ])
         if self.kind != "Multi":
             return step
