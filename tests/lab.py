@@ -229,6 +229,20 @@ def preset_crd() -> dict[str, Any]:
     return crd
 
 
+def blob_crd() -> dict[str, Any]:
+    """The Blob CRD (``blobs.example.com``): the Widget with an unstructured ``spec`` (preserve
+    unknown fields, as many operators' CRDs have), where every list is atomic and every map
+    granular; its status and subresources are the Widget's."""
+    widget = next(c for c in conformance_crds() if c["metadata"]["name"] == "widgets.example.com")
+    crd = copy.deepcopy(widget)
+    crd["metadata"] = {"name": "blobs.example.com"}
+    crd["spec"]["names"] = {"plural": "blobs", "singular": "blob", "kind": "Blob", "listKind": "BlobList"}
+    (version,) = crd["spec"]["versions"]
+    version["schema"]["openAPIV3Schema"]["properties"]["spec"] = {
+        "type": "object", "x-kubernetes-preserve-unknown-fields": True}
+    return crd
+
+
 def installed_crds() -> list[dict[str, Any]]:
     """Every CRD the ``cluster`` fixture installs: the conformance cases' kinds, then Multi and Trio."""
     return [*conformance_crds(), multiversion_crd(), trio_crd()]

@@ -723,7 +723,8 @@ def _warning_text(header: str) -> str:
 #: every kind a test addresses by path: the generated kinds, and Multi (the CRD the lab serves at v1 and
 #: v2, conversion None: tests/conformance/multiversion/crd-multi.yaml)
 ADDRESSABLE: dict[str, KindInfo] = {**KINDS, "Multi": KindInfo("Multi", "multis", True, True, True, True),
-                                     "Preset": KindInfo("Preset", "presets", True, True, True, True)}
+                                     "Preset": KindInfo("Preset", "presets", True, True, True, True),
+                                     "Blob": KindInfo("Blob", "blobs", True, True, True, True)}
 
 
 def object_path(kind: str, namespace: str | None, name: str | None = None, sub: str = "",

@@ -125,9 +125,10 @@ def judge(previous: Mapping[str, Any] | None, before: Mapping[str, Any], attr: g
         v.add(DISAGREE_CONFLICTS, f"audit predicted-conflict paths {sorted(audit_paths)} (finding "
                                   f"{'present' if pcs else 'absent'}, exit {asked.audit_rc}); conflicts paths "
                                   f"{sorted(conf_paths)} (exit {asked.conflicts_rc})")
-    want, was = gen.leaves(asked.applied), gen.leaves(before)
-    defaults = gen.DEFAULTS.get(str(before.get("kind")))
-    prev = gen.leaves(previous) if previous is not None else {}
+    kind = str(before.get("kind") or asked.applied.get("kind"))
+    want, was = gen.leaves(asked.applied, kind), gen.leaves(before, kind)
+    defaults = gen.DEFAULTS.get(kind)
+    prev = gen.leaves(previous, kind) if previous is not None else {}
     intended = {p for p in was if p in prev and p not in want
                 and not any(w != "applier" for w in attr.get(p, set()))}
     nothing_to_do = asked.audit_rc == 0 and not fix.get("command") and not fix.get("drop") \
@@ -169,7 +170,7 @@ def judge(previous: Mapping[str, Any] | None, before: Mapping[str, Any], attr: g
         else:
             v.add(APPLY_FAILED, "; ".join(failed))
         return v
-    for m in gen.misses(before, asked.applied, previous, after, attr, defaults):
+    for m in gen.misses(before, asked.applied, previous, after, attr, defaults, kind):
         if announced and _mentioned(m.path, tokens, stayed=m.kind == "stayed"):
             v.counts["announced"] += 1
             continue

@@ -1,6 +1,7 @@
 """Generated scenarios for tests/scenarios/test_generated.py: seeded histories of real writers on a
-Widget, a Multi (served at v1 and v2: each writer writes at a version of its own) or a Preset (a
-Widget whose schema defaults some fields: a field removed is set again), a next manifest
+Widget, a Multi (served at v1 and v2: each writer writes at a version of its own), a Preset (a
+Widget whose schema defaults some fields: a field removed is set again) or a Blob (a Widget whose
+spec has no schema: every list atomic, every map granular), a next manifest
 and the applier that applies it — and the user's intent, judged from the
 objects alone (no kubectl_fieldown code here).
 
@@ -46,12 +47,16 @@ GV = "example.com/v1"
 GROUP = "example.com"
 #: the kinds a case is about, and the versions the lab serves each at: Multi is served at v1 and v2
 #: (conversion None), so its writers write at either, and its managedFields entries record both
-VERSIONS: dict[str, tuple[str, ...]] = {"Widget": ("v1",), "Multi": ("v1", "v2"), "Preset": ("v1",)}
-PLURALS = {"Widget": "widgets", "Multi": "multis", "Preset": "presets"}
+VERSIONS: dict[str, tuple[str, ...]] = {"Widget": ("v1",), "Multi": ("v1", "v2"), "Preset": ("v1",), "Blob": ("v1",)}
+PLURALS = {"Widget": "widgets", "Multi": "multis", "Preset": "presets", "Blob": "blobs"}
 MULTI_SHARE = 0.3
 """The share of cases about a Multi."""
 PRESET_SHARE = 0.25
-"""The share of the other cases about a Preset (the rest: a Widget)."""
+"""The share of the other cases about a Preset."""
+BLOB_SHARE = 0.2
+"""The share of the cases about none of those about a Blob (the rest: a Widget)."""
+UNTYPED = frozenset({"Blob"})
+"""The kinds whose spec has no schema: the server takes every list as atomic, every map as granular."""
 LA = "kubectl.kubernetes.io/last-applied-configuration"
 NAME = "w"
 
@@ -116,13 +121,23 @@ def _item_key(pattern: Path, item: Mapping[str, Any]) -> str:
     return "[" + ",".join(f"{k}={_go(item.get(k))}" for k in keys) + "]"
 
 
-def leaves(obj: Mapping[str, Any]) -> dict[Path, Any]:
+def leaves(obj: Mapping[str, Any], kind: str | None = None) -> dict[Path, Any]:
     """spec, status, labels and annotations (not the last-applied record) as fields: list-map
-    items and set items one by one, atomic lists and maps whole; empty maps are no value."""
+    items and set items one by one, atomic lists and maps whole; empty maps are no value. ``kind``
+    (default: the object's own) decides the shapes: a kind in :data:`UNTYPED` has no list but
+    atomic ones below ``spec``, and no atomic map."""
     out: dict[Path, Any] = {}
+    untyped = (kind or obj.get("kind")) in UNTYPED
 
     def walk(v: Any, path: Path) -> None:
         pat = _pattern(path)
+        if untyped and path[0] == "spec":
+            if isinstance(v, dict):
+                for k, x in v.items():
+                    walk(x, (*path, k))
+            else:
+                out[path] = v
+            return
         if isinstance(v, dict) and pat not in ATOMIC_MAPS:
             for k, x in v.items():
                 walk(x, (*path, k))
@@ -263,13 +278,15 @@ _UNSET: Any = type("Unset", (), {"__repr__": lambda self: "<unset>"})()
 
 
 def misses(before: Mapping[str, Any], applied: Mapping[str, Any], previous: Mapping[str, Any] | None,
-           after: Mapping[str, Any], attr: Attribution, defaults: Mapping[Path, Any] | None = None) -> list[Miss]:
+           after: Mapping[str, Any], attr: Attribution, defaults: Mapping[Path, Any] | None = None,
+           kind: str | None = None) -> list[Miss]:
     """Where ``after`` departs from the intent; ``applied`` is the manifest as applied (after the
     tool's edits), ``before`` the object before the tool's fix ran, ``attr`` its live writers,
     ``defaults`` the kind's schema defaults (:data:`DEFAULTS`): a field deleted as asked that holds
-    its default again was deleted (the server defaults it in the same write; nothing can remove it)."""
-    want, was, got = leaves(applied), leaves(before), leaves(after)
-    prev = leaves(previous) if previous is not None else {}
+    its default again was deleted (the server defaults it in the same write; nothing can remove it);
+    ``kind`` as :func:`leaves` takes it."""
+    want, was, got = leaves(applied, kind), leaves(before, kind), leaves(after, kind)
+    prev = leaves(previous, kind) if previous is not None else {}
     out: list[Miss] = []
     for p, v in want.items():
         if not _same(got.get(p, _UNSET), v):
@@ -347,7 +364,7 @@ class Gen:
     def __init__(self, r: random.Random, kind: str = "Widget") -> None:
         self.r = r
         self.kind = kind
-        self.fields = {"Widget": self.FIELDS, "Multi": MULTI_FIELDS, "Preset": PRESET_FIELDS}[kind]
+        self.fields = {"Widget": self.FIELDS, "Multi": MULTI_FIELDS, "Preset": PRESET_FIELDS, "Blob": self.FIELDS}[kind]
 
     def version(self) -> str:
         """A version to write at (drawn only where the kind has several: Widget cases stay as they were)."""
@@ -586,7 +603,8 @@ def generate(seed: int) -> dict[str, Any]:
     r = random.Random(seed)
     # drawn apart, so that a Widget case is the same with or without Multi cases in the grammar
     kind = "Multi" if random.Random(seed * 7919 + 17).random() < MULTI_SHARE else \
-        "Preset" if random.Random(seed * 7919 + 29).random() < PRESET_SHARE else "Widget"
+        "Preset" if random.Random(seed * 7919 + 29).random() < PRESET_SHARE else \
+        "Blob" if random.Random(seed * 7919 + 31).random() < BLOB_SHARE else "Widget"
     g = Gen(r, kind)
     doc = g.manifest()
     tool = r.choice(TOOLS)

@@ -2,8 +2,8 @@
 the user's intent (issue 17).
 
 Each case (tests/scenarios/generated.py: a seeded history of real writers on a Widget, on a Multi
-written at its two served versions or on a Preset, whose schema defaults fields, a next manifest and
-an applier) is played on the lab server,
+written at its two served versions, on a Preset, whose schema defaults fields, or on a Blob, whose
+spec has no schema, a next manifest and an applier) is played on the lab server,
 then, as a user would:
 
 1. ``kubectl fieldown audit --applier X -f next.yaml -o json`` and ``kubectl fieldown conflicts -f
@@ -171,7 +171,7 @@ class Lab:
             # a raw request goes to the version its body (or the step) names; kubectl's to the one it picks
             version = gen.version_of(doc) if doc is not None else step.get("version", "v1")
             at = object_path(kind, ns, gen.NAME, version=version)
-            sent: dict[gen.Path, Any] = gen.leaves(doc) if doc is not None else {}
+            sent: dict[gen.Path, Any] = gen.leaves(doc, kind) if doc is not None else {}
             ok = True
             if op == "kubectl-apply":
                 ok = self.kubectl("apply", "-f", "-", input=json.dumps(doc)) == 0
@@ -209,11 +209,11 @@ class Lab:
                 sent = {("metadata", "labels" if op == "kubectl-label" else "annotations", k): v}
             elif op == "kubectl-patch":
                 ok = self.kubectl("patch", *res, "--type=merge", "-p", json.dumps(step["body"])) == 0
-                sent = gen.leaves(step["body"])
+                sent = gen.leaves(step["body"], kind)
             elif op == "merge-patch":
                 sub = f"/{step['sub']}" if step.get("sub") else ""
                 ok = self.send("PATCH", at + sub, step["body"], MERGE_CT, step["manager"]) < 300
-                sent = gen.leaves(step["body"])
+                sent = gen.leaves(step["body"], kind)
             elif op == "replace-from-get":
                 got = copy.deepcopy(live)
                 got.get("metadata", {}).pop("managedFields", None)  # kubectl get hides them
@@ -229,7 +229,7 @@ class Lab:
                     wait_past_newest_entry(self.wire, self.wire.get(path), cap)
                     body = {"metadata": {"annotations": {f"u{i:02d}": "1"}}}
                     ok = self.send("PATCH", at, body, MERGE_CT, f"updater-{i:02d}") < 300 and ok
-                    sent.update(gen.leaves(body))
+                    sent.update(gen.leaves(body, kind))
             elif op == "reset":
                 ok = self.send("PATCH", at, {"metadata": {"managedFields": [{}]}}, MERGE_CT, None) < 300
             else:
@@ -245,7 +245,7 @@ class Lab:
             # another writer's Update of a value already there changes nothing: the server keeps no record
             if op == "reset" and ok:
                 gen.forget_records(out.attr)
-            gen.attribute(out.attr, gen.leaves(live), gen.leaves(new), sent if ok else {}, role,
+            gen.attribute(out.attr, gen.leaves(live, kind), gen.leaves(new, kind), sent if ok else {}, role,
                           records_unchanged=step.get("role") == "applier" or op == "apply",
                           untracked=not (live.get("metadata") or {}).get("managedFields"), whole_set=whole_set)
             # an apply that wrote nothing (Flux skips one its dry-run finds no drift in) leaves no
@@ -487,10 +487,11 @@ def runner(cluster: lab.Cluster, request: pytest.FixtureRequest,
     selected = [item.callspec.params["case_id"] for item in request.session.items
                 if getattr(item, "originalname", None) == "test_generated" and hasattr(item, "callspec")]
     tmp = tmp_path_factory.mktemp("generated")
-    # the kind with schema defaults is the generated cases' own (the other modules' objects are not Presets)
-    preset = lab.preset_crd()
-    cluster.apply_crd(preset)
-    cluster.wait_for_discovery([preset["metadata"]["name"]])
+    # the kinds with schema defaults and without a schema are the generated cases' own
+    own = [lab.preset_crd(), lab.blob_crd()]
+    for crd in own:
+        cluster.apply_crd(crd)
+    cluster.wait_for_discovery([crd["metadata"]["name"] for crd in own])
     env = {"KUBECONFIG": str(cluster.kubeconfig), "FIELDOWN_BACKUP_DIR": str(tmp / "backups"),
            "FIELDOWN_CACHE_DIR": str(tmp / "cache"), "NO_COLOR": "1"}
     if cluster.kubectl_cache_dir is not None:
@@ -580,6 +581,18 @@ def test_a_dropped_field_back_at_its_schema_default_was_deleted() -> None:
     # a field another writer set keeps that writer's value: its default is a lost value
     attr[("spec", "mode")] = {"applier", "other:controller"}
     assert [m.kind for m in gen.misses(before, applied, prev, back, attr, defaults)] == ["writer-value-lost"]
+
+
+def test_a_kind_without_a_schema_has_atomic_lists_and_granular_maps() -> None:
+    spec = {"containers": [{"name": "main", "image": "img:1"}], "finalizers": ["f1"],
+            "selector": {"matchLabels": {"app": "a"}}}
+    assert gen.leaves({"kind": "Blob", "spec": spec}) == {
+        ("spec", "containers"): [{"name": "main", "image": "img:1"}], ("spec", "finalizers"): ["f1"],
+        ("spec", "selector", "matchLabels", "app"): "a"}
+    assert gen.leaves({"spec": spec}, "Blob") == gen.leaves({"kind": "Blob", "spec": spec})
+    assert gen.leaves({"kind": "Widget", "spec": spec}) == {
+        ("spec", "containers", '[name="main"]'): gen.ITEM, ("spec", "containers", '[name="main"]', "image"): "img:1",
+        ("spec", "finalizers", '[="f1"]'): True, ("spec", "selector"): {"matchLabels": {"app": "a"}}}
 
 
 def test_judge_takes_a_deletion_to_the_default_as_losing_nothing() -> None:
