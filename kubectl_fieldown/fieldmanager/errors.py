@@ -60,18 +60,33 @@ class ApplyConflict(FieldManagerError):
     status = 409
     reason = "Conflict"
 
-    def __init__(self, conflicts: list[FieldConflict]) -> None:
+    def __init__(self, conflicts: list[FieldConflict], paths: list[str] | None = None) -> None:
+        """``paths``: each conflict's path string, when the caller spelled them already."""
         self.conflicts = conflicts
         described: dict[ManagerIdentity, str] = {}  # a few managers, many paths each
         for c in conflicts:
             if c.identity not in described:
                 described[c.identity] = c.identity.describe()
-        paths = [c.path_string for c in conflicts]  # each spelled once, for the message and the causes
-        super().__init__(conflict_message(conflicts, described, paths), [
-            {"reason": "FieldManagerConflict", "message": f"conflict with {described[c.identity]}",
-             "field": p}
-            for c, p in zip(conflicts, paths, strict=True)
-        ])
+        if paths is None:
+            paths = [c.path_string for c in conflicts]  # each spelled once, for the message and the causes
+        message = conflict_message(conflicts, described, paths)
+        # not FieldManagerError's __init__: the causes are built when read (a prediction reads the
+        # message alone)
+        Exception.__init__(self, message)
+        self.message = message
+        self._described = described
+        self._paths = paths
+        self._causes: list[dict[str, str]] | None = None
+
+    @property
+    def causes(self) -> list[dict[str, str]]:  # type: ignore[override]
+        if self._causes is None:
+            described = self._described
+            self._causes = [
+                {"reason": "FieldManagerConflict", "message": f"conflict with {described[c.identity]}", "field": p}
+                for c, p in zip(self.conflicts, self._paths, strict=True)
+            ]
+        return self._causes
 
 
 def conflict_message(conflicts: list[FieldConflict], described: Mapping[ManagerIdentity, str] | None = None,

@@ -15,6 +15,7 @@ from typing import Any
 from ..base.identitymemo import CHECK
 from ..base.value import values_equal
 from ..fieldpath import FieldSet
+from ..fieldpath.pathstring import spelled_paths
 from ..ownership.managedfields import APPLY, STRIPPED_METADATA, UPDATE, ManagerIdentity
 from ..schema.types import Type
 from ..typed.compare import Comparison, compare
@@ -276,10 +277,16 @@ def _update_managers(
         if removed:
             removed_by[other] = removed
     if conflicts:
-        found = [FieldConflict(o, p) for o, cs in conflicts.items() for p in cs]
         if not force:
-            raise ApplyConflict(found)
-        managed.taken_over = found
+            # the 409's message spells every path: spelled as the sets are walked, shared prefixes once
+            found: list[FieldConflict] = []
+            paths: list[str] = []
+            for o, cs in conflicts.items():
+                for p, text in spelled_paths(cs):
+                    found.append(FieldConflict(o, p))
+                    paths.append(text)
+            raise ApplyConflict(found, paths)
+        managed.taken_over = [FieldConflict(o, p) for o, cs in conflicts.items() for p in cs]
     for other in list(managed.fields):
         if other == ident:
             continue

@@ -30,6 +30,8 @@ TYPE_CHECKING = False  # typing's flag without importing typing (start-up, see b
 if TYPE_CHECKING:
     from typing import Any, Protocol, TypeAlias
 
+    from .set import FieldSet
+
 
 def element_string(pe: PathElement) -> str:
     """One element as the server prints it. Elements whose values are strings, integers, booleans or
@@ -65,6 +67,23 @@ def _element_string(kind: int, payload: Any) -> str:
 def path_string(path: Path) -> str:
     """The server's form of a path (SMD ``Path.String``)."""
     return "".join([element_string(pe) for pe in path])  # a list: join builds one anyway
+
+
+def spelled_paths(s: FieldSet) -> list[tuple[Path, str]]:
+    """The paths of ``s`` in its iteration order (SMD ``Iterate``, as ``iter(s)``), each with its
+    :func:`path_string`: the prefixes a set's paths share are spelled once, not once per path (a
+    conflict's paths are mostly siblings and cousins)."""
+    out: list[tuple[Path, str]] = []
+    _spell(s, (), "", out)
+    return out
+
+
+def _spell(s: FieldSet, prefix: Path, text: str, out: list[tuple[Path, str]]) -> None:
+    for pe in sorted(s.members):
+        out.append(((*prefix, pe), text + element_string(pe)))
+    children = s.children
+    for pe in sorted(children):
+        _spell(children[pe], (*prefix, pe), text + element_string(pe), out)
 
 
 class PathSyntaxError(ValueError):
