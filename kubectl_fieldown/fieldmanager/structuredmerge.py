@@ -19,6 +19,7 @@ from ..fieldpath.pathstring import spelled_paths
 from ..ownership.managedfields import APPLY, STRIPPED_METADATA, UPDATE, ManagerIdentity
 from ..schema.types import Type
 from ..typed.compare import Comparison, compare
+from ..typed.items import KnownIndexes
 from ..typed.merge import merge_compared
 from ..typed.remove import ensure_named_fields_are_members, reconcile_with_schema, remove_items
 from ..typed.tofieldset import to_field_set
@@ -90,13 +91,16 @@ def apply(
             f"Incorrect version specified in apply patch. Specified patch version: {api_version(cfg)}, "
             f"expected: {gv}"
         )
-    errs = typed_errors(cfg, rules.root, undeclared=rules.custom_resource)
+    # the validation identifies every item of the configuration's lists: the merge and its field set
+    # take the indexes from it
+    known: KnownIndexes = {}
+    errs = typed_errors(cfg, rules.root, undeclared=rules.custom_resource, indexes=known)
     if errs:
         raise FieldManagerError(f"failed to create typed patch object ({_object_ref(cfg, rules)}): "
                                 + typed_message(errs))
     m = managed.copy()
     try:
-        new_obj, m = _smd_apply(live, cfg, gv, m, ident, req.force, rules, req.subresource)
+        new_obj, m = _smd_apply(live, cfg, gv, m, ident, req.force, rules, req.subresource, known)
     except _Failed as e:
         raise FieldManagerError(str(e)) from None
     except ConversionError as e:  # reconciling an entry: the converter's error as it is
@@ -121,17 +125,18 @@ def _smd_apply(
     force: bool,
     rules: ResourceRules,
     subresource: str,
+    known: KnownIndexes | None = None,
 ) -> tuple[dict[str, Any] | None, Managed]:
     t = rules.root
     ignored = rules.ignored(subresource, gv)
     _reconcile(managed, live, rules)
-    merged, merge_comparison = merge_compared(live, cfg, t)
+    merged, merge_comparison = merge_compared(live, cfg, t, known)
     if CHECK:  # the developers' check (the test run): the merge's record is compare's own answer
         assert merge_comparison == compare(live, merged, t), "merge_compared disagrees with compare"
     compared: Comparison | None = merge_comparison
     last = managed.fields.get(ident)
     if last is not None:
-        s = _record_applied(managed, ident, cfg, t, ignored, gv)
+        s = _record_applied(managed, ident, cfg, t, ignored, gv, known)
         try:
             pruned = _prune(merged, managed, last, rules, s, gv)
         except _Failed as e:
@@ -142,7 +147,7 @@ def _smd_apply(
     if last is None:
         # with nothing to prune, no step before reads the applier's new set (the others' conflicts
         # and losses are the object's changes): it is built once the apply is known to go through
-        _record_applied(managed, ident, cfg, t, ignored, gv)
+        _record_applied(managed, ident, cfg, t, ignored, gv, known)
     managed.last_comparison = c
     if values_equal(live, merged):
         return None, managed
@@ -150,9 +155,9 @@ def _smd_apply(
 
 
 def _record_applied(managed: Managed, ident: ManagerIdentity, cfg: dict[str, Any], t: Type, ignored: FieldSet,
-                    gv: str) -> FieldSet:
+                    gv: str, known: KnownIndexes | None = None) -> FieldSet:
     """The applier's new entry: the configuration's set, less the fields the strategy ignores."""
-    s = managed.config_set = to_field_set(cfg, t)
+    s = managed.config_set = to_field_set(cfg, t, known)
     if not ignored.is_empty():
         s = s.recursive_difference(ignored)
     managed.fields[ident] = Owned(s, gv, True)

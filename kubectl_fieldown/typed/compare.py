@@ -16,7 +16,7 @@ from ..fieldpath.element import FIELD, PathElement
 from ..fieldpath.set import FieldSet
 from ..schema.types import ListType, MapType, Type
 from .items import ABSENT as _ABSENT
-from .items import LIST, MAP, index_items, key_type, side
+from .items import LIST, MAP, KnownIndexes, index_items, key_type, side
 
 
 class Comparison(Record, mutable=True):
@@ -69,12 +69,14 @@ class Walker:
     """Each call gets the frame of the container holding the value and the value's own element
     ``pe`` (None: the root, which is never a member)."""
 
-    __slots__ = ("added", "modified", "removed")
+    __slots__ = ("added", "known", "modified", "removed")
 
-    def __init__(self) -> None:
+    def __init__(self, known: KnownIndexes | None = None) -> None:
         self.added = FieldSet()
         self.modified = FieldSet()
         self.removed = FieldSet()
+        #: the merge's: the configuration's lists indexed by its validation
+        self.known = known
 
     def comparison(self) -> Comparison:
         return Comparison(self.added, self.modified, self.removed)

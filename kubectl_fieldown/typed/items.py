@@ -125,6 +125,21 @@ def _go_list(keys: tuple[str, ...]) -> str:
 
 ItemIndex = tuple[list[PathElement | None], dict[PathElement, int], set[PathElement]]
 
+#: the item indexes of an applied configuration's lists, found by its validation (which identifies
+#: every item anyway) for the merge and the field set that walk the same configuration after it:
+#: by the list's id, with the list (so that the id stays its own) and its type. One apply's, dropped
+#: with it (nothing changes the configuration meanwhile).
+KnownIndexes = dict[int, tuple[list[Any], ListType, ItemIndex]]
+
+
+def indexed_items(lt: ListType, items: list[Any], known: KnownIndexes | None) -> ItemIndex:
+    """:func:`index_items`, taken from ``known`` when the validation indexed this list at this type."""
+    if known is not None:
+        hit = known.get(id(items))
+        if hit is not None and hit[0] is items and hit[1] is lt:
+            return hit[2]
+    return index_items(lt, items)
+
 
 def index_items(lt: ListType, items: list[Any]) -> ItemIndex:
     """Element of each item (None when it cannot be identified), first index per element, duplicates."""

@@ -13,7 +13,7 @@ from ..fieldpath.element import FIELD, PathElement
 from ..schema.types import ListType, MapType, Type
 from .compare import Comparison, Walker
 from .items import ABSENT as _ABSENT
-from .items import LIST, MAP, index_items, key_type, same_scalar, side
+from .items import LIST, MAP, KnownIndexes, index_items, indexed_items, key_type, same_scalar, side
 
 _SCALARS = frozenset((str, int, float, bool))
 
@@ -23,13 +23,14 @@ def merge(live: Any, config: Any, t: Type) -> Any:
     return _merge(live, config, t)
 
 
-def merge_compared(live: Any, config: Any, t: Type) -> tuple[Any, Comparison]:
+def merge_compared(live: Any, config: Any, t: Type, known: KnownIndexes | None = None) -> tuple[Any, Comparison]:
     """The merged value and ``compare(live, merged, t)``, found on the way: only where the
     configuration has a key or an item can the merge change anything, and where it changes a map or
     a list item by item it records what it changed there, as compare would (anywhere else, a
     changed node is handed to compare's own walk). Compare would walk every key of every map on
-    the way to a change and index each list of items twice."""
-    w = Walker()
+    the way to a change and index each list of items twice. ``known``: the configuration's lists
+    indexed already (by :func:`~.validate.typed_errors`)."""
+    w = Walker(known)
     if type(live) is dict and type(config) is dict and t.map is not None:
         out = _merge_map(live, config, t.map, w, None, None)
     else:
@@ -161,7 +162,7 @@ def _merge_list(lhs: Any, rhs: Any, lt: ListType, w: Walker | None = None, frame
     # is merged against null, and a live item the configuration does not name is kept as it is);
     # the configuration side keeps the first occurrence of each element
     lpes_all, lfirst, ldups = index_items(lt, ll)
-    rpes_all, rfirst, _rdups = index_items(lt, rl)
+    rpes_all, rfirst, _rdups = indexed_items(lt, rl, w.known) if w is not None else index_items(lt, rl)
     lpes = [(pe, i) for i, pe in enumerate(lpes_all) if pe is not None]
     rorder = [pe for i, pe in enumerate(rpes_all) if pe is not None and rfirst[pe] == i]
     it = lt.item

@@ -13,23 +13,24 @@ from ..base.identitymemo import memo, remembered
 from ..fieldpath.element import FIELD, KEY, Path, PathElement
 from ..fieldpath.set import FieldSet
 from ..schema.types import ListType, MapType, Type
-from .items import index_items
+from .items import KnownIndexes, index_items, indexed_items
 
 #: the element SMD gives a list item it cannot identify (no key, not a map: ``listItemToPathElement``'s
 #: zero value); only intermediate objects of a prune hold one (the server refuses such an object)
 UNKEYED: PathElement = (KEY, ())
 
 
-def to_field_set(value: Any, t: Type) -> FieldSet:
+def to_field_set(value: Any, t: Type, known: KnownIndexes | None = None) -> FieldSet:
     """The set of a whole object (the root itself is never a member). Sets are values (nobody
     changes one once it is returned), so inside an :class:`~kubectl_fieldown.base.identitymemo.IdentityMemo`
     block the set of a value seen before is the same set again: an audit with -f asks for the set of
-    its object and its manifest some fifteen times per object."""
-    return remembered(memo("to_field_set"), (value, t), _field_set, value, t)
+    its object and its manifest some fifteen times per object. ``known``: lists of ``value`` indexed
+    already (an applied configuration's, by its validation)."""
+    return remembered(memo("to_field_set"), (value, t), _field_set, value, t, known)
 
 
-def _field_set(value: Any, t: Type) -> FieldSet:
-    node = _below(value, t)
+def _field_set(value: Any, t: Type, known: KnownIndexes | None = None) -> FieldSet:
+    node = _below(value, t, known)
     return node if isinstance(node, FieldSet) else FieldSet()
 
 
@@ -40,7 +41,7 @@ class _Leaf:
 _LEAF = _Leaf()
 
 
-def _below(x: Any, t: Type) -> FieldSet | _Leaf | None:
+def _below(x: Any, t: Type, known: KnownIndexes | None = None) -> FieldSet | _Leaf | None:
     """The paths below ``x`` under ``t``; ``_LEAF`` when ``x`` is owned as one path itself, None when
     it is walked and sets nothing. The cases of ``side``, decided where the value is met: a non-empty
     dict under a granular map type and a list under a granular list type are walked (an empty one
@@ -50,15 +51,15 @@ def _below(x: Any, t: Type) -> FieldSet | _Leaf | None:
     if tx is dict:
         m = t.map
         if x and m is not None and not m.atomic:
-            return _walk_map(x, m)
+            return _walk_map(x, m, known)
     elif tx is list:
         lt = t.list
         if lt is not None and lt.relationship != "atomic":
-            return _walk_list(x, lt) if x else None
+            return _walk_list(x, lt, known) if x else None
     return _LEAF
 
 
-def _walk_map(v: dict[str, Any], m: MapType) -> FieldSet | None:
+def _walk_map(v: dict[str, Any], m: MapType, known: KnownIndexes | None) -> FieldSet | None:
     members: set[PathElement] = set()
     children: dict[PathElement, FieldSet] = {}
     fields = m.fields
@@ -76,9 +77,9 @@ def _walk_map(v: dict[str, Any], m: MapType) -> FieldSet | None:
             members.add(pe)
             if elem is None:
                 continue
-            sub = _below(x, elem)
+            sub = _below(x, elem, known)
         else:
-            sub = _below(x, f.type)
+            sub = _below(x, f.type, known)
             if sub is _LEAF:
                 members.add(pe)
                 continue
@@ -89,8 +90,8 @@ def _walk_map(v: dict[str, Any], m: MapType) -> FieldSet | None:
     return FieldSet._node(members, children)
 
 
-def _walk_list(v: list[Any], lt: ListType) -> FieldSet | None:
-    pes, _first, dups = index_items(lt, v)
+def _walk_list(v: list[Any], lt: ListType, known: KnownIndexes | None) -> FieldSet | None:
+    pes, _first, dups = indexed_items(lt, v, known)
     members: set[PathElement] = set()
     children: dict[PathElement, FieldSet] = {}
     it = lt.item
@@ -101,7 +102,7 @@ def _walk_list(v: list[Any], lt: ListType) -> FieldSet | None:
             # then has a member below it, so it counts as present (a pruned item left null)
             members.add(UNKEYED)
             if unkeyed == 1:
-                sub = _below(item, it)
+                sub = _below(item, it, known)
                 if isinstance(sub, FieldSet):
                     children[UNKEYED] = sub
             continue
@@ -109,7 +110,7 @@ def _walk_list(v: list[Any], lt: ListType) -> FieldSet | None:
         if ipe in dups:
             # a duplicated live item is one opaque member: its fields are not tracked
             continue
-        sub = _below(item, it)
+        sub = _below(item, it, known)
         if isinstance(sub, FieldSet):
             children[ipe] = sub
     if not members and not children:

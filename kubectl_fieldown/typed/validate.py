@@ -28,23 +28,25 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..base.value import go_format_float_v, go_json, go_quote
-from ..fieldpath.element import FIELD, Path
+from ..fieldpath.element import FIELD, Path, PathElement
 from ..fieldpath.pathstring import path_string
 from ..schema.types import DEDUCED, NO_DEFAULT, MapType, Type
 from .formats import format_valid
-from .items import LIST, MAP, SCALAR, ItemError, item_element, key_type, side
+from .items import LIST, MAP, SCALAR, ItemError, KnownIndexes, item_element, key_type, side
 from .numbers import held, is_json_integer, range_error
 from .ratchet import correlated, unchanged
 
 
-def typed_errors(v: Any, t: Type, path: Path = (), *, undeclared: bool = False) -> list[str]:
+def typed_errors(v: Any, t: Type, path: Path = (), *, undeclared: bool = False,
+                 indexes: KnownIndexes | None = None) -> list[str]:
     """``undeclared``: a key that a closed map (declared fields, no element type) does not declare
     is ``field not declared in schema`` — what a CRD's schema gives the server; the rest of that map
-    is not looked at (SMD stops there)."""
+    is not looked at (SMD stops there). ``indexes``: filled with the item index of each list of
+    ``v`` it checks (:data:`~.items.KnownIndexes`; complete only when there is no error)."""
     # every applied configuration is checked and nearly all are valid: a first walk only looks for a
     # problem (no paths, no sorted keys, the first one ends it); the walk that words them follows it
     found: list[str] = []
-    _typed(v, t, path, found, undeclared, words=False)
+    _typed(v, t, path, found, undeclared, False, indexes)
     if not found:
         return []
     out: list[str] = []
@@ -96,7 +98,8 @@ def _kept(v: list[Any], items: list[Any]) -> list[Any]:
     return v if all(a is b for a, b in zip(items, v, strict=True)) else items
 
 
-def _typed(v: Any, t: Type, path: Path, out: list[str], undeclared: bool = False, words: bool = True) -> None:
+def _typed(v: Any, t: Type, path: Path, out: list[str], undeclared: bool = False, words: bool = True,
+           known: KnownIndexes | None = None) -> None:
     # SMD's validating walker: the value picks the side of the type it fits, else the type's first
     # side (map, scalar, list) and a type error; map keys in sorted order, as the server reports.
     # Without ``words`` it only tells whether there is a problem: it stops at the first, records ""
@@ -129,7 +132,7 @@ def _typed(v: Any, t: Type, path: Path, out: list[str], undeclared: bool = False
                 kind = kt.scalar
                 if kind is not None and (kind == _FITS[tx] or kind not in _CHECKED):
                     continue  # the call's own first answer (a fitting scalar: most keys), without the call
-            _typed(x, kt, (*path, (FIELD, k)) if words else path, out, undeclared, words)
+            _typed(x, kt, (*path, (FIELD, k)) if words else path, out, undeclared, words, known)
             if out and not words:
                 return
     elif s == SCALAR:
@@ -146,7 +149,9 @@ def _typed(v: Any, t: Type, path: Path, out: list[str], undeclared: bool = False
             return
         if lt.relationship == "atomic":
             return
-        seen = set()
+        # (the first index of each element: index_items's answer for a list without errors)
+        seen: dict[PathElement, int] = {}
+        pes: list[PathElement | None] = []
         for i, item in enumerate(v):
             try:
                 pe = item_element(lt, item)
@@ -162,10 +167,13 @@ def _typed(v: Any, t: Type, path: Path, out: list[str], undeclared: bool = False
                 if not words:
                     return
                 continue
-            seen.add(pe)
-            _typed(item, lt.item, (*path, pe) if words else path, out, undeclared, words)
+            seen[pe] = i
+            pes.append(pe)
+            _typed(item, lt.item, (*path, pe) if words else path, out, undeclared, words, known)
             if out and not words:
                 return
+        if known is not None and not out:
+            known[id(v)] = (v, lt, (pes, seen, set()))
 
 
 #: the scalar kind each JSON scalar type satisfies; _scalar_error checks only the kinds in _CHECKED
