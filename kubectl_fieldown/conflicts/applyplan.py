@@ -401,7 +401,8 @@ def _explain(
                 la_look = Lookup(la_obj)
                 leaves = [p for p in to_field_set(la_obj, rules.root).leaves() if la_look.at(p) not in ({}, [])]
                 before = before.union(FieldSet(leaves))
-    dropped = before.difference(mine).difference(STRIPPED_METADATA)
+    # (a manifest applied again drops nothing: told without building the difference of two equal sets)
+    dropped = FieldSet() if before.issubset(mine) else before.difference(mine).difference(STRIPPED_METADATA)
     retained = []
     deleted = set(plan.deleted)
     after = Lookup(result.object)
@@ -458,7 +459,10 @@ def _never_pruned(result: WriteResult, manifest: Mapping[str, Any], manager: str
             for e in live_entries if live_entries is not None else _entries(live):
                 if not e.subresource:
                     kept = now.get(e.identity)
-                    lost = lost.union(e.fields if kept is None else e.fields.difference(kept))
+                    if kept is None:
+                        lost = lost.union(e.fields)
+                    elif not e.fields.issubset(kept):  # (an entry that lost nothing: nothing to build)
+                        lost = lost.union(e.fields.difference(kept))
         # every field listed had an owner, before or after: the owned paths the manifest does not set
         # are the candidates, each looked up in the result alone (a leaf there, as the set of the whole
         # object would have it, spelled as the object spells it)
