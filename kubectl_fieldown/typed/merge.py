@@ -7,7 +7,7 @@ associative lists merge item by item, in the order SMD produces (see :func:`_mer
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from ..fieldpath.element import FIELD, PathElement
 from ..schema.types import ListType, MapType, Type
@@ -163,12 +163,30 @@ def _merge_list(lhs: Any, rhs: Any, lt: ListType, w: Walker | None = None, frame
     # the configuration side keeps the first occurrence of each element
     lpes_all, lfirst, ldups = index_items(lt, ll)
     rpes_all, rfirst, _rdups = indexed_items(lt, rl, w.known) if w is not None else index_items(lt, rl)
-    lpes = [(pe, i) for i, pe in enumerate(lpes_all) if pe is not None]
-    rorder = [pe for i, pe in enumerate(rpes_all) if pe is not None and rfirst[pe] == i]
     it = lt.item
     # a duplicated live element collapses into one item: compare's walk of the whole list records that
     wi = w if not ldups else None
     inner = (frame, here) if here is not None else None
+    if lpes_all == rpes_all and not ldups and not _rdups and None not in lpes_all:
+        # one sequence of elements on both sides (a manifest applied again, most of the time): SMD's
+        # order (_merged_in_order) pairs the items one by one
+        pes = cast("list[PathElement]", lpes_all)  # (no None among them)
+        out = [_merge(lv, rv, it) if wi is None else _merge_item(lv, rv, it, wi, inner, pe)
+               for pe, lv, rv in zip(pes, ll, rl, strict=True)]
+    else:
+        out = _merged_in_order(ll, rl, lpes_all, lfirst, ldups, rpes_all, rfirst, it, wi, inner)
+    if lhs is ll and len(out) == len(ll) and all(a is b for a, b in zip(out, ll, strict=True)):
+        return lhs  # nothing changed (as for maps)
+    if w is not None and wi is None:
+        w.list_node(frame, here, lhs, out, lt)
+    return out
+
+
+def _merged_in_order(ll: list[Any], rl: list[Any], lpes_all: list[Any], lfirst: dict[Any, int], ldups: set[Any],
+                     rpes_all: list[Any], rfirst: dict[Any, int], it: Type, wi: Walker | None, inner: Any) -> list[Any]:
+    """The merged items of two associative lists in SMD's order (see :func:`_merge_list`)."""
+    lpes = [(pe, i) for i, pe in enumerate(lpes_all) if pe is not None]
+    rorder = [pe for i, pe in enumerate(rpes_all) if pe is not None and rfirst[pe] == i]
     shared = [pe for pe in rorder if pe in lfirst]
     si = 0
     next_shared = shared[si] if shared else None
@@ -213,8 +231,4 @@ def _merge_list(lhs: Any, rhs: Any, lt: ListType, w: Walker | None = None, frame
             if next_shared is not None and next_shared == pe:
                 si += 1
                 next_shared = shared[si] if si < len(shared) else None
-    if lhs is ll and len(out) == len(ll) and all(a is b for a, b in zip(out, ll, strict=True)):
-        return lhs  # nothing changed (as for maps)
-    if w is not None and wi is None:
-        w.list_node(frame, here, lhs, out, lt)
     return out
