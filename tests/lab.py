@@ -211,12 +211,8 @@ def preset_crd() -> dict[str, Any]:
     one in the values of a map of objects (``components.*.replicas``); the server sets each again
     when a write removes it (the generated scenarios' defaulted kind). ``tolerations`` is an atomic
     list of objects (no list type)."""
-    widget = next(c for c in conformance_crds() if c["metadata"]["name"] == "widgets.example.com")
-    crd = copy.deepcopy(widget)
-    crd["metadata"] = {"name": "presets.example.com"}
-    crd["spec"]["names"] = {"plural": "presets", "singular": "preset", "kind": "Preset", "listKind": "PresetList"}
-    (version,) = crd["spec"]["versions"]
-    spec = version["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+    crd, schema = _widget_as("Preset")
+    spec = schema["properties"]["spec"]["properties"]
     spec["mode"] = {"type": "string", "default": "auto"}
     spec["policy"] = {"type": "object", "default": {}, "properties": {
         "retries": {"type": "integer", "default": 3}, "timeout": {"type": "integer"}}}
@@ -233,14 +229,21 @@ def blob_crd() -> dict[str, Any]:
     """The Blob CRD (``blobs.example.com``): the Widget with an unstructured ``spec`` (preserve
     unknown fields, as many operators' CRDs have), where every list is atomic and every map
     granular; its status and subresources are the Widget's."""
+    crd, schema = _widget_as("Blob")
+    schema["properties"]["spec"] = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+    return crd
+
+
+def _widget_as(kind: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A copy of the Widget CRD (one version) renamed to ``kind`` (plural: ``kind`` + s, lower case),
+    and its copy's openAPIV3Schema, for the caller to change."""
     widget = next(c for c in conformance_crds() if c["metadata"]["name"] == "widgets.example.com")
     crd = copy.deepcopy(widget)
-    crd["metadata"] = {"name": "blobs.example.com"}
-    crd["spec"]["names"] = {"plural": "blobs", "singular": "blob", "kind": "Blob", "listKind": "BlobList"}
+    singular = kind.lower()
+    crd["metadata"] = {"name": f"{singular}s.{widget['spec']['group']}"}
+    crd["spec"]["names"] = {"plural": f"{singular}s", "singular": singular, "kind": kind, "listKind": f"{kind}List"}
     (version,) = crd["spec"]["versions"]
-    version["schema"]["openAPIV3Schema"]["properties"]["spec"] = {
-        "type": "object", "x-kubernetes-preserve-unknown-fields": True}
-    return crd
+    return crd, version["schema"]["openAPIV3Schema"]
 
 
 def installed_crds() -> list[dict[str, Any]]:

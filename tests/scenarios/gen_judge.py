@@ -170,7 +170,7 @@ def judge(previous: Mapping[str, Any] | None, before: Mapping[str, Any], attr: g
         else:
             v.add(APPLY_FAILED, "; ".join(failed))
         return v
-    for m in gen.misses(before, asked.applied, previous, after, attr, defaults, kind):
+    for m in gen.misses(before, asked.applied, previous, after, attr, kind):
         if announced and _mentioned(m.path, tokens, stayed=m.kind == "stayed"):
             v.counts["announced"] += 1
             continue

@@ -278,13 +278,14 @@ _UNSET: Any = type("Unset", (), {"__repr__": lambda self: "<unset>"})()
 
 
 def misses(before: Mapping[str, Any], applied: Mapping[str, Any], previous: Mapping[str, Any] | None,
-           after: Mapping[str, Any], attr: Attribution, defaults: Mapping[Path, Any] | None = None,
-           kind: str | None = None) -> list[Miss]:
+           after: Mapping[str, Any], attr: Attribution, kind: str | None = None) -> list[Miss]:
     """Where ``after`` departs from the intent; ``applied`` is the manifest as applied (after the
-    tool's edits), ``before`` the object before the tool's fix ran, ``attr`` its live writers,
-    ``defaults`` the kind's schema defaults (:data:`DEFAULTS`): a field deleted as asked that holds
-    its default again was deleted (the server defaults it in the same write; nothing can remove it);
-    ``kind`` as :func:`leaves` takes it."""
+    tool's edits), ``before`` the object before the tool's fix ran, ``attr`` its live writers;
+    ``kind`` (default: ``before``'s) decides the shapes (:func:`leaves`) and the schema defaults
+    (:data:`DEFAULTS`): a field deleted as asked that holds its default again was deleted (the
+    server defaults it in the same write; nothing can remove it)."""
+    kind = kind or str(before.get("kind"))
+    defaults = DEFAULTS.get(kind)
     want, was, got = leaves(applied, kind), leaves(before, kind), leaves(after, kind)
     prev = leaves(previous, kind) if previous is not None else {}
     out: list[Miss] = []
