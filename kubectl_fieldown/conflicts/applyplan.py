@@ -234,15 +234,13 @@ def plan_run(
     if applier.server_side:
         _explain(plan, live, manifest, applier.manager, rules, result)
     else:
-        removed = comparison.removed
         if live is not None:
             # the three-way patch's null for a field the manifest dropped: where the schema defaults the
             # field, the server sets it again in the same write, and the comparison sees a change
             in_manifest = Lookup(manifest)
             back = [p for p in comparison.modified.sorted_paths()
                     if in_manifest.at(p) is MISSING and comes_back_defaulted(final, p, rules)]
-            removed = removed.union(FieldSet(back)) if back else removed
-        plan.deleted = _topmost(removed) if live is not None else []
+            plan.deleted = _topmost(comparison.removed.union(FieldSet(back)) if back else comparison.removed)
         plan.never_pruned = _never_pruned(result, manifest, applier.manager, rules, live)
         _defaults_back(plan, result, rules)
     return plan
