@@ -1,7 +1,8 @@
 """Generated scenarios for tests/scenarios/test_generated.py: seeded histories of real writers on a
 Widget, a Multi (served at v1 and v2: each writer writes at a version of its own), a Preset (a
 Widget whose schema defaults some fields: a field removed is set again) or a Blob (a Widget whose
-spec has no schema: every list atomic, every map granular), a next manifest
+spec has no schema: every list atomic, every map granular), among them controllers that write the
+object's metadata (an operator's finalizer, an owner reference), a next manifest
 and the applier that applies it — and the user's intent, judged from the
 objects alone (no kubectl_fieldown code here).
 
@@ -58,6 +59,8 @@ BLOB_SHARE = 0.2
 UNTYPED = frozenset({"Blob"})
 """The kinds whose spec has no schema: the server takes every list as atomic, every map as granular."""
 LA = "kubectl.kubernetes.io/last-applied-configuration"
+OWNER_UIDS = ("6f1c2a4e-0000-4000-8000-000000000001", "6f1c2a4e-0000-4000-8000-000000000002")
+"""The owners a controller names (nothing checks that they exist: the lab runs no garbage collector)."""
 NAME = "w"
 
 Path = tuple[str, ...]
@@ -68,8 +71,9 @@ LIST_MAPS: dict[Path, tuple[str, ...]] = {
     ("spec", "containers"): ("name",),
     ("spec", "containers", "*", "env"): ("name",),
     ("spec", "containers", "*", "ports"): ("containerPort", "protocol"),
+    ("metadata", "ownerReferences"): ("uid",),  # ObjectMeta's, on every kind
 }
-SETS: frozenset[Path] = frozenset({("spec", "finalizers")})
+SETS: frozenset[Path] = frozenset({("spec", "finalizers"), ("metadata", "finalizers")})
 ATOMIC_MAPS: frozenset[Path] = frozenset({("spec", "selector")})
 ITEM = "<item>"
 """The value of a list-map item's own path (the item exists)."""
@@ -122,7 +126,8 @@ def _item_key(pattern: Path, item: Mapping[str, Any]) -> str:
 
 
 def leaves(obj: Mapping[str, Any], kind: str | None = None) -> dict[Path, Any]:
-    """spec, status, labels and annotations (not the last-applied record) as fields: list-map
+    """spec, status, labels, annotations (not the last-applied record), finalizers and owner
+    references as fields: list-map
     items and set items one by one, atomic lists and maps whole; empty maps are no value. ``kind``
     (default: the object's own) decides the shapes: a kind in :data:`UNTYPED` has no list but
     atomic ones below ``spec``, and no atomic map."""
@@ -163,6 +168,9 @@ def leaves(obj: Mapping[str, Any], kind: str | None = None) -> dict[Path, Any]:
         for k, v in (md.get(m) or {}).items():
             if k != LA:
                 out[("metadata", m, k)] = v
+    for m in ("finalizers", "ownerReferences"):
+        if md.get(m):
+            walk(md[m], ("metadata", m))
     return out
 
 
@@ -362,9 +370,12 @@ PRESET_FIELDS = ("replicas", "color", "args", "selector", "labels", "finalizers"
 class Gen:
     """Values from small pools, so that writers meet on the same fields often."""
 
-    def __init__(self, r: random.Random, kind: str = "Widget") -> None:
+    def __init__(self, r: random.Random, kind: str = "Widget", meta: random.Random | None = None) -> None:
+        """``meta`` draws the controllers that write the object's metadata (finalizers, owner
+        references) in place of some others; apart from ``r``, so that every other draw stays as it was."""
         self.r = r
         self.kind = kind
+        self.meta = meta
         self.fields = {"Widget": self.FIELDS, "Multi": MULTI_FIELDS, "Preset": PRESET_FIELDS, "Blob": self.FIELDS}[kind]
 
     def version(self) -> str:
@@ -514,13 +525,29 @@ class Gen:
                 ("tuner", {"spec": {"policy": {"retries": self.r.choice([3, 7])}}}),
                 ("tuner", {"spec": {"components": {"web": {"replicas": self.r.choice([1, 4])}}}}),
             ])
+        if self.meta is not None and step["class"] == "controller" and self.meta.random() < 0.4:
+            step = self._metadata_writer()
         if self.kind != "Multi":
             return step
         if "body" in step:
             step["body"] = self.fit(step["body"])
-        if step["op"] in ("merge-patch", "many-updaters", "reset"):
+        if step["op"] in ("merge-patch", "add-finalizer", "many-updaters", "reset"):
             step["version"] = self.version()
         return step
+
+    def _metadata_writer(self) -> dict[str, Any]:
+        """A controller that writes the object's metadata, as operators do: it adds its finalizer to
+        those already there (read, append, write: an Update), or sets the object's owner reference."""
+        m = self.meta
+        assert m is not None
+        if m.random() < 0.65:
+            mgr, finalizer = m.choice([("widget-controller", "example.com/cleanup"),
+                                       ("backup-operator", "backup.example.com/protect")])
+            return {"op": "add-finalizer", "class": "metadata-controller", "manager": mgr, "finalizer": finalizer}
+        ref = {"apiVersion": GV, "kind": "Parent", "name": "p", "uid": m.choice(OWNER_UIDS), "controller": True,
+               "blockOwnerDeletion": m.random() < 0.5}
+        return {"op": "merge-patch", "class": "metadata-controller", "manager": "parent-controller",
+                "body": {"metadata": {"ownerReferences": [ref]}}}
 
     def _other_step(self, doc: dict[str, Any]) -> dict[str, Any]:
         r = self.r
@@ -599,14 +626,15 @@ TOOLS = ("csa", "csa", "csa", "kubectl-ssa", "kubectl-ssa:ci", "helm3", "helm4-p
          "ssa:deployer", "argocd-csa")
 
 
-def generate(seed: int) -> dict[str, Any]:
-    """A case from its seed alone."""
+def generate(seed: int, metadata_writers: bool = True) -> dict[str, Any]:
+    """A case from its seed alone (``metadata_writers=False``: the controllers that write finalizers
+    and owner references left as the controllers they replace)."""
     r = random.Random(seed)
     # drawn apart, so that a Widget case is the same with or without Multi cases in the grammar
     kind = "Multi" if random.Random(seed * 7919 + 17).random() < MULTI_SHARE else \
         "Preset" if random.Random(seed * 7919 + 29).random() < PRESET_SHARE else \
         "Blob" if random.Random(seed * 7919 + 31).random() < BLOB_SHARE else "Widget"
-    g = Gen(r, kind)
+    g = Gen(r, kind, random.Random(seed * 7919 + 43) if metadata_writers else None)
     doc = g.manifest()
     tool = r.choice(TOOLS)
     steps: list[dict[str, Any]] = []

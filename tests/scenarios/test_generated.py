@@ -214,6 +214,13 @@ class Lab:
                 sub = f"/{step['sub']}" if step.get("sub") else ""
                 ok = self.send("PATCH", at + sub, step["body"], MERGE_CT, step["manager"]) < 300
                 sent = gen.leaves(step["body"], kind)
+            elif op == "add-finalizer":
+                # an operator's read-modify-write: its finalizer after those already there
+                have = list((live.get("metadata") or {}).get("finalizers") or [])
+                want = have if step["finalizer"] in have else [*have, step["finalizer"]]
+                body = {"metadata": {"finalizers": want}}
+                ok = bool(live) and self.send("PATCH", at, body, MERGE_CT, step["manager"]) < 300
+                sent = gen.leaves(body, kind)
             elif op == "replace-from-get":
                 got = copy.deepcopy(live)
                 got.get("metadata", {}).pop("managedFields", None)  # kubectl get hides them
@@ -581,6 +588,37 @@ def test_a_dropped_field_back_at_its_schema_default_was_deleted() -> None:
     # a field another writer set keeps that writer's value: its default is a lost value
     attr[("spec", "mode")] = {"applier", "other:controller"}
     assert [m.kind for m in gen.misses(before, applied, prev, back, attr)] == ["writer-value-lost"]
+
+
+def test_metadata_finalizers_are_a_set_and_owner_references_a_map_by_uid() -> None:
+    # ObjectMeta's shapes, on every kind (a Blob's untyped spec changes nothing there)
+    ref = {"apiVersion": "example.com/v1", "kind": "Parent", "name": "p", "uid": "u1", "controller": True}
+    md = {"finalizers": ["a/x", "b/y"], "ownerReferences": [ref], "labels": {"app": "a"}}
+    for kind in ("Widget", "Blob"):
+        assert gen.leaves({"kind": kind, "metadata": md}) == {
+            ("metadata", "finalizers", '[="a/x"]'): True, ("metadata", "finalizers", '[="b/y"]'): True,
+            ("metadata", "ownerReferences", '[uid="u1"]'): gen.ITEM,
+            ("metadata", "ownerReferences", '[uid="u1"]', "apiVersion"): "example.com/v1",
+            ("metadata", "ownerReferences", '[uid="u1"]', "kind"): "Parent",
+            ("metadata", "ownerReferences", '[uid="u1"]', "name"): "p",
+            ("metadata", "ownerReferences", '[uid="u1"]', "controller"): True,
+            ("metadata", "labels", "app"): "a"}
+    # an operator's finalizer stays when another's goes
+    assert gen.server_path(("metadata", "finalizers", '[="a/x"]')) == '.metadata.finalizers[="a/x"]'
+
+
+def test_metadata_writers_take_the_place_of_controllers_only() -> None:
+    # drawn apart: a case with them has the same manifests, applier and other steps as without
+    replaced = Counter()
+    for seed in range(400):
+        case, plain = gen.generate(seed), gen.generate(seed, metadata_writers=False)
+        assert {k: v for k, v in case.items() if k != "steps"} == {k: v for k, v in plain.items() if k != "steps"}
+        assert len(case["steps"]) == len(plain["steps"])
+        for s, p in zip(case["steps"], plain["steps"], strict=True):
+            if s != p:
+                assert (p["class"], s["class"]) == ("controller", "metadata-controller")
+                replaced[s["op"]] += 1
+    assert replaced["add-finalizer"] > 10 and replaced["merge-patch"] > 5
 
 
 def test_a_kind_without_a_schema_has_atomic_lists_and_granular_maps() -> None:
