@@ -167,12 +167,14 @@ def judge(previous: Mapping[str, Any] | None, before: Mapping[str, Any], attr: g
     if failed:
         if announced and (c_fail or pcs or fix.get("problems")):
             v.counts["announced"] += 1
+            v.counts["announced:apply-failed"] += 1
         else:
             v.add(APPLY_FAILED, "; ".join(failed))
         return v
     for m in gen.misses(before, asked.applied, previous, after, attr, kind):
         if announced and _mentioned(m.path, tokens, stayed=m.kind == "stayed"):
             v.counts["announced"] += 1
+            v.counts[f"announced:{m.kind}"] += 1
             continue
         v.add(MISS_CLASSES[m.kind], m.text())
     return v

@@ -2,7 +2,8 @@
 Widget, a Multi (served at v1 and v2: each writer writes at a version of its own), a Preset (a
 Widget whose schema defaults some fields: a field removed is set again) or a Blob (a Widget whose
 spec has no schema: every list atomic, every map granular), among them controllers that write the
-object's metadata (an operator's finalizer, an owner reference), a next manifest
+object's metadata (an operator's finalizer, an owner reference) and writers that change one item
+of a list by read-modify-write (an edited image, an injected env var or sidecar), a next manifest
 and the applier that applies it — and the user's intent, judged from the
 objects alone (no kubectl_fieldown code here).
 
@@ -207,6 +208,24 @@ def remove_path(doc: dict[str, Any], path: Path) -> bool:
     return False
 
 
+def edited_containers(live: Mapping[str, Any], change: str, value: str) -> list[dict[str, Any]]:
+    """``live``'s ``spec.containers`` after an item writer's change (a copy): the first container's
+    ``image`` set to ``value``, or its env var ``INJECTED`` set to ``value``, or a container
+    ``sidecar`` appended (image ``value``); with no container, the sidecar is appended."""
+    spec = live.get("spec")
+    cs = copy.deepcopy(spec.get("containers")) if isinstance(spec, dict) else None
+    cs = [c for c in cs if isinstance(c, dict)] if isinstance(cs, list) else []
+    if change == "sidecar" or not cs:
+        if all(c.get("name") != "sidecar" for c in cs):
+            cs.append({"name": "sidecar", "image": value})
+    elif change == "image":
+        cs[0]["image"] = value
+    else:
+        env = [e for e in cs[0].get("env") or [] if e.get("name") != "INJECTED"]
+        cs[0]["env"] = [*env, {"name": "INJECTED", "value": value}]
+    return cs
+
+
 # --- who set what: measured on the server --------------------------------------------------------
 
 
@@ -370,12 +389,16 @@ PRESET_FIELDS = ("replicas", "color", "args", "selector", "labels", "finalizers"
 class Gen:
     """Values from small pools, so that writers meet on the same fields often."""
 
-    def __init__(self, r: random.Random, kind: str = "Widget", meta: random.Random | None = None) -> None:
+    def __init__(self, r: random.Random, kind: str = "Widget", meta: random.Random | None = None,
+                 items: random.Random | None = None) -> None:
         """``meta`` draws the controllers that write the object's metadata (finalizers, owner
-        references) in place of some others; apart from ``r``, so that every other draw stays as it was."""
+        references) in place of some others, ``items`` the edits of single list items in place of
+        some imperative ones; each apart from ``r`` (and from each other), so that every other draw
+        stays as it was."""
         self.r = r
         self.kind = kind
         self.meta = meta
+        self.items = items
         self.fields = {"Widget": self.FIELDS, "Multi": MULTI_FIELDS, "Preset": PRESET_FIELDS, "Blob": self.FIELDS}[kind]
 
     def version(self) -> str:
@@ -528,12 +551,28 @@ class Gen:
         if self.meta is not None and step["class"] == "controller" and self.meta.random() < 0.4:
             step = self._metadata_writer()
         if self.kind != "Multi":
-            return step
+            return self._item_writer(step)
         if "body" in step:
             step["body"] = self.fit(step["body"])
         if step["op"] in ("merge-patch", "add-finalizer", "many-updaters", "reset"):
             step["version"] = self.version()
-        return step
+        return self._item_writer(step)
+
+    def _item_writer(self, step: dict[str, Any]) -> dict[str, Any]:
+        """``step``, or in place of an imperative one, a writer that changes one item of
+        ``spec.containers`` by read-modify-write (an Update of the whole list, as ``kubectl edit``
+        sends a list it changed and as a mutating controller writes): the first container's image,
+        an env var injected into it, or a sidecar container appended (played on the live object)."""
+        m = self.items
+        if m is None or step["class"] != "imperative" or m.random() >= 0.35:
+            return step
+        change, mgr, value = m.choice([("image", "kubectl-edit", m.choice(["img:1", "edited:1"])),
+                                       ("env", "env-injector", m.choice(["1", "9"])),
+                                       ("sidecar", "sidecar-injector", "sidecar:1")])
+        out = {"op": "edit-item", "class": "item-editor", "manager": mgr, "change": change, "value": value}
+        if len(VERSIONS[self.kind]) > 1:
+            out["version"] = m.choice(VERSIONS[self.kind])
+        return out
 
     def _metadata_writer(self) -> dict[str, Any]:
         """A controller that writes the object's metadata, as operators do: it adds its finalizer to
@@ -626,15 +665,16 @@ TOOLS = ("csa", "csa", "csa", "kubectl-ssa", "kubectl-ssa:ci", "helm3", "helm4-p
          "ssa:deployer", "argocd-csa")
 
 
-def generate(seed: int, metadata_writers: bool = True) -> dict[str, Any]:
-    """A case from its seed alone (``metadata_writers=False``: the controllers that write finalizers
-    and owner references left as the controllers they replace)."""
+def generate(seed: int, extra_writers: bool = True) -> dict[str, Any]:
+    """A case from its seed alone (``extra_writers=False``: the writers drawn apart — of metadata,
+    of single list items — left as the steps they replace)."""
     r = random.Random(seed)
     # drawn apart, so that a Widget case is the same with or without Multi cases in the grammar
     kind = "Multi" if random.Random(seed * 7919 + 17).random() < MULTI_SHARE else \
         "Preset" if random.Random(seed * 7919 + 29).random() < PRESET_SHARE else \
         "Blob" if random.Random(seed * 7919 + 31).random() < BLOB_SHARE else "Widget"
-    g = Gen(r, kind, random.Random(seed * 7919 + 43) if metadata_writers else None)
+    g = Gen(r, kind, *((random.Random(seed * 7919 + 43), random.Random(seed * 7919 + 47)) if extra_writers
+                       else (None, None)))
     doc = g.manifest()
     tool = r.choice(TOOLS)
     steps: list[dict[str, Any]] = []

@@ -221,6 +221,10 @@ class Lab:
                 body = {"metadata": {"finalizers": want}}
                 ok = bool(live) and self.send("PATCH", at, body, MERGE_CT, step["manager"]) < 300
                 sent = gen.leaves(body, kind)
+            elif op == "edit-item":
+                body = {"spec": {"containers": gen.edited_containers(live, step["change"], step["value"])}}
+                ok = bool(live) and self.send("PATCH", at, body, MERGE_CT, step["manager"]) < 300
+                sent = gen.leaves(body, kind)
             elif op == "replace-from-get":
                 got = copy.deepcopy(live)
                 got.get("metadata", {}).pop("managedFields", None)  # kubectl get hides them
@@ -422,6 +426,9 @@ class Stats:
                 f"{k} {self.failed_applier[k]}/{v}" for k, v in sorted(self.per_applier.items())),
             "per writer class (cases): " + ", ".join(f"{k} {v}" for k, v in sorted(self.per_writer.items())),
             "failure classes (cases): " + (", ".join(f"{k} {v}" for k, v in self.classes.most_common()) or "none"),
+            "announced misses by kind: " + (", ".join(
+                f"{k.removeprefix('announced:')} {v}" for k, v in sorted(self.counts.items())
+                if k.startswith("announced:")) or "none"),
         ]
 
 
@@ -609,16 +616,30 @@ def test_metadata_finalizers_are_a_set_and_owner_references_a_map_by_uid() -> No
 
 def test_metadata_writers_take_the_place_of_controllers_only() -> None:
     # drawn apart: a case with them has the same manifests, applier and other steps as without
-    replaced = Counter()
+    replaced: Counter[str] = Counter()
     for seed in range(400):
-        case, plain = gen.generate(seed), gen.generate(seed, metadata_writers=False)
+        case, plain = gen.generate(seed), gen.generate(seed, extra_writers=False)
         assert {k: v for k, v in case.items() if k != "steps"} == {k: v for k, v in plain.items() if k != "steps"}
         assert len(case["steps"]) == len(plain["steps"])
         for s, p in zip(case["steps"], plain["steps"], strict=True):
             if s != p:
-                assert (p["class"], s["class"]) == ("controller", "metadata-controller")
+                assert (p["class"], s["class"]) in (("controller", "metadata-controller"),
+                                                    ("imperative", "item-editor"))
                 replaced[s["op"]] += 1
-    assert replaced["add-finalizer"] > 10 and replaced["merge-patch"] > 5
+    assert replaced["add-finalizer"] > 10 and replaced["merge-patch"] > 5 and replaced["edit-item"] > 10
+
+
+def test_an_item_edit_changes_one_item_of_the_live_list() -> None:
+    live = {"spec": {"containers": [{"name": "main", "image": "img:1", "env": [{"name": "A", "value": "1"}]},
+                                    {"name": "side", "image": "img:2"}]}}
+    assert gen.edited_containers(live, "image", "edited:1") == [
+        {"name": "main", "image": "edited:1", "env": [{"name": "A", "value": "1"}]}, {"name": "side", "image": "img:2"}]
+    assert gen.edited_containers(live, "env", "9")[0]["env"] == [{"name": "A", "value": "1"},
+                                                                 {"name": "INJECTED", "value": "9"}]
+    assert gen.edited_containers(live, "sidecar", "sidecar:1")[2] == {"name": "sidecar", "image": "sidecar:1"}
+    # no container to edit: the edit adds one (the sidecar's, with the value it would have set)
+    assert gen.edited_containers({"spec": {}}, "image", "edited:1") == [{"name": "sidecar", "image": "edited:1"}]
+    assert live["spec"]["containers"][0]["image"] == "img:1"  # the live object is left as it was
 
 
 def test_a_kind_without_a_schema_has_atomic_lists_and_granular_maps() -> None:
